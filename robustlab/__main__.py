@@ -1,0 +1,5 @@
+import sys
+
+from robustlab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,141 @@
+"""The perturbation registry: one place that knows every perturbation by name.
+
+Built-ins live in the modules listed in ``_BUILTIN_MODULES`` and register themselves with
+:func:`register` when imported; third-party packages add theirs through the entry-point group
+``robustlab.perturbations`` (each entry point names a Perturbation subclass). The CLI's choices,
+``robustlab list perturbations`` and the TUI forms are all derived from here, never typed twice.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib import metadata
+from typing import Any
+
+from robustlab.adapters.base import Perturbation, PerturbationError
+
+_REGISTRY: dict[str, type[Perturbation]] = {}
+_BUILTIN_MODULES = (
+    "robustlab.adapters.base_controls",
+    "robustlab.adapters.learnability_perturbations",
+    "robustlab.adapters.char_perturbations",
+    "robustlab.adapters.word_perturbations",
+)
+_loaded = False
+
+
+def register(cls: type[Perturbation]) -> type[Perturbation]:
+    """Class decorator: make ``cls`` available under ``cls.name``."""
+    if not cls.name:
+        raise TypeError(f"{cls.__name__} has no name")
+    other = _REGISTRY.get(cls.name)
+    if other is not None and other is not cls and other.__qualname__ != cls.__qualname__:
+        raise TypeError(f"perturbation name {cls.name!r} is taken by {other.__qualname__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for mod in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:  # a module not written yet must not break the rest
+            if exc.name != mod:
+                raise
+    try:
+        eps = metadata.entry_points(group="robustlab.perturbations")
+    except Exception:  # pragma: no cover - very old importlib.metadata
+        eps = []
+    for ep in eps:
+        cls = ep.load()
+        register(cls)
+
+
+def available() -> dict[str, type[Perturbation]]:
+    """Every registered perturbation class by name (sorted)."""
+    _load()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_class(name: str) -> type[Perturbation]:
+    classes = available()
+    if name not in classes:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(classes), n=3)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise PerturbationError(
+            f"unknown perturbation {name!r}.{hint} `robustlab list perturbations` lists them all."
+        )
+    return classes[name]
+
+
+def make(name: str, **params: Any) -> Perturbation:
+    """Build and validate a perturbation by name; unknown parameters are an error, not ignored."""
+    cls = get_class(name)
+    allowed = set(cls.param_names())
+    unknown = sorted(set(params) - allowed)
+    if unknown:
+        raise PerturbationError(
+            f"{name}: unknown parameter(s) {', '.join(unknown)}; "
+            f"accepted: {', '.join(sorted(allowed)) or 'none'}"
+        )
+    try:
+        pert = cls(**params)
+    except TypeError as exc:
+        raise PerturbationError(f"{name}: {exc}") from None
+    pert.validate()
+    return pert
+
+
+def parse_spec(spec: str) -> Perturbation:
+    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str)."""
+    name, _, rest = spec.strip().partition(":")
+    params: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise PerturbationError(f"bad parameter {item!r} in {spec!r}; expected key=value")
+        params[key.strip()] = _parse_value(value.strip())
+    return make(name, **params)
+
+
+def _parse_value(v: str) -> Any:
+    low = v.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def describe() -> list[dict[str, Any]]:
+    """Rows for ``robustlab list perturbations`` and the TUI."""
+    rows = []
+    for name, cls in available().items():
+        rows.append(
+            {
+                "name": name,
+                "level": cls.level,
+                "asymmetric": cls.asymmetric,
+                "label_preserving": cls.label_preserving,
+                "source": cls.source,
+                "params": cls.param_defaults(),
+                "summary": cls.summary,
+            }
+        )
+    return rows
+
+
+def asymmetric_names() -> list[str]:
+    """Names of perturbations valid for learnability (g(g(x)) != x)."""
+    return [n for n, c in available().items() if c.asymmetric]

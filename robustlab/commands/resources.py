@@ -1,0 +1,18 @@
+"""``robustlab resources check|prepare``: offline resources (NLTK data, WordNet, checkpoints)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("resources", help="check or prepare offline resources (NLTK, WordNet, ...)")
+    p.add_argument("action", choices=["check", "prepare"])
+    p.add_argument("names", nargs="*", help="resources to check (default: all)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab import resources
+
+    return resources.main([args.action, *args.names] if args.action == "check" else ["prepare"])

