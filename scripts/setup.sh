@@ -30,12 +30,18 @@ if ! "$VENV/bin/python" -c "import checklist.test_types" 2>/dev/null; then
   pip install --no-build-isolation "checklist==0.0.11"
 fi
 
-# Offline resources: NLTK stopwords (TextAttack needs them at import), WordNet from Debian.
-if ! "$VENV/bin/python" -m robustlab.resources check wordnet >/dev/null 2>&1; then
-  if [ ! -f /usr/share/wordnet/index.sense ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "setup: installing WordNet 3.0 from Debian (wordnet-base, wordnet-sense-index)"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base wordnet-sense-index) >/dev/null \
-      || echo "setup: apt-get failed; WordNet-based perturbations will report the missing corpus"
+# Offline resources: NLTK stopwords (TextAttack needs them at import), WordNet from Debian, and
+# tmux (the TUI's real-terminal test). Debian packages only when apt is usable as root.
+apt_pkgs=()
+[ -f /usr/share/wordnet/index.sense ] || apt_pkgs+=(wordnet-base wordnet-sense-index)
+command -v tmux >/dev/null 2>&1 || apt_pkgs+=(tmux)
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "setup: apt-get install ${apt_pkgs[*]}"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}") >/dev/null \
+      || echo "setup: apt-get failed; WordNet-based perturbations and the tmux test will say what is missing"
+  else
+    echo "setup: not root or no apt-get; missing Debian packages: ${apt_pkgs[*]}"
   fi
 fi
 "$VENV/bin/python" -m robustlab.resources prepare
