@@ -1,0 +1,214 @@
+"""Learnability / CENT, robustness and post-augmentation Δ: pure numpy/scipy functions.
+
+Definitions follow paper 000 ("Interpreting the Robustness of Neural NLP Models to Textual
+Perturbations", Table 1, Eq. 1–5, Algorithm 1, Appendix D/E) and SPEC §2:
+
+* robustness(f, g)        = A1 − A0                                   (Eq. 1)
+* Δ_post_aug(f, g)        = A2 − A1                                   (Eq. 2)
+* learnability(f, g, p)   = ATE over the treated (l'=1) test half:
+  mean_i 1[f(g(x_i)) = l'_i] − 1[f(x_i) = l'_i]                       (Eq. 4, 8)
+  probability-based variant: P_f(l'_i | g(x_i)) − P_f(l'_i | x_i)     (Appendix D, Eq. 11–14)
+* average learnability    = trapezoidal area under learnability(p) against log10(p) (Eq. 5);
+  over the default grid {0.001 … 1.0} its maximum is 3.0
+* learnability@p and its σ / ρ against the average across model×perturbation pairs (Appendix E,
+  Table 4); Spearman ρ with p-values between average learnability and robustness / Δ (Table 3).
+
+CENT (paper 003) is the same estimand, read as "sensitivity to an injected spurious feature":
+:func:`cent_sensitivity` is :func:`learnability_ate` under that name.
+
+Everything here is a pure function of arrays; the experiment engine lives in
+:mod:`robustlab.recipes.learnability`. Statistics come from scipy (``spearmanr``), never
+re-implemented.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_P_GRID",
+    "at_p_table",
+    "cent_sensitivity",
+    "cent_sensitivity_prob",
+    "learnability_ate",
+    "learnability_prob",
+    "log_auc",
+    "max_log_auc",
+    "post_augmentation_delta",
+    "robustness",
+    "seed_spread",
+    "spearman",
+]
+
+#: the papers' perturbation probabilities (paper 000 §4.2)
+DEFAULT_P_GRID: tuple[float, ...] = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
+
+
+def _treated_mask(labels: np.ndarray, treated: Sequence[bool] | np.ndarray | None) -> np.ndarray:
+    if treated is None:
+        return np.ones(len(labels), dtype=bool)
+    mask = np.asarray(treated, dtype=bool)
+    if mask.shape != labels.shape:
+        raise ValueError(f"treated mask has shape {mask.shape}, labels {labels.shape}")
+    return mask
+
+
+def learnability_ate(
+    pred_perturbed: Sequence[int] | np.ndarray,
+    pred_clean: Sequence[int] | np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    treated: Sequence[bool] | np.ndarray | None = None,
+) -> float:
+    """Accuracy-based learnability: mean over treated i of 1[f(x*_i)=l'_i] − 1[f(x_i)=l'_i].
+
+    ``pred_perturbed[i]`` is the prediction on the perturbed text g(x_i), ``pred_clean[i]`` on
+    x_i, ``labels`` the random labels l'. ``treated`` selects the l'=1 half (paper 000 Eq. 8 and
+    footnote 3: untreated examples have ITE 0 and are left out); None means every example is
+    treated. Returns NaN when no example is treated (nothing to estimate).
+    """
+    pp, pc, y = (np.asarray(a) for a in (pred_perturbed, pred_clean, labels))
+    if not (pp.shape == pc.shape == y.shape) or y.ndim != 1:
+        raise ValueError(f"shapes differ: perturbed {pp.shape}, clean {pc.shape}, labels {y.shape}")
+    mask = _treated_mask(y, treated)
+    if not mask.any():
+        return math.nan
+    ite = (pp[mask] == y[mask]).astype(np.float64) - (pc[mask] == y[mask]).astype(np.float64)
+    return float(ite.mean())
+
+
+def learnability_prob(
+    proba_perturbed: np.ndarray,
+    proba_clean: np.ndarray,
+    labels: Sequence[int] | np.ndarray,
+    treated: Sequence[bool] | np.ndarray | None = None,
+) -> float:
+    """Probability-based learnability (paper 000 Appendix D): mean P_f(l'|x*) − P_f(l'|x).
+
+    ``proba_*`` are (n, n_classes) class-probability arrays. Smoother than the accuracy-based
+    ATE (ITE in (−1, 1) rather than {−1, 0, 1}), hence the papers report it second.
+    """
+    a, b = np.asarray(proba_perturbed, dtype=np.float64), np.asarray(proba_clean, dtype=np.float64)
+    y = np.asarray(labels)
+    if a.shape != b.shape or a.ndim != 2 or a.shape[0] != y.shape[0]:
+        raise ValueError(f"shapes differ: perturbed {a.shape}, clean {b.shape}, labels {y.shape}")
+    mask = _treated_mask(y, treated)
+    if not mask.any():
+        return math.nan
+    idx = np.flatnonzero(mask)
+    ite = a[idx, y[idx]] - b[idx, y[idx]]
+    return float(ite.mean())
+
+
+#: CENT (paper 003) is the same causal estimand, called sensitivity to a spurious feature.
+cent_sensitivity = learnability_ate
+cent_sensitivity_prob = learnability_prob
+
+
+def log_auc(p_grid: Sequence[float], values: Sequence[float]) -> float:
+    """Average learnability: trapezoidal area under ``values`` against log10(p) (Eq. 5).
+
+    Over the default grid the x-range is log10(1) − log10(0.001) = 3, so a curve of ones gives
+    exactly 3.0 (the scale of the papers' Table 2). ``p_grid`` must be strictly increasing and
+    positive. NaN in ``values`` propagates (an incomplete curve has no area).
+    """
+    p = np.asarray(p_grid, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if p.shape != v.shape or p.ndim != 1:
+        raise ValueError(f"p_grid and values differ in shape: {p.shape} vs {v.shape}")
+    if len(p) < 2:
+        raise ValueError("log_auc needs at least two perturbation probabilities")
+    if (p <= 0).any() or (p > 1).any():
+        raise ValueError("perturbation probabilities must lie in (0, 1]")
+    if (np.diff(p) <= 0).any():
+        raise ValueError("p_grid must be strictly increasing")
+    return float(np.trapezoid(v, np.log10(p)))
+
+
+def max_log_auc(p_grid: Sequence[float] = DEFAULT_P_GRID) -> float:
+    """The log-AUC of a curve that is 1 everywhere (3.0 for the default grid)."""
+    return log_auc(p_grid, [1.0] * len(p_grid))
+
+
+def robustness(a1: Any, a0: Any) -> Any:
+    """Robustness = A1 − A0 (Eq. 1): accuracy on the perturbed minus the clean test set."""
+    return np.subtract(a1, a0)
+
+
+def post_augmentation_delta(a2: Any, a1: Any) -> Any:
+    """Post-augmentation Δ = A2 − A1 (Eq. 2): what augmenting with g buys on the perturbed test."""
+    return np.subtract(a2, a1)
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def seed_spread(values: Sequence[float]) -> dict[str, Any]:
+    """Mean and spread over seeds: ``{mean, std, n, values}``.
+
+    ``std`` is the sample standard deviation (ddof=1: the seed-to-seed variation we would see
+    again), 0.0 for a single seed; NaN values are dropped and reported via ``n``. Non-finite
+    results become None so the JSON stays strict.
+    """
+    vals = [float(v) for v in values]
+    ok = np.array([v for v in vals if math.isfinite(v)], dtype=np.float64)
+    if len(ok) == 0:
+        return {"mean": None, "std": None, "n": 0, "values": [_finite(v) for v in vals]}
+    std = float(ok.std(ddof=1)) if len(ok) > 1 else 0.0
+    return {"mean": float(ok.mean()), "std": std, "n": int(len(ok)),
+            "values": [_finite(v) for v in vals]}
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """Spearman ρ and its two-sided p-value (scipy.stats.spearmanr) over paired finite values.
+
+    Pairs with a non-finite member are dropped. With fewer than 3 pairs or a constant side, ρ is
+    undefined and both fields are None (never a made-up number).
+    """
+    from scipy import stats
+
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"spearman: x and y differ in length ({a.shape} vs {b.shape})")
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    n = int(len(a))
+    if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return {"rho": None, "p_value": None, "n": n}
+    res = stats.spearmanr(a, b)
+    return {"rho": _finite(res.statistic), "p_value": _finite(res.pvalue), "n": n}
+
+
+def at_p_table(
+    learn_at_p: Mapping[float, Sequence[float]],
+    avg: Sequence[float],
+    robustness_values: Sequence[float] | None = None,
+    delta_values: Sequence[float] | None = None,
+) -> dict[float, dict[str, Any]]:
+    """Paper 000 Table 4: for each p, σ of learnability@p across pairs and its Spearman ρ.
+
+    ``learn_at_p[p]`` and ``avg`` (and optionally robustness / Δ) are aligned lists over the
+    model×perturbation pairs. σ is the population standard deviation across the pairs studied
+    (ddof=0; it describes how well the figure separates these pairs). Returns
+    ``{p: {sigma, rho_with_avg, p_value, rho_with_robustness, p_value_robustness,
+    rho_with_delta, p_value_delta}}``.
+    """
+    out: dict[float, dict[str, Any]] = {}
+    for p, vals in learn_at_p.items():
+        v = np.asarray(vals, dtype=np.float64)
+        finite = v[np.isfinite(v)]
+        row: dict[str, Any] = {"sigma": float(finite.std()) if len(finite) else None}
+        s = spearman(v, avg)
+        row["rho_with_avg"], row["p_value"] = s["rho"], s["p_value"]
+        if robustness_values is not None:
+            s = spearman(v, robustness_values)
+            row["rho_with_robustness"], row["p_value_robustness"] = s["rho"], s["p_value"]
+        if delta_values is not None:
+            s = spearman(v, delta_values)
+            row["rho_with_delta"], row["p_value_delta"] = s["rho"], s["p_value"]
+        out[float(p)] = row
+    return out
