@@ -92,16 +92,38 @@ def make(name: str, **params: Any) -> Perturbation:
     return pert
 
 
-def parse_spec(spec: str) -> Perturbation:
-    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str)."""
-    name, _, rest = spec.strip().partition(":")
+#: spec prefixes resolved by an adapter module's ``from_spec(target, **params)``, e.g.
+#: ``textattack:WordSwapWordNet`` or ``nlaugmenter:my_pkg.module.ClassName:max_outputs=3``
+EXTERNAL_PREFIXES = {
+    "textattack": "robustlab.adapters.textattack_adapter",
+    "nlaugmenter": "robustlab.adapters.nlaugmenter_adapter",
+}
+
+
+def parse_params(text: str, spec: str = "") -> dict[str, Any]:
+    """Parse ``key=value,key=value`` (values parsed as int/float/bool/None/str)."""
     params: dict[str, Any] = {}
-    for item in filter(None, (s.strip() for s in rest.split(","))):
+    for item in filter(None, (s.strip() for s in text.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
-            raise PerturbationError(f"bad parameter {item!r} in {spec!r}; expected key=value")
+            raise PerturbationError(f"bad parameter {item!r} in {spec or text!r}; expected key=value")
         params[key.strip()] = _parse_value(value.strip())
-    return make(name, **params)
+    return params
+
+
+def parse_spec(spec: str, **overrides: Any) -> Perturbation:
+    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str).
+
+    ``textattack:Target[:k=v,...]`` and ``nlaugmenter:module.Class[:k=v,...]`` resolve through
+    the adapters. ``overrides`` (e.g. from ``--param``) win over parameters in the spec.
+    """
+    name, _, rest = spec.strip().partition(":")
+    if name in EXTERNAL_PREFIXES:
+        target, _, rest = rest.partition(":")
+        params = {**parse_params(rest, spec), **overrides}
+        module = importlib.import_module(EXTERNAL_PREFIXES[name])
+        return module.from_spec(target.strip(), **params)
+    return make(name, **{**parse_params(rest, spec), **overrides})
 
 
 def _parse_value(v: str) -> Any:
