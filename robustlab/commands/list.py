@@ -1,0 +1,77 @@
+"""``robustlab list perturbations [--json]``: what is available, straight from the registries.
+
+Other registries (recipes, models, ...) plug in by adding an entry to :data:`LISTERS`: a function
+returning rows (dicts) and the columns shown in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def _perturbations() -> list[dict[str, Any]]:
+    from robustlab.adapters.registry import describe
+
+    return describe()
+
+
+def _fmt_params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "-"
+
+
+#: name -> (rows function, table columns, footer)
+LISTERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], tuple[str, ...], str]] = {
+    "perturbations": (
+        _perturbations,
+        ("name", "level", "asymmetric", "label_preserving", "source", "params", "summary"),
+        "Also accepted by --perturbation: textattack:<Transformation or Augmenter>[:k=v,...] "
+        "(e.g. textattack:WordSwapWordNet) and nlaugmenter:<module.ClassName>[:k=v,...].\n"
+        "asymmetric = g(g(x)) != x (valid for learnability); see docs/perturbations.md.",
+    ),
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "list",
+        help="list perturbations (and other registered components)",
+        description="List what robustlab can use, read from its registries.",
+    )
+    p.add_argument("what", choices=sorted(LISTERS), help="what to list")
+    p.add_argument("--json", action="store_true",
+                   help="print a JSON array of objects instead of a table (for scripts)")
+    p.set_defaults(func=run)
+
+
+def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    def cell(v: Any) -> str:
+        if isinstance(v, dict):
+            return _fmt_params(v)
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        return str(v) if v not in (None, "") else "-"
+
+    body = [[cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(b[i]) for b in body]) for i, c in enumerate(columns)]
+    widths[-1] = len(columns[-1])  # the last column (summary) is not padded
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)).rstrip() for b in body]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    fn, columns, footer = LISTERS[args.what]
+    rows = fn()
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        return 0
+    print(_table(rows, columns))
+    if footer:
+        print()
+        print(footer)
+    return 0
