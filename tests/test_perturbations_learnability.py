@@ -1,0 +1,128 @@
+"""Behaviour of the eight learnability perturbations (paper 000, Figure 3 / section 4.1)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from robustlab.adapters import PerturbationError, make
+from robustlab.adapters.lexicons import LEET, keyboard_neighbours, visual_lookalikes
+
+FIG3 = "His quiet and straightforward demeanor was rare then and would be today."
+LONG = " ".join([FIG3] * 40)
+
+
+def test_duplicate_punctuations_doubles_every_mark() -> None:
+    p = make("duplicate_punctuations")
+    assert p.perturb("Hi, there! (ok?)") == "Hi,, there!! ((ok??))"
+    assert p.perturb("«très» — bien…") == "««très»» —— bien……"
+    assert p.perturb("no marks here") == "no marks here"
+    assert p.perturb(p.perturb("a.")) == "a...."  # asymmetric: g(g(x)) != x
+
+
+def test_butter_fingers_only_keyboard_neighbours_and_rate() -> None:
+    p = make("butter_fingers_perturbation", prob=0.2)
+    out = p.perturb(LONG, seed=1)
+    assert len(out) == len(LONG)
+    diffs = [(a, b) for a, b in zip(LONG, out, strict=True) if a != b]
+    assert diffs, "prob=0.2 on 2,900 characters must change some"
+    for a, b in diffs:
+        assert b in keyboard_neighbours()[a], (a, b)
+    letters = sum(c.isalpha() for c in LONG)
+    assert 0.12 < len(diffs) / letters < 0.28  # binomial rate around 0.2
+    assert make("butter_fingers_perturbation", prob=0.0).perturb(LONG) == LONG
+
+
+def test_keyboard_neighbours_are_adjacent_keys() -> None:
+    kb = keyboard_neighbours()
+    assert set(kb["s"]) == set("adwezx")
+    assert set(kb["q"]) == set("wa")
+    assert set(kb["M"]) == set("NJK")
+    assert all(k not in v for k, v in kb.items())
+
+
+def test_shuffle_word_permutes_words() -> None:
+    p = make("shuffle_word")
+    out = p.perturb(FIG3, seed=0)
+    assert out != FIG3
+    assert sorted(out.split()) == sorted(FIG3.split())
+    assert p.perturb("alone") == "alone"
+    assert p.perturb("same same same") == "same same same"
+
+
+def test_random_upper_uppercases_a_proportion() -> None:
+    p = make("random_upper_transformation")
+    out = p.perturb(LONG, seed=2)
+    assert out.lower() == LONG.lower()
+    changed = sum(a != b for a, b in zip(LONG, out, strict=True))
+    # 10 % of the positions are drawn; only lower-case letters among them can change
+    assert 0.05 * len(LONG) < changed <= 0.1 * len(LONG)
+
+
+def test_insert_abbreviation_lexicon() -> None:
+    p = make("insert_abbreviation")
+    assert p.perturb(FIG3) == "His quiet and straightforward demeanor wuz rare then and would b today."
+    assert p.perturb("By the way, YOU are great.") == "Btw, U r gr8."
+    assert p.perturb("today toy beyond") == "today toy beyond"  # whole words only
+    half = make("insert_abbreviation", prob=0.5)
+    outs = {half.perturb("you you you you you you", seed=s) for s in range(10)}
+    assert len(outs) > 1
+    assert all(set(o.split()) <= {"u", "you"} for o in outs)
+
+
+def test_whitespace_perturbation_only_touches_spaces() -> None:
+    p = make("whitespace_perturbation")
+    out = p.perturb(LONG, seed=4)
+    assert out != LONG
+    assert out.replace(" ", "") == LONG.replace(" ", "")
+    only_remove = make("whitespace_perturbation", remove_prob=1.0, add_prob=0.0)
+    assert only_remove.perturb("a b  c") == "abc"
+    only_add = make("whitespace_perturbation", remove_prob=0.0, add_prob=1.0)
+    assert only_add.perturb("ab c") == "a b  c "
+
+
+def test_visual_attack_letters_are_lookalikes() -> None:
+    p = make("visual_attack_letters")
+    out = p.perturb(FIG3, seed=5)
+    assert len(out) == len(FIG3)
+    diffs = [(a, b) for a, b in zip(FIG3, out, strict=True) if a != b]
+    assert 0.3 * sum(c.isalpha() for c in FIG3) < len(diffs)
+    for a, b in diffs:
+        assert b in visual_lookalikes()[a], (a, b)
+        assert unicodedata.name(b) != unicodedata.name(a)
+
+
+def test_visual_lookalikes_include_diacritics_and_homoglyphs() -> None:
+    v = visual_lookalikes()
+    assert "ş" in v["s"] and "ế" in v["e"] and "ầ" in v["a"]  # Figure 3's letters
+    assert "о" in v["o"] and "а" in v["a"]  # Cyrillic homoglyphs
+    assert all(c not in cands for c, cands in v.items())
+
+
+def test_leet_letters_map() -> None:
+    p = make("leet_letters", max_leet=1.0)
+    out = p.perturb("eeee", seed=0)
+    # 4 draws with replacement over 4 candidates: e -> 3 wherever drawn, at least once
+    assert set(out) <= {"3", "e"} and "3" in out
+    out = make("leet_letters").perturb(LONG, seed=1)
+    for a, b in zip(LONG, out, strict=True):
+        assert a == b or LEET[a] == b
+    assert make("leet_letters").perturb("xyz", seed=0) in {"x4z", "xyz"}
+    assert LEET["e"] == "3" and LEET["o"] == "0"
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("butter_fingers_perturbation", {"prob": 1.5}),
+        ("random_upper_transformation", {"corrupt_proportion": -0.1}),
+        ("whitespace_perturbation", {"add_prob": "x"}),
+        ("visual_attack_letters", {"perturb_pct": 2}),
+        ("leet_letters", {"max_leet": True}),
+        ("insert_abbreviation", {"prob": 3}),
+    ],
+)
+def test_bad_probability_is_a_clear_error(name: str, params: dict) -> None:
+    with pytest.raises(PerturbationError, match=r"must be a number in \[0, 1\]"):
+        make(name, **params)
