@@ -1,0 +1,245 @@
+"""NL-Augmenter adapter, both ways, against classes written to NL-Augmenter's interface.
+
+NL-Augmenter is not installable here, so ``fake_nlaugmenter`` writes a tiny package with the same
+layout (``nlaugmenter.interfaces.SentenceOperation``, ``nlaugmenter.tasks.TaskTypes``) and a
+transformation in NL-Augmenter's style: seeded once in the constructor and reseeding the *global*
+``random`` inside ``generate`` (as its butter_fingers_perturbation does).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import textwrap
+
+import pytest
+from perturbation_checks import check_perturbation
+
+from robustlab.adapters import make, parse_spec
+from robustlab.adapters.base import AppendToken, Identity, PerturbationError
+from robustlab.adapters.nlaugmenter_adapter import (
+    NLAugmenterPerturbation,
+    SentenceOperation,
+    TaskType,
+    from_nlaugmenter,
+    isolated_global_rng,
+    nlaugmenter_class,
+    to_nlaugmenter,
+)
+
+FAKE_FILES = {
+    "nlaugmenter/__init__.py": "",
+    "nlaugmenter/interfaces/__init__.py": "",
+    "nlaugmenter/interfaces/Operation.py": """
+        class Operation(object):
+            languages = None
+            tasks = None
+            seed = 0
+            heavy = False
+            max_outputs = 1
+            keywords = None
+
+            def __init__(self, seed=0, verbose=False, max_outputs=1):
+                self.seed = seed
+                self.verbose = verbose
+                self.max_outputs = max_outputs
+
+            @classmethod
+            def name(cls):
+                return cls.__name__
+
+            @classmethod
+            def domain(cls):
+                return cls.tasks, cls.languages
+    """,
+    "nlaugmenter/interfaces/SentenceOperation.py": """
+        from nlaugmenter.interfaces.Operation import Operation
+
+        class SentenceOperation(Operation):
+            def generate(self, sentence):
+                raise NotImplementedError
+    """,
+    "nlaugmenter/tasks/__init__.py": "",
+    "nlaugmenter/tasks/TaskTypes.py": """
+        import enum
+
+        class TaskType(enum.Enum):
+            TEXT_CLASSIFICATION = (1,)
+            TEXT_TO_TEXT_GENERATION = (2,)
+    """,
+    "nlaugmenter/transformations/__init__.py": "",
+    "nlaugmenter/transformations/vowel_drop/__init__.py": "",
+    "nlaugmenter/transformations/vowel_drop/transformation.py": """
+        import random
+
+        from nlaugmenter.interfaces.SentenceOperation import SentenceOperation
+        from nlaugmenter.tasks.TaskTypes import TaskType
+
+        class VowelDrop(SentenceOperation):
+            tasks = [TaskType.TEXT_CLASSIFICATION]
+            languages = ["en"]
+            keywords = ["morphological", "noise", "rule-based"]
+
+            def __init__(self, seed=0, max_outputs=1, prob=0.5):
+                super().__init__(seed, max_outputs=max_outputs)
+                self.prob = prob
+
+            def generate(self, sentence):
+                random.seed(self.seed)  # NL-Augmenter style: reseeds the global generator
+                outs = []
+                for _ in range(self.max_outputs):
+                    outs.append("".join(c for c in sentence
+                                        if not (c in "aeiou" and random.random() < self.prob)))
+                return outs
+    """,
+}
+
+
+@pytest.fixture
+def fake_nlaugmenter(tmp_path, monkeypatch):
+    for rel, body in FAKE_FILES.items():
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(textwrap.dedent(body), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m == "nlaugmenter" or m.startswith("nlaugmenter.")]:
+        del sys.modules[name]
+
+
+class Upper(SentenceOperation):
+    """Written to NL-Augmenter's interface with the stand-in base: deterministic."""
+
+    tasks = [TaskType.TEXT_CLASSIFICATION]
+    languages = ["en"]
+    keywords = ["lexical"]
+
+    def __init__(self, seed=0, max_outputs=1):
+        super().__init__(seed, max_outputs=max_outputs)
+
+    def generate(self, sentence):
+        return [sentence.upper()]
+
+
+class ManyOutputs(SentenceOperation):
+    """Returns several outputs, including the input itself, which must never be picked."""
+
+    def __init__(self, seed=0, max_outputs=3):
+        super().__init__(seed, max_outputs=max_outputs)
+
+    def generate(self, sentence):
+        return [sentence] + [f"{sentence} #{k}" for k in range(self.max_outputs)]
+
+
+class Nothing(SentenceOperation):
+    def generate(self, sentence):
+        return []
+
+
+class Echo(SentenceOperation):
+    def generate(self, sentence):
+        return [sentence, sentence]
+
+
+def test_wraps_an_nlaugmenter_operation(fake_nlaugmenter):
+    from nlaugmenter.transformations.vowel_drop.transformation import VowelDrop
+
+    p = from_nlaugmenter(VowelDrop(max_outputs=2))
+    assert isinstance(p, NLAugmenterPerturbation)
+    assert p.name == "nlaugmenter:vowel_drop" and p.level == "character"
+    text = "the quick brown fox jumps over the lazy dog"
+    out = p.perturb(text, seed=1)
+    assert out != text and set(out) <= set(text)
+    assert p.perturb(text, seed=1) == out  # same seed, same output
+    outs = {p.perturb(text, seed=s) for s in range(10)}
+    assert len(outs) > 1  # the robustlab seed reaches the operation's own seed
+    check_perturbation(p)
+
+
+def test_global_random_state_is_untouched(fake_nlaugmenter):
+    from nlaugmenter.transformations.vowel_drop.transformation import VowelDrop
+
+    p = from_nlaugmenter(VowelDrop())
+    state = random.getstate()
+    p.perturb_batch(["aaa eee", "ooo uuu iii"], seed=5)
+    assert random.getstate() == state
+    # without the adapter the same call clobbers it (the reason the isolation exists)
+    VowelDrop(seed=3).generate("aaa")
+    assert random.getstate() != state
+
+
+def test_isolated_global_rng_restores_numpy_too():
+    import numpy as np
+
+    before = np.random.get_state()[1].copy()
+    with isolated_global_rng():
+        np.random.seed(123)
+        random.seed(123)
+    assert (np.random.get_state()[1] == before).all()
+
+
+def test_spec_resolves_by_class_path(fake_nlaugmenter):
+    p = parse_spec("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.VowelDrop"
+                   ":prob=1.0,max_outputs=1,level=word")
+    assert p.level == "word" and p.operation.prob == 1.0
+    assert p.perturb("banana split") == "bnn splt"
+    with pytest.raises(PerturbationError, match="cannot import"):
+        parse_spec("nlaugmenter:no_such_pkg.mod.Cls")
+    with pytest.raises(PerturbationError, match="full class path"):
+        parse_spec("nlaugmenter:VowelDrop")
+    with pytest.raises(PerturbationError, match="has no class"):
+        parse_spec("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.Nope")
+
+
+def test_outputs_picked_with_the_stream_and_noops():
+    p = from_nlaugmenter(ManyOutputs(max_outputs=3))
+    picks = {p.perturb("x", seed=s) for s in range(30)}
+    assert picks == {"x #0", "x #1", "x #2"}  # never the input itself
+    for op in (Nothing(), Echo()):
+        outcome = from_nlaugmenter(op).perturb_outcomes(["same text"])[0]
+        assert outcome.text == "same text" and not outcome.changed and outcome.error is None
+    q = from_nlaugmenter(Upper)  # a class is built with seed=0 the NL-Augmenter way
+    assert q.level == "word" and q.perturb("abc") == "ABC"
+
+
+def test_bad_operation_is_a_clear_error():
+    with pytest.raises(PerturbationError, match="no generate"):
+        from_nlaugmenter(object())
+
+
+def test_robustlab_as_nlaugmenter_standin():
+    leet = make("leet_letters")
+    T = nlaugmenter_class(leet)
+    assert issubclass(T, SentenceOperation) and T.__name__ == "LeetLetters"
+    assert T.name() == "LeetLetters" and T.is_heavy() is False
+    assert T.domain() == ([TaskType.TEXT_CLASSIFICATION, TaskType.TEXT_TO_TEXT_GENERATION], ["en"])
+    assert "morphological" in T.keywords
+    t = T(seed=4, max_outputs=3)
+    outs = t.generate("hello there, old friend")
+    assert len(outs) == 3 and all(isinstance(o, str) for o in outs)
+    assert outs == T(seed=4, max_outputs=3).generate("hello there, old friend")
+    assert outs[0] == leet.perturb("hello there, old friend", seed=4)
+    assert T.compare("hello", outs) == (3, 0)
+    # a deterministic perturbation gives one output (more would be equal copies)
+    assert to_nlaugmenter(AppendToken("zz"), max_outputs=5).generate("a") == ["a zz"]
+    assert to_nlaugmenter(Identity()).generate("a") == ["a"]
+
+
+def test_robustlab_as_real_nlaugmenter_subclass(fake_nlaugmenter):
+    from nlaugmenter.interfaces.SentenceOperation import SentenceOperation as Real
+    from nlaugmenter.tasks.TaskTypes import TaskType as RealTask
+
+    t = to_nlaugmenter(make("duplicate_punctuations"), seed=0, max_outputs=1)
+    assert isinstance(t, Real) and not isinstance(t, SentenceOperation)
+    assert t.tasks[0] is RealTask.TEXT_CLASSIFICATION
+    assert t.generate("Hi, you!") == ["Hi,, you!!"]
+    assert t.seed == 0 and t.max_outputs == 1 and t.verbose is False
+
+
+def test_round_trip_through_both_directions():
+    leet = make("leet_letters")
+    back = from_nlaugmenter(to_nlaugmenter(leet), reseed=True)
+    # the wrapper's per-text seed drives generate, so the result is a leet encoding of the text
+    out = back.perturb("hello there, old friend", seed=2)
+    assert out != "hello there, old friend" and len(out) == len("hello there, old friend")
+    check_perturbation(back)
