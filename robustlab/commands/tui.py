@@ -1,0 +1,37 @@
+"""``robustlab tui [RUN_DIR …]``: the terminal UI (start, follow and explore runs)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tui", help="terminal UI: start studies, follow runs live, browse their results",
+        description="Follow and explore run directories (or folders of them); start, stop and "
+        "resume studies as detached workers that survive closing the TUI.")
+    p.add_argument("run_dirs", nargs="*", metavar="RUN_DIR",
+                   help="run directories or folders of runs (default: ./runs)")
+    p.add_argument("--runs-root", default="runs",
+                   help="where studies started from the TUI write their run dirs (default: runs)")
+    p.add_argument("--poll", type=float, default=1.0,
+                   help="seconds between store reads while following a run (default: 1)")
+    p.add_argument("--light", action="store_true", help="start with the light theme")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from robustlab.tui.app import RobustlabApp, Settings
+    except ModuleNotFoundError as exc:
+        from robustlab.errors import InputError
+
+        raise InputError(f"the TUI needs textual: pip install 'robustlab[tui]' ({exc})") from exc
+    if args.poll <= 0:
+        from robustlab.errors import InputError
+
+        raise InputError(f"--poll must be positive, got {args.poll}")
+    settings = Settings(runs_root=args.runs_root, poll_seconds=args.poll,
+                        theme="textual-light" if args.light else "textual-dark")
+    RobustlabApp(args.run_dirs, settings).run()
+    return 0

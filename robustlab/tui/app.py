@@ -1,0 +1,163 @@
+"""The robustlab terminal UI: ``RobustlabApp(run_dirs, settings)``.
+
+A front end over the run store and the study commands: it lists run directories, follows them by
+reading their stores in thread workers, shows their results, and starts, stops and resumes studies
+by launching the same ``robustlab`` command lines as detached processes (see launch.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from robustlab.errors import RobustlabError
+from robustlab.tui import data, forms, launch
+from robustlab.tui.results import result_kind
+from robustlab.tui.screens.dialogs import ConfirmScreen
+
+THEMES = ("textual-dark", "textual-light")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from robustlab.cli import build_parser
+
+    return build_parser()
+
+
+@dataclass
+class Settings:
+    """Everything the app needs from outside; tests pass fixed clocks and small intervals."""
+
+    runs_root: str = "runs"  # where new studies write (relative to cwd)
+    poll_seconds: float = 1.0
+    theme: str = "textual-dark"
+    clock: Callable[[], float] = time.time
+    alive: Callable[[int | None], bool] = launch.pid_alive
+    parser: Callable[[], argparse.ArgumentParser] = _parser
+    program: Sequence[str] | None = None  # None = python -m robustlab
+    cwd: Path = field(default_factory=Path.cwd)
+
+    def recipes(self) -> list[forms.Recipe]:
+        return forms.recipes(self.parser())
+
+
+class RobustlabApp(App):
+    TITLE = "robustlab"
+    CSS_PATH = "robustlab.tcss"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("t", "toggle_theme", "Theme"),
+        Binding("N", "new_study", "New study", show=False),
+    ]
+
+    def __init__(self, run_dirs: Sequence[str | os.PathLike[str]] = (),
+                 settings: Settings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.run_dirs: list[Path] = [Path(p) for p in run_dirs] or [
+            self.settings.cwd / self.settings.runs_root]
+        self.theme = self.settings.theme
+
+    def on_mount(self) -> None:
+        from robustlab.tui.screens.runs import RunsScreen
+
+        self.push_screen(RunsScreen())
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width >= 120, "-wide")
+
+    # ---- navigation ---------------------------------------------------------------------------
+    def open_run(self, run: data.RunSummary) -> None:
+        if run.status in ("corrupt", "missing"):
+            self.notify(run.error or f"{run.path} cannot be read", title="cannot open run",
+                        severity="error", timeout=8)
+            return
+        if run.status in ("running", "starting", "died") or not run.done:
+            self.open_progress(run.path)
+        else:
+            self.open_results(run.path, run.kind)
+
+    def open_progress(self, path: Path) -> None:
+        from robustlab.tui.screens.progress import ProgressScreen
+
+        self.push_screen(ProgressScreen(path))
+
+    def open_results(self, path: Path, kind: str | None = None) -> None:
+        from robustlab.tui.screens.attack import AttackScreen
+        from robustlab.tui.screens.bias import BiasScreen
+        from robustlab.tui.screens.crossdomain import CrossDomainScreen
+        from robustlab.tui.screens.generic import GenericScreen
+        from robustlab.tui.screens.learnability import LearnabilityScreen
+
+        if kind is None:
+            kind = data.read_run(path, self.settings.alive).kind
+        screen = {"learnability": LearnabilityScreen, "attack": AttackScreen,
+                  "bias": BiasScreen, "cross-domain": CrossDomainScreen}.get(
+            result_kind(kind), GenericScreen)
+        self.push_screen(screen(path))
+
+    def action_new_study(self) -> None:
+        from robustlab.tui.screens.new_study import NewStudyScreen
+
+        self.push_screen(NewStudyScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = THEMES[1] if self.theme == THEMES[0] else THEMES[0]
+
+    def attach(self, path: Path) -> None:
+        if path not in self.run_dirs:
+            self.run_dirs.append(path)
+
+    def _refresh_list(self) -> None:
+        from robustlab.tui.screens.runs import RunsScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, RunsScreen):
+                screen.refresh_runs()
+
+    # ---- actions on runs (each a quick syscall; errors become notifications) -------------------
+    def _try(self, what: str, fn: Callable[[], object]) -> object | None:
+        try:
+            return fn()
+        except (RobustlabError, OSError) as exc:
+            self.notify(str(exc), title=f"cannot {what}", severity="error", timeout=8)
+            return None
+
+    def launch_study(self, argv: list[str]) -> None:
+        run_dir = self._try("launch", lambda: launch.launch(
+            argv, cwd=self.settings.cwd, program=self.settings.program))
+        if run_dir is None:
+            return
+        self.attach(Path(run_dir))  # type: ignore[arg-type]
+        self.notify(f"started {launch.command_string(argv)}")
+        self.pop_screen()
+        self._refresh_list()
+        self.open_progress(Path(run_dir))  # type: ignore[arg-type]
+
+    def stop_run(self, path: Path) -> None:
+        pid = self._try("stop", lambda: launch.stop(path))
+        if pid is not None:
+            self.notify(f"sent Ctrl-C (SIGINT) to worker {pid}: in-flight cells go back to pending")
+
+    def resume_run(self, path: Path) -> None:
+        pid = self._try("resume", lambda: launch.resume(path))
+        if pid is not None:
+            self.notify(f"resumed {path.name} as pid {pid} (done cells are kept)")
+
+    def delete_run(self, path: Path) -> None:
+        def answer(yes: bool | None) -> None:
+            if yes and self._try("delete", lambda: launch.delete(path)) is not False:
+                if not path.exists():
+                    self.notify(f"deleted {path}")
+                    if path in self.run_dirs:
+                        self.run_dirs.remove(path)
+                self._refresh_list()
+
+        self.push_screen(ConfirmScreen(f"Delete {path} and all its results?"), answer)

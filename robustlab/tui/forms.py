@@ -1,0 +1,178 @@
+"""Study forms derived from the command line itself (headless).
+
+The new-study screen does not keep its own list of options: it reads the argparse parser of
+``robustlab`` (:func:`robustlab.cli.build_parser`), so every study subcommand with an ``--out``
+option is a recipe and each of its options is a field with the command's own default, choices and
+help. A form's values become an argv; validation is the real parser parsing that argv. What the
+TUI launches is therefore exactly the copyable command line it shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+SKIP_DESTS = {"help", "func", "version"}
+
+
+@dataclass
+class Field:
+    dest: str
+    flag: str | None  # None for a positional
+    kind: str  # text | flag | choice | list
+    default: Any
+    help: str = ""
+    choices: list[str] = field(default_factory=list)
+    required: bool = False
+    negate: bool = False  # store_false flag
+
+    @property
+    def label(self) -> str:
+        return self.flag or self.dest
+
+    def default_text(self) -> str:
+        d = self.default
+        if d is None or d is argparse.SUPPRESS:
+            return ""
+        if isinstance(d, (list, tuple)):
+            return " ".join(map(str, d))
+        return str(d)
+
+
+@dataclass
+class Recipe:
+    name: str  # "learnability", "cross-domain mt"
+    path: list[str]  # the subcommand words
+    help: str
+    fields: list[Field]
+    parser: argparse.ArgumentParser
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentParser, str]]:
+    out = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help or "" for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                out[name] = (sub, helps.get(name, ""))
+    return out
+
+
+def _fields(parser: argparse.ArgumentParser) -> list[Field]:
+    fields = []
+    for a in parser._actions:
+        if a.dest in SKIP_DESTS or isinstance(a, (argparse._HelpAction,
+                                                  argparse._SubParsersAction)):
+            continue
+        flag = next((s for s in a.option_strings if s.startswith("--")),
+                    a.option_strings[0] if a.option_strings else None)
+        if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            kind = "flag"
+        elif a.choices is not None and a.nargs in (None, "?"):
+            kind = "choice"
+        elif a.nargs in ("+", "*") or (isinstance(a.nargs, int) and a.nargs > 1):
+            kind = "list"
+        else:
+            kind = "text"
+        fields.append(Field(
+            dest=a.dest, flag=flag, kind=kind, default=a.default,
+            help=(a.help or "").replace("%(default)s", str(a.default)),
+            choices=[str(c) for c in a.choices] if a.choices else [],
+            required=bool(a.required) or not a.option_strings and a.nargs not in ("?", "*"),
+            negate=isinstance(a, argparse._StoreFalseAction)))
+    return fields
+
+
+def recipes(parser: argparse.ArgumentParser | None = None) -> list[Recipe]:
+    """Every study subcommand (those writing a run directory, i.e. with ``--out``)."""
+    if parser is None:
+        from robustlab.cli import build_parser
+
+        parser = build_parser()
+    out: list[Recipe] = []
+
+    def walk(p: argparse.ArgumentParser, path: list[str], helptext: str) -> None:
+        subs = _subparsers(p)
+        if subs:
+            for name, (sub, h) in subs.items():
+                if name in ("tui",):
+                    continue
+                walk(sub, [*path, name], h)
+            return
+        fields = _fields(p)
+        if path and any(f.flag == "--out" for f in fields):
+            out.append(Recipe(" ".join(path), path, helptext or p.description or "", fields, p))
+
+    walk(parser, [], "")
+    seen: set[int] = set()  # aliases (cent = learnability) share a parser: list it once
+    unique = []
+    for r in out:
+        if id(r.parser) not in seen:
+            seen.add(id(r.parser))
+            unique.append(r)
+    return unique
+
+
+def default_out(recipe: Recipe, root: str = "runs") -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return f"{root}/{'-'.join(recipe.path)}-{stamp}"
+
+
+def build_argv(recipe: Recipe, values: dict[str, Any]) -> list[str]:
+    """The argv for the form values; options equal to their default are left out."""
+    argv = list(recipe.path)
+    positionals: list[str] = []
+    for f in recipe.fields:
+        v = values.get(f.dest)
+        if f.kind == "flag":
+            if bool(v) and f.flag:
+                argv.append(f.flag)
+            continue
+        text = ("" if v is None else str(v)).strip()
+        if not text or (text == f.default_text() and not f.required):
+            continue
+        parts = shlex.split(text) if f.kind == "list" else [text]
+        if f.flag is None:
+            positionals += parts
+        else:
+            argv += [f.flag, *parts]
+    return argv + positionals
+
+
+def validate(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | None = None
+             ) -> str | None:
+    """None if the real command-line parser accepts ``argv``, else its error message."""
+    if parser is None:
+        from robustlab.cli import build_parser
+
+        parser = build_parser()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            parser.parse_args(argv)
+    except SystemExit:
+        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        return lines[-1] if lines else "invalid options"
+    return None
+
+
+def hints(fld: Field) -> str:
+    """Names a field can take, from the registries (perturbations, models) when available."""
+    name = fld.dest.lower()
+    try:
+        if "pert" in name:
+            from robustlab.adapters.registry import describe
+
+            return "available: " + ", ".join(r["name"] for r in describe())
+        if name.startswith("model"):
+            from robustlab.models import registry  # may not exist yet: degrade to no hint
+
+            return "available: " + ", ".join(registry.available_models())
+    except Exception:  # noqa: BLE001 - a hint is optional
+        return ""
+    return ""

@@ -1,0 +1,265 @@
+"""Headless readers that turn a run directory into the tables and plots of each results screen.
+
+Final aggregates come from ``summary.json`` (written by the study itself: the TUI never
+recomputes a metric); per-cell detail comes from the store, so a run still in progress shows
+what is done so far. Field names follow docs/run-directory.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from robustlab.runs.store import RunStore
+from robustlab.tui.data import read_summary
+from robustlab.tui.specs import Plot, Series, Table
+
+
+def _done_results(store: RunStore) -> list[tuple[str, dict[str, Any]]]:
+    rows = store.conn.execute(
+        "SELECT key, result FROM cells WHERE status='done' AND result IS NOT NULL ORDER BY seq")
+    return [(k, json.loads(r)) for k, r in rows]
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, dict):
+        v = v.get("mean")
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+# ---- learnability ---------------------------------------------------------------------------------
+
+
+@dataclass
+class LearnabilityView:
+    table: Table
+    curves: dict[str, dict[float, float]]  # "model / pert" -> {p: mean learnability}
+    scatter_points: list[tuple[str, float | None, float | None, float | None]]
+    correlations: dict[str, Any] = field(default_factory=dict)
+    partial: bool = False
+
+    def curve_plot(self, pair: str | None = None) -> Plot:
+        names = [pair] if pair and pair in self.curves else list(self.curves)
+        series = [Series(n, [float(p) for p in sorted(self.curves[n])],
+                         [self.curves[n][p] for p in sorted(self.curves[n])]) for n in names]
+        return Plot(f"learnability vs p{': ' + pair if pair else ''}", "p (log scale)",
+                    "learnability", series, xlog=True)
+
+    def scatter_plot(self, against: str = "robustness") -> Plot:
+        col = 2 if against == "robustness" else 3
+        pts = [(p[1], p[col]) for p in self.scatter_points if p[1] is not None
+               and p[col] is not None]
+        corr = self.correlations.get(f"learnability_vs_{against}") or {}
+        note = (f"Spearman ρ={corr['rho']:.3f}, p={corr['p_value']:.3g}, n={corr.get('n')}"
+                if corr.get("rho") is not None else "Spearman ρ: after the run ends")
+        label = "Δ (augmentation)" if against == "delta" else "robustness"
+        return Plot(f"average learnability vs {label}", "average learnability", label,
+                    [Series("pairs", [p[0] for p in pts], [p[1] for p in pts], "scatter")],
+                    note=note)
+
+
+def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
+    summary = read_summary(path)
+    cols = ["model", "perturbation", "avg_learnability", "std", "robustness", "delta",
+            "acc_standard", "acc_robustness", "acc_augmentation"]
+    if summary and summary.get("pairs"):
+        rows, curves, points = [], {}, []
+        for r in summary["pairs"]:
+            avg = r.get("avg_learnability") or {}
+            rows.append([r.get("model"), r.get("perturbation"), _num(avg), avg.get("std"),
+                         _num(r.get("robustness")), _num(r.get("delta")),
+                         _num(r.get("accuracy_standard")), _num(r.get("accuracy_robustness")),
+                         _num(r.get("accuracy_augmentation"))])
+            name = f"{r.get('model')} / {r.get('perturbation')}"
+            curves[name] = {float(p): _num(v) for p, v in (r.get("learnability_at") or {}).items()
+                            if _num(v) is not None}
+            points.append((name, _num(avg), _num(r.get("robustness")), _num(r.get("delta"))))
+        return LearnabilityView(Table("average learnability", cols, rows,
+                                      heat=["avg_learnability", "robustness", "delta"]),
+                                curves, points, summary.get("correlations") or {})
+    # in progress: per-p means of the finished learnability cells, nothing recomputed beyond that
+    acc: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
+    with RunStore(path, readonly=True) as store:
+        for _, r in _done_results(store):
+            v = r.get("learnability_acc")
+            if r.get("p") is not None and isinstance(v, (int, float)):
+                acc[f"{r.get('model')} / {r.get('perturbation')}"][float(r["p"])].append(v)
+    curves = {n: {p: sum(v) / len(v) for p, v in ps.items()} for n, ps in acc.items()}
+    rows = [[n.split(" / ")[0], n.split(" / ")[1], None, None, None, None, None, None, None]
+            for n in curves]
+    return LearnabilityView(Table("average learnability (run in progress: final after the end)",
+                                  cols, rows, heat=["avg_learnability"]), curves,
+                            [(n, None, None, None) for n in curves], partial=True)
+
+
+# ---- attack -----------------------------------------------------------------------------------------
+
+ATTACK_COLS = ["ex", "index", "result", "l0", "queries", "seconds", "original"]
+
+
+@dataclass
+class AttackView:
+    summary: dict[str, Any]
+    table: Table  # one row per example, key = cell key
+
+    def filtered(self, result_type: str | None) -> Table:
+        if not result_type:
+            return self.table
+        keep = [i for i, r in enumerate(self.table.rows) if r[2] == result_type]
+        return Table(f"{self.table.title} ({result_type})", self.table.columns,
+                     [self.table.rows[i] for i in keep], self.table.heat,
+                     [self.table.keys[i] for i in keep] if self.table.keys else None)
+
+
+def load_attack(path: str | os.PathLike[str]) -> AttackView:
+    """Compact rows of every finished example (projected in SQL: 10,000 examples stay fast)."""
+    with RunStore(path, readonly=True) as store:
+        rows = store.conn.execute(
+            "SELECT key, json_extract(result,'$.index'), json_extract(result,'$.result_type'),"
+            " json_extract(result,'$.l0'), json_extract(result,'$.queries'),"
+            " json_extract(result,'$.seconds'), substr(json_extract(result,'$.original'),1,120)"
+            " FROM cells WHERE status='done' ORDER BY seq").fetchall()
+        counts = store.counts()
+    keys = [r[0] for r in rows]
+    table = Table("examples", ATTACK_COLS,
+                  [[r[0].removeprefix("ex="), *r[1:]] for r in rows], heat=["l0", "queries"],
+                  keys=keys)
+    summary = dict(read_summary(path) or {})
+    if not summary:
+        by = defaultdict(int)
+        for r in rows:
+            by[r[2]] += 1
+        n = sum(by.values())
+        summary = {"recipe": "?", "counts": dict(by), "in_progress": True,
+                   "success_rate": by["successful"] / max(1, n - by["skipped"]) if n else None}
+    summary["cells"] = counts
+    return AttackView(summary, table)
+
+
+def load_example(path: str | os.PathLike[str], key: str) -> dict[str, Any] | None:
+    with RunStore(path, readonly=True) as store:
+        cell = store.cell(key)
+    return cell.result if cell else None
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def word_diff(a: str, b: str | None) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Both sentences as (word, changed) pairs, aligned word by word with difflib."""
+    wa = _TOKEN.findall(a or "")
+    wb = _TOKEN.findall(b or "")
+    ca, cb = [False] * len(wa), [False] * len(wb)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes():
+        if tag != "equal":
+            ca[i1:i2] = [True] * (i2 - i1)
+            cb[j1:j2] = [True] * (j2 - j1)
+    return list(zip(wa, ca, strict=True)), list(zip(wb, cb, strict=True))
+
+
+# ---- bias ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BiasView:
+    table: Table  # pair × k of B(p, k)
+    cells: dict[tuple[str, int], str]  # (pair, k) -> cell key
+    ks: list[int]
+
+    def histogram(self, path: str | os.PathLike[str], pair: str, k: int | None) -> Plot:
+        keys = [c for (p, kk), c in self.cells.items() if p == pair and (k is None or kk == k)]
+        values: list[float] = []
+        with RunStore(path, readonly=True) as store:
+            for key in keys:
+                values += [r["f_soft"] for r in store.records(key) if isinstance(r, dict)
+                           and isinstance(r.get("f_soft"), (int, float))]
+        label = f"{pair}" + (f", k={k}" if k is not None else "")
+        return Plot(f"F_soft histogram: {label}", "F_soft", "sentences",
+                    [Series(label, [], values, "hist")], bins=30,
+                    note=f"{len(values)} sentences")
+
+
+def load_bias(path: str | os.PathLike[str]) -> BiasView:
+    cells: dict[tuple[str, int], str] = {}
+    values: dict[str, dict[int, Any]] = defaultdict(dict)
+    with RunStore(path, readonly=True) as store:
+        for key, r in _done_results(store):
+            pair = "/".join(map(str, r.get("pair") or [])) or key
+            k = int(r.get("k", 0))
+            cells[(pair, k)] = key
+            values[pair][k] = r.get("B")
+    ks = sorted({k for _, k in cells})
+    cols = ["pair", *[f"k={k}" for k in ks]]
+    rows = [[pair, *[values[pair].get(k) for k in ks]] for pair in values]
+    return BiasView(Table("B(p,k) = mean F_soft", cols, rows, heat=cols[1:]), cells, ks)
+
+
+# ---- cross-domain ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class CrossDomainView:
+    systems: Table
+    domains: Table
+    loo: Table
+    agreement: Table
+    gamma: dict[str, dict[float, float]]
+
+    def gamma_plot(self, system: str | None = None) -> Plot:
+        names = [system] if system and system in self.gamma else list(self.gamma)
+        return Plot("(ε, γ)-robustness (lower = more robust)", "ε", "γ",
+                    [Series(n, sorted(self.gamma[n]), [self.gamma[n][e]
+                                                       for e in sorted(self.gamma[n])])
+                     for n in names])
+
+
+def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
+    with RunStore(path, readonly=True) as store:
+        results = [r for _, r in _done_results(store)]
+    summary = read_summary(path) or {}
+    domains = sorted({d for r in results for d in (r.get("per_domain") or {})})
+    has_corpus = any(r.get("corpus") for r in results)
+    sys_cols = ["system", "mean", "variance", "cov", "γ-area"] + (
+        ["bleu", "chrf", "ter"] if has_corpus else [])
+    sys_rows, dom_rows, loo_rows, gamma = [], [], [], {}
+    for r in results:
+        name = str(r.get("system"))
+        g = {float(e): float(v) for e, v in (r.get("gamma") or {}).items()
+             if isinstance(v, (int, float))}
+        gamma[name] = g
+        area = sum(g.values()) / len(g) if g else None
+        row = [name, _num(r.get("mean")), _num(r.get("variance")), _num(r.get("cov")), area]
+        if has_corpus:
+            c = r.get("corpus") or {}
+            row += [_num(c.get("bleu")), _num(c.get("chrf")), _num(c.get("ter"))]
+        sys_rows.append(row)
+        dom_rows.append([name, *[_num((r.get("per_domain") or {}).get(d)) for d in domains]])
+        for lo in r.get("leave_one_out") or []:
+            loo_rows.append([name, lo.get("left_out"), _num(lo.get("mean")),
+                             _num(lo.get("variance")), _num(lo.get("cov"))])
+    agree_rows = [[m, _num(a.get("pairwise")), _num(a.get("kendall_tau"))]
+                  for m, a in (summary.get("agreement") or {}).items()]
+    return CrossDomainView(
+        Table("systems", sys_cols, sys_rows, heat=["mean", "cov", "γ-area"]),
+        Table("per-domain scores", ["system", *domains], dom_rows, heat=domains),
+        Table("leave one domain out", ["system", "left_out", "mean", "variance", "cov"],
+              loo_rows, heat=["cov"]),
+        Table("ranking agreement with human scores", ["metric", "pairwise", "kendall_tau"],
+              agree_rows, heat=["pairwise", "kendall_tau"]),
+        gamma)
+
+
+def result_kind(kind: str) -> str:
+    """Which results screen shows a run kind (``cent``/``robustness`` are learnability)."""
+    if kind in ("learnability", "cent", "robustness"):
+        return "learnability"
+    if kind in ("attack", "bias", "cross-domain"):
+        return kind
+    return "generic"
+
+

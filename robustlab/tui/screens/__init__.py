@@ -1,0 +1,1 @@
+"""The TUI's screens: runs list, new study, live progress and one results screen per kind."""

@@ -1,0 +1,89 @@
+"""What every results screen shares: loading in a thread worker, errors shown, export, back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from robustlab.tui.messages import Loaded
+from robustlab.tui.screens.dialogs import ExportScreen
+from robustlab.tui.specs import Plot, Table
+
+
+class RunScreen(Screen):
+    """A screen about one run directory; subclasses implement ``load`` (headless) and ``show``."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("e", "export", "Export"),
+        Binding("ctrl+r", "reload", "Reload"),
+    ]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.view: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"Loading {self.path} …", id="status", classes="status")
+        yield from self.body()
+        yield Footer()
+
+    def body(self) -> ComposeResult:
+        yield from ()
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.path)
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self._load_worker()
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load_worker(self) -> None:
+        try:
+            view = self.load()
+        except Exception as exc:  # noqa: BLE001 - a bad run dir is a message, not a crash
+            self.post_message(Loaded(error=f"cannot read {self.path}: {exc}"))
+            return
+        self.post_message(Loaded(view))
+
+    def on_loaded(self, message: Loaded) -> None:
+        status = self.query_one("#status", Static)
+        if message.error:
+            status.update(message.error)
+            status.add_class("error")
+            return
+        status.remove_class("error")
+        self.view = message.view
+        self.show(message.view)
+
+    def load(self) -> Any:  # runs in a thread: no widget access
+        raise NotImplementedError
+
+    def show(self, view: Any) -> None:
+        raise NotImplementedError
+
+    def exportables(self) -> dict[str, Table | Plot]:
+        return {}
+
+    def action_export(self) -> None:
+        items = {k: v for k, v in self.exportables().items() if v is not None}
+        if not items:
+            self.notify("nothing to export yet", severity="warning")
+            return
+        target = self.path / "exports" if os.access(self.path, os.W_OK) else Path.cwd()
+
+        def done(path: Path | None) -> None:
+            if path:
+                self.notify(f"saved {path}")
+
+        self.app.push_screen(ExportScreen(items, target), done)

@@ -1,0 +1,89 @@
+"""Learnability / CENT / robustness results: the average-learnability table, curves, scatter."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, TabbedContent, TabPane
+
+from robustlab.tui.results import LearnabilityView, load_learnability
+from robustlab.tui.screens.base import RunScreen
+from robustlab.tui.specs import fmt
+from robustlab.tui.widgets.heat_table import HeatTable
+from robustlab.tui.widgets.plot import SpecPlot
+
+
+class LearnabilityScreen(RunScreen):
+    BINDINGS = [
+        Binding("1", "tab('table')", "Table"),
+        Binding("2", "tab('curves')", "Curves"),
+        Binding("3", "tab('scatter')", "Scatter"),
+        Binding("y", "toggle_y", "Rob/Δ"),
+        Binding("a", "all_curves", "All pairs"),
+    ]
+
+    def __init__(self, path) -> None:
+        super().__init__(path)
+        self.against = "robustness"
+        self.pair: str | None = None
+
+    def body(self) -> ComposeResult:
+        with TabbedContent(initial="table", id="tabs"):
+            with TabPane("Table [1]", id="table"):
+                yield HeatTable(cursor_type="row", id="pairs")
+            with TabPane("Curves [2]", id="curves"):
+                yield SpecPlot(id="curve")
+            with TabPane("Scatter [3]", id="scatter"):
+                yield SpecPlot(id="scat")
+
+    def load(self) -> LearnabilityView:
+        return load_learnability(self.path)
+
+    def show(self, view: LearnabilityView) -> None:
+        corr = view.correlations
+        parts = [f"{len(view.table.rows)} model×perturbation pairs"]
+        for name in ("robustness", "delta"):
+            c = corr.get(f"learnability_vs_{name}") or {}
+            if c.get("rho") is not None:
+                parts.append(f"ρ(learnability, {name})={fmt(c['rho'])} (p={c['p_value']:.3g})")
+        if view.partial:
+            parts.append("run in progress: per-p means so far")
+        self.query_one("#status").update(" · ".join(parts))
+        self.query_one("#pairs", HeatTable).show(view.table, keep_cursor=True)
+        self._plots()
+
+    def _plots(self) -> None:
+        if self.view is None:
+            return
+        self.query_one("#curve", SpecPlot).show(self.view.curve_plot(self.pair))
+        self.query_one("#scat", SpecPlot).show(self.view.scatter_plot(self.against))
+
+    @on(DataTable.RowHighlighted, "#pairs")
+    def _row(self, event: DataTable.RowHighlighted) -> None:
+        table = self.query_one("#pairs", HeatTable)
+        if table.spec is None or event.cursor_row >= table.row_count:
+            return
+        row = table.get_row_at(event.cursor_row)
+        self.pair = f"{row[0]} / {row[1]}"
+        self._plots()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    def action_toggle_y(self) -> None:
+        self.against = "delta" if self.against == "robustness" else "robustness"
+        self._plots()
+
+    def action_all_curves(self) -> None:
+        self.pair = None
+        self._plots()
+        self.action_tab("curves")
+
+    def exportables(self):
+        if self.view is None:
+            return {}
+        return {"learnability table": self.query_one("#pairs", HeatTable).sorted_table(),
+                "learnability curves": self.view.curve_plot(self.pair),
+                "learnability vs robustness": self.view.scatter_plot("robustness"),
+                "learnability vs delta": self.view.scatter_plot("delta")}

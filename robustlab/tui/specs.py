@@ -1,0 +1,119 @@
+"""What a results screen shows, as plain data: tables and plots, and their export (headless).
+
+A :class:`Table` is drawn by the heat-coloured table widget and exported to CSV/JSON; a
+:class:`Plot` is drawn in the terminal with plotext and exported to PNG with matplotlib from the
+same numbers, so what is saved is what is on screen.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+from robustlab.runs.outputs import atomic_write, save_figure, write_json
+
+
+@dataclass
+class Table:
+    """Rows of values under named columns; ``heat`` names the numeric columns to colour."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    heat: list[str] = field(default_factory=list)
+    keys: list[str] | None = None  # a stable key per row (e.g. the cell key)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r, strict=False)) for r in self.rows]
+
+
+@dataclass
+class Series:
+    label: str
+    x: list[float]
+    y: list[float]
+    style: str = "line"  # line | scatter | bar | hist
+
+
+@dataclass
+class Plot:
+    title: str
+    xlabel: str = ""
+    ylabel: str = ""
+    series: list[Series] = field(default_factory=list)
+    bins: int = 20
+    note: str = ""  # shown with the title (e.g. "Spearman ρ=0.61, p=0.02")
+    xlog: bool = False
+
+
+def fmt(v: Any, digits: int = 3) -> str:
+    """A table cell as text: floats rounded, None as an en dash."""
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return f"{v:.{digits}f}"
+    if isinstance(v, (list, tuple)):
+        return "/".join(map(str, v))
+    return str(v)
+
+
+def export_table(table: Table, path: str | os.PathLike[str]) -> Path:
+    """Write a table as CSV (``.csv``) or a list of JSON records (``.json``)."""
+    path = Path(path)
+    if path.suffix == ".json":
+        return write_json(path, table.records())
+    if path.suffix == ".csv":
+        def w(f):
+            out = csv.writer(f)
+            out.writerow(table.columns)
+            out.writerows([["" if v is None else v for v in r] for r in table.rows])
+        return atomic_write(path, w)
+    raise InputError(f"cannot export a table to {path.name}: use a .csv or .json file name")
+
+
+def export_plot(plot: Plot, path: str | os.PathLike[str]) -> Path:
+    """Draw the same series with matplotlib (Agg) and save a PNG."""
+    path = Path(path)
+    if path.suffix != ".png":
+        raise InputError(f"cannot export a plot to {path.name}: use a .png file name")
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.5), dpi=120)
+    ax = fig.add_subplot()
+    for s in plot.series:
+        if s.style == "scatter":
+            ax.scatter(s.x, s.y, label=s.label, s=18)
+        elif s.style == "bar":
+            ax.bar([str(v) for v in s.x], s.y, label=s.label)
+        elif s.style == "hist":
+            ax.hist(s.y, bins=plot.bins, label=s.label)
+        else:
+            ax.plot(s.x, s.y, marker="o", label=s.label)
+    ax.set_title(plot.title + (f"\n{plot.note}" if plot.note else ""), fontsize=10)
+    if plot.xlog:
+        ax.set_xscale("log")
+    ax.set_xlabel(plot.xlabel)
+    ax.set_ylabel(plot.ylabel)
+    if len(plot.series) > 1:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def export(obj: Table | Plot, path: str | os.PathLike[str]) -> Path:
+    return export_table(obj, path) if isinstance(obj, Table) else export_plot(obj, path)
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)

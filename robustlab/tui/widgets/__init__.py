@@ -1,0 +1,1 @@
+"""Reusable TUI widgets: heat-coloured sortable tables and plots drawn from plot specs."""
