@@ -1,0 +1,215 @@
+"""``robustlab attack`` (second-order recipes into a run directory) and ``robustlab textattack``
+(TextAttack's own CLI with robustlab's recipe names registered)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+
+RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("attack", help="second-order attacks SO-Beam / SO-Enum / random baseline",
+                       description="Attack a model with a second-order recipe (paper 002); "
+                       "results go to a run directory (see docs/attacks.md).")
+    p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPE_NAMES)}")
+    p.add_argument("--model", required=True,
+                   help="a saved robustlab model directory, a family name or a HF checkpoint")
+    p.add_argument("--dataset", required=True,
+                   help="a dataset name known to robustlab or a file (label-text, TSV, CSV, JSONL)")
+    p.add_argument("--dataset-format", default=None,
+                   help="file format when --dataset is a file (default: detected)")
+    p.add_argument("--split", default="test", help="dataset split for named datasets")
+    p.add_argument("--num-examples", "-n", type=int, default=None, help="attack the first N")
+    p.add_argument("--query-budget", type=int, default=None,
+                   help="maximum candidates x̃ per example (each costs two model inputs)")
+    p.add_argument("--random-seed", type=int, default=0, help="seed of the random baseline")
+    p.add_argument("--checkpoint-interval", type=int, default=None,
+                   help="accepted for TextAttack compatibility: the run store checkpoints "
+                   "every example, so any value behaves like 1")
+    p.add_argument("--log-to-csv", nargs="?", const="attack_results.csv", default=None,
+                   metavar="NAME", help="also write a TextAttack-style CSV into --out")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--mlm", default=None, help="masked LM (directory or hub id) as source")
+    src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
+    p.add_argument("--patch-table", default=None,
+                   help="synonym pairs: a JSON neighbour table, or 'wordnet'")
+    p.add_argument("--kappa", type=int, default=20)
+    p.add_argument("--delta", type=float, default=3.0)
+    p.add_argument("--beam-width", type=int, default=20)
+    p.add_argument("--max-distance", "-k", type=int, default=None,
+                   help="rounds/ℓ0 radius (default 6 for so-beam/so-random, 2 for so-enum)")
+    p.add_argument("--model-batch-size", type=int, default=64)
+    p.add_argument("--ppl-model", default=None, help="causal LM for median perplexity (gpt2)")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+    t = sub.add_parser("textattack", add_help=False,
+                       help="TextAttack's CLI with so-beam/so-enum/so-random registered",
+                       description="Everything after `textattack` goes to TextAttack's CLI.")
+    t.add_argument("ta_args", nargs=argparse.REMAINDER)
+    t.set_defaults(func=run_textattack)
+
+
+# ---- models and data -------------------------------------------------------------------------
+
+
+def model_wrapper_for(model: Any) -> Any:
+    """TextAttack ModelWrapper over a TextClassifier (helper C's wrapper)."""
+    from robustlab.resources import ensure_textattack
+
+    ensure_textattack()
+    from textattack.models.wrappers import ModelWrapper
+
+    if isinstance(model, ModelWrapper):
+        return model
+    from robustlab.models import wrappers
+
+    for name in ("TextClassifierWrapper", "RobustlabModelWrapper", "ClassifierWrapper"):
+        if hasattr(wrappers, name):
+            return getattr(wrappers, name)(model)
+    for obj in vars(wrappers).values():  # whatever C named it: the ModelWrapper subclass there
+        if isinstance(obj, type) and issubclass(obj, ModelWrapper) and obj is not ModelWrapper:
+            return obj(model)
+    raise InputError("robustlab.models.wrappers has no TextAttack ModelWrapper")
+
+
+def load_victim(spec: str) -> tuple[Any, str]:
+    try:
+        from robustlab.models.registry import load_model
+    except ImportError as exc:  # pragma: no cover - until the models land
+        raise InputError(f"cannot load --model {spec!r}: robustlab.models.registry is "
+                         f"unavailable ({exc})") from exc
+    model = load_model(spec)
+    return model_wrapper_for(model), getattr(model, "model_id", lambda: spec)()
+
+
+def _label_text_like(path: Path) -> bool:
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace").splitlines()[:20]
+    except OSError:
+        return False
+    return bool(head) and all(ln.split(" ", 1)[0].lstrip("-").isdigit() for ln in head if ln)
+
+
+def load_examples(spec: str, split: str = "test", fmt: str | None = None,
+                  n: int | None = None) -> list[tuple[str, int]]:
+    """(text, label) pairs from a file or a dataset name (helper C's ``robustlab.data``)."""
+    path = Path(spec)
+    if path.is_file():
+        from robustlab.data.files import format_for, read_rows
+
+        if fmt is None and format_for(path) == "text" and _label_text_like(path):
+            fmt = "label-text"
+        table = read_rows(path, fmt)
+        tcol = table.column_name(None)
+        lcol = "label" if "label" in table.columns else None
+        if lcol is None:
+            raise InputError(f"--dataset {spec}: no 'label' column (columns: "
+                             f"{', '.join(table.columns)}); use label-text, TSV/CSV/JSONL with "
+                             "text and label columns")
+        out = []
+        for i, row in enumerate(table.rows):
+            try:
+                out.append((str(row[tcol]), int(str(row[lcol]).strip())))
+            except ValueError:
+                raise InputError(f"--dataset {spec}, line {table.lines[i] if table.lines else i+1}"
+                                 f": label {row[lcol]!r} is not an integer") from None
+    else:
+        try:
+            from robustlab.data import datasets
+        except ImportError as exc:
+            raise InputError(f"--dataset {spec!r} is not a file and named datasets are "
+                             f"unavailable ({exc})") from exc
+        ds = datasets.load_dataset(spec, split=split) if hasattr(datasets, "load_dataset") \
+            else datasets.load(spec, split=split)
+        texts = getattr(ds, "texts", None) or [x[0] for x in ds]
+        labels = getattr(ds, "labels", None) or [x[1] for x in ds]
+        out = [(str(t), int(y)) for t, y in zip(texts, labels, strict=False)]
+    if n is not None:
+        if n < 1:
+            raise InputError(f"--num-examples must be >= 1 (got {n})")
+        out = out[:n]
+    return out
+
+
+def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    source = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
+    kw: dict[str, Any] = {"source": source, "pairs": args.patch_table, "kappa": args.kappa,
+                          "delta": args.delta, "model_batch_size": args.model_batch_size}
+    if args.query_budget is not None:
+        kw["query_budget"] = args.query_budget
+    k = args.max_distance
+    if args.recipe == "so-beam":
+        kw.update(beam_width=args.beam_width, max_rounds=k or 6)
+    elif args.recipe == "so-enum":
+        kw.update(max_distance=k or 2)
+    else:
+        kw.update(max_changes=k or 6, walks=args.beam_width, seed=args.random_seed)
+    return kw
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.recipes.attack_study import RECIPES, run_attack_study
+
+    if args.recipe not in RECIPES:
+        raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
+    if args.recipe == "so-enum" and (args.max_distance or 2) > 2:
+        raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
+    examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
+    if not examples:
+        raise InputError(f"--dataset {args.dataset}: no examples")
+    wrapper, model_name = load_victim(args.model)
+    summary = run_attack_study(
+        recipe=args.recipe, model_wrapper=wrapper, model_name=model_name, examples=examples,
+        out=args.out, dataset_name=args.dataset, recipe_kwargs=recipe_kwargs(args),
+        csv_name=args.log_to_csv, ppl_model=args.ppl_model,
+        command=shlex.join(["robustlab", *sys.argv[1:]]), progress=not args.no_progress)
+    c = summary["counts"]
+    sr = summary["success_rate"]
+    print(f"{args.recipe}: {c['successful']} successful, {c['failed']} failed, "
+          f"{c['skipped']} skipped; success rate "
+          f"{'n/a' if sr is None else f'{sr:.1%}'}; mean l0 {summary['mean_l0']}; "
+          f"{summary['seconds_per_example']:.2f} s and {summary['queries_per_example']:.0f} "
+          f"model queries per example -> {args.out}")
+    return 0 if summary["complete"] else 1
+
+
+def register_textattack_recipes() -> None:
+    """Make ``--recipe so-beam|so-enum|so-random`` valid in TextAttack's own argument parser."""
+    from robustlab.resources import ensure_textattack
+
+    ensure_textattack()
+    import importlib
+
+    import textattack.attack_args as aa
+
+    import robustlab
+    from robustlab.recipes.attack_study import RECIPES
+
+    for name, module in RECIPES.items():
+        importlib.import_module(module)
+        aa.ATTACK_RECIPE_NAMES[name] = module  # eval'd as f"{value}.build(model_wrapper)"
+    aa.robustlab = robustlab  # the eval runs in attack_args' namespace
+
+
+def run_textattack(args: argparse.Namespace) -> int:
+    register_textattack_recipes()
+    from textattack.commands.textattack_cli import main as ta_main
+
+    old = sys.argv
+    sys.argv = ["textattack", *args.ta_args]
+    try:
+        ta_main()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    finally:
+        sys.argv = old
+    return 0

@@ -1,0 +1,205 @@
+"""Running a second-order attack over a dataset into a run directory (kind ``attack``).
+
+The Python API behind ``robustlab attack`` (and the TUI): one store cell per example (resumable:
+a rerun with the same options continues where it stopped), then ``results.jsonl``,
+``summary.json`` and, with ``csv_name``, a TextAttack-style CSV (TextAttack's ``CSVLogger``
+columns plus ``patch``, ``l0``, ``seconds``, ``source``), all per docs/run-directory.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+
+RECIPES = {"so-beam": "robustlab.recipes.so_beam", "so-enum": "robustlab.recipes.so_enum",
+           "so-random": "robustlab.recipes.so_random"}
+CSV_COLUMNS = ["original_text", "perturbed_text", "original_score", "perturbed_score",
+               "original_output", "perturbed_output", "ground_truth_output", "num_queries",
+               "result_type", "patch_words", "l0", "seconds", "source"]
+
+
+def recipe_module(name: str):
+    import importlib
+
+    if name not in RECIPES:
+        raise InputError(f"unknown recipe {name!r}; choose from {', '.join(RECIPES)}")
+    return importlib.import_module(RECIPES[name])
+
+
+def example_record(result: Any, attack: Any, index: int, seconds: float) -> dict[str, Any]:
+    """The per-example record of docs/run-directory.md from a TextAttack ``AttackResult``."""
+    from robustlab.recipes.second_order import apply_patch, l0
+
+    st = attack.so_state
+    kind = type(result).__name__.replace("AttackResult", "").lower()
+    orig = result.original_result
+    x0 = orig.attacked_text
+    rec: dict[str, Any] = {
+        "index": index, "original": x0.text, "perturbed": None, "patched": None,
+        "patch": st.patch.as_list() if st.patch else None,
+        "result_type": {"successful": "successful", "failed": "failed"}.get(kind, "skipped"),
+        "skip_reason": st.skip_reason, "ground_truth": orig.ground_truth_output,
+        "original_output": None, "perturbed_output": None, "patched_output": None,
+        "original_proba": None, "perturbed_proba": None, "patched_proba": None,
+        "l0": None, "queries": st.model_queries, "ta_queries": result.num_queries,
+        "seconds": seconds, "model_seconds": st.model_seconds, "source": attack.so_source.name,
+        "original_score": None, "perturbed_score": None,
+        "original_marked": x0.text, "perturbed_marked": "",
+    }
+    if rec["result_type"] == "skipped":
+        rec["skip_reason"] = st.skip_reason or "skipped by the goal function"
+        return rec
+    pert = result.perturbed_result
+    rec.update(
+        original_output=int(orig.raw_output[0].argmax()),
+        original_proba=orig.raw_output[0].tolist(),
+        original_score=float(orig.score), perturbed_score=float(pert.score),
+    )
+    if rec["result_type"] == "successful":
+        xt = pert.attacked_text
+        marked = result.diff_color("file") if xt.text != x0.text else (x0.text, xt.text)
+        rec.update(
+            perturbed=xt.text, patched=apply_patch(xt, st.patch).text,
+            perturbed_output=int(pert.raw_output[0].argmax()),
+            patched_output=int(pert.raw_output[1].argmax()),
+            perturbed_proba=pert.raw_output[0].tolist(),
+            patched_proba=pert.raw_output[1].tolist(),
+            l0=l0(x0, xt), original_marked=marked[0], perturbed_marked=marked[1],
+        )
+    return rec
+
+
+def perplexities(texts: Sequence[str], model: str, batch_size: int = 16) -> list[float]:
+    """Per-sentence perplexity under a causal LM (``--ppl-model``: gpt2 or a local directory)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(model)
+        lm = AutoModelForCausalLM.from_pretrained(model).eval()
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--ppl-model {model!r} cannot be loaded ({exc}); pass a local "
+                         "causal-LM directory") from exc
+    out = []
+    with torch.inference_mode():
+        for t in texts:
+            ids = tok(t, return_tensors="pt", truncation=True,
+                      max_length=getattr(lm.config, "n_positions", 512))["input_ids"]
+            if ids.shape[1] < 2:
+                ids = torch.cat([torch.tensor([[tok.bos_token_id or 0]]), ids], dim=1)
+            loss = lm(ids, labels=ids).loss
+            out.append(float(torch.exp(loss)))
+    return out
+
+
+def summarise(records: list[dict[str, Any]], recipe: str, ppl: dict[str, Any] | None) -> dict:
+    counts = {k: sum(r["result_type"] == k for r in records)
+              for k in ("successful", "failed", "skipped")}
+    attacked = counts["successful"] + counts["failed"]
+    succ = [r for r in records if r["result_type"] == "successful"]
+    n = max(len(records), 1)
+    return {
+        "recipe": recipe,
+        "success_rate": counts["successful"] / attacked if attacked else None,
+        "mean_l0": statistics.fmean(r["l0"] for r in succ) if succ else None,
+        "queries_per_example": sum(r["queries"] for r in records) / n,
+        "seconds_per_example": sum(r["seconds"] for r in records) / n,
+        "model_seconds_share": (sum(r.get("model_seconds") or 0 for r in records)
+                                / max(sum(r["seconds"] for r in records), 1e-9)),
+        "counts": counts,
+        "perplexity": ppl,
+    }
+
+
+def write_csv(path: Path, records: list[dict[str, Any]]) -> Path:
+    """TextAttack CSVLogger columns (QUOTE_NONNUMERIC) plus patch words, ℓ0, seconds, source."""
+    from robustlab.runs.outputs import atomic_write
+
+    names = {"successful": "Successful", "failed": "Failed", "skipped": "Skipped"}
+
+    def w(f):
+        wr = csv.DictWriter(f, CSV_COLUMNS, quoting=csv.QUOTE_NONNUMERIC)
+        wr.writeheader()
+        for r in records:
+            wr.writerow({
+                "original_text": r["original_marked"], "perturbed_text": r["perturbed_marked"],
+                "original_score": r["original_score"], "perturbed_score": r["perturbed_score"],
+                "original_output": r["original_output"],
+                "perturbed_output": r["perturbed_output"],
+                "ground_truth_output": r["ground_truth"], "num_queries": r["queries"],
+                "result_type": names[r["result_type"]],
+                "patch_words": "->".join(r["patch"]) if r["patch"] else "",
+                "l0": r["l0"], "seconds": round(r["seconds"], 4), "source": r["source"]})
+
+    return atomic_write(path, w)
+
+
+def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
+                     examples: Sequence[tuple[str, int]], out: str | Path,
+                     dataset_name: str = "", recipe_kwargs: dict[str, Any] | None = None,
+                     csv_name: str | None = None, ppl_model: str | None = None,
+                     command: str | None = None, progress: bool = True) -> dict[str, Any]:
+    """Attack ``examples`` [(text, label)] with a robustlab recipe; returns ``summary.json``."""
+    from robustlab.runs.executor import CellOutput, run_cells
+    from robustlab.runs.outputs import write_json, write_jsonl
+    from robustlab.runs.signature import fingerprint, make_signature, versions
+    from robustlab.runs.store import Cell, RunStore
+
+    mod = recipe_module(recipe)
+    kwargs = dict(recipe_kwargs or {})
+    out = Path(out)
+    config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
+              "n": len(examples), "data": fingerprint(list(examples)),
+              **{k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
+                 for k, v in kwargs.items()}}
+    store = RunStore(out)
+    store.init_run("attack", f"{recipe} {model_name}", config, command=command,
+                   versions=versions())
+    attack = mod.build(model_wrapper, **kwargs)
+    sig = make_signature("attack", recipe=recipe, model=model_name, data=config["data"],
+                         source=attack.so_source.name)
+    cells = [Cell(f"ex={i:06d}", "attack", {"index": i}) for i in range(len(examples))]
+
+    def fn(_kind: str, params: dict[str, Any]) -> CellOutput:
+        i = params["index"]
+        text, label = examples[i]
+        t0 = time.perf_counter()
+        result = attack.attack(text, int(label))
+        rec = example_record(result, attack, i, time.perf_counter() - t0)
+        rec["signature"] = sig
+        return CellOutput(result=rec, signature=sig)
+
+    t0 = time.perf_counter()
+    report = run_cells(store, cells, fn, progress=progress, desc=recipe)
+    records = [c.result for c in store.cells("done") if c.result]
+    records.sort(key=lambda r: r["index"])
+    ppl = None
+    if ppl_model:
+        succ = [r for r in records if r["result_type"] == "successful"]
+        ppl = {"original": None, "perturbed": None, "model": ppl_model, "n": len(succ)}
+        if succ:
+            ppl["original"] = statistics.median(perplexities([r["original"] for r in succ],
+                                                             ppl_model))
+            ppl["perturbed"] = statistics.median(perplexities([r["perturbed"] for r in succ],
+                                                              ppl_model))
+    summary = summarise(records, recipe, ppl)
+    files = []
+    if csv_name:
+        write_csv(out / csv_name, records)
+        files.append(csv_name)
+    failed = [c.key for c in store.cells("failed")]
+    summary.update(kind="attack", complete=report.done == len(cells), failed_cells=failed,
+                   config=config, signature=sig, versions=versions(), files=files,
+                   seconds=time.perf_counter() - t0, source=attack.so_source.name)
+    write_jsonl(out / "results.jsonl", records)
+    write_json(out / "summary.json", summary)
+    store.set_run_status("done" if not failed else "failed",
+                         None if not failed else f"{len(failed)} cells failed")
+    store.close()
+    return summary

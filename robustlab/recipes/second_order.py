@@ -1,0 +1,461 @@
+"""Second-order attacks (paper 002) built from TextAttack's own four parts.
+
+* goal function :class:`SecondOrderGoal`: success when F(x̃; p) ≠ 0, i.e. the prediction on x̃
+  and on x̃ ⊕ p differ (Eq. 2). Each candidate x̃ costs two model inputs (x̃, x̃ ⊕ p) sent in one
+  batch through the single choke point :meth:`SecondOrderGoal._query`, which batches, counts
+  every sentence sent to the model (``model_queries``) and times the forward passes;
+* transformation :class:`NeighbourSwap`: one substitution from a neighbourhood source
+  (Algorithm 1, one step), never on the patch word, never inserting p1/p2;
+* constraints: :class:`PatchFrozen` (pre-transformation) and TextAttack's ``MaxWordsPerturbed``
+  (the ℓ0 ball around the original);
+* search methods :class:`BeamSearch` (Algorithm 2), :class:`Enumerate` (SO-Enum) and
+  :class:`RandomWalks` (the random baseline of Appendix A.1).
+
+Scores: TextAttack maximises ``score``; here score = −L(x̃; p) with the loss of Eq. 4,
+L = −log(1 − f_min) − log(f_max). Binary models use f_soft = P(class 1). Multi-class models
+(documented extension): F ≠ 0 means the predicted class changes, and f_soft = P(c) with c the
+prediction on the original sentence. A sentence with no applicable patch pair, an empty
+sentence, or a model output with NaN/inf is **skipped** with a reason in
+``attacked_text.attack_attrs["skip_reason"]``. If x0 itself already has F(x0; p) ≠ 0 the attack
+is successful with ℓ0 = 0 (Neighbor_0(x0) = {x0}).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from robustlab.errors import RobustlabError
+from robustlab.resources import ensure_textattack
+
+ensure_textattack()
+
+import torch  # noqa: E402
+from textattack.constraints import PreTransformationConstraint  # noqa: E402
+from textattack.goal_function_results import (  # noqa: E402
+    ClassificationGoalFunctionResult,
+    GoalFunctionResultStatus,
+)
+from textattack.goal_functions import GoalFunction  # noqa: E402
+from textattack.search_methods import SearchMethod  # noqa: E402
+from textattack.transformations import Transformation  # noqa: E402
+
+from robustlab.recipes.neighbourhood import NeighbourhoodSource, match_case  # noqa: E402
+from robustlab.recipes.patch_words import Patch, PatchSelector  # noqa: E402
+
+EPS = 1e-12
+SUCCEEDED = GoalFunctionResultStatus.SUCCEEDED
+
+
+class NonFiniteOutput(RobustlabError):
+    """The victim model returned NaN or infinite probabilities."""
+
+
+# ---- the quantities of the paper (pure functions, tested against hand-computed values) ----------
+
+
+def f_soft(proba: np.ndarray, cls: int = 1) -> float:
+    """Probability output used by Eq. 4/6: P(class ``cls``) (binary: the positive class)."""
+    return float(np.asarray(proba)[cls])
+
+
+def prediction_change(p_x: np.ndarray, p_xp: np.ndarray) -> int:
+    """F(x; p) = f(x ⊕ p) − f(x) for binary models (−1, 0, 1); multi-class: 1 if changed."""
+    a, b = int(np.argmax(p_x)), int(np.argmax(p_xp))
+    if len(p_x) == 2:
+        return b - a
+    return int(a != b)
+
+
+def soft_change(p_x: np.ndarray, p_xp: np.ndarray, cls: int = 1) -> float:
+    """F_soft(x; p) = f_soft(x ⊕ p) − f_soft(x) (Eq. 6)."""
+    return f_soft(p_xp, cls) - f_soft(p_x, cls)
+
+
+def beam_loss(fx: float, fxp: float) -> float:
+    """Eq. 4: −log(1 − f_min) − log(f_max) over the pair (f_soft(x), f_soft(x ⊕ p))."""
+    lo, hi = min(fx, fxp), max(fx, fxp)
+    return -math.log(max(1.0 - lo, EPS)) - math.log(max(hi, EPS))
+
+
+# ---- shared per-example state ----------------------------------------------------------------
+
+
+@dataclass
+class AttackState:
+    """What the goal, transformation and constraint share for the example being attacked."""
+
+    patch: Patch | None = None
+    cls: int = 1
+    skip_reason: str | None = None
+    model_queries: int = 0
+    model_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def apply_patch(attacked_text: Any, patch: Patch) -> Any:
+    """x ⊕ p: p1 at its (fixed) position replaced by p2, keeping the case of p1."""
+    words = attacked_text.words
+    return attacked_text.replace_word_at_index(patch.index, match_case(words[patch.index], patch.p2))
+
+
+class SecondOrderResult(ClassificationGoalFunctionResult):
+    """raw_output has two rows: probabilities of x̃ and of x̃ ⊕ p; displays x̃'s row."""
+
+    @property
+    def proba(self) -> np.ndarray:
+        return self.raw_output[0].numpy()
+
+    @property
+    def patched_proba(self) -> np.ndarray:
+        return self.raw_output[1].numpy()
+
+    @property
+    def _processed_output(self):
+        from textattack.shared import utils
+
+        label = int(self.raw_output[0].argmax())
+        return label, utils.color_from_label(label)
+
+    def get_colored_output(self, color_method=None):
+        from textattack.shared import utils
+
+        label = int(self.raw_output[0].argmax())
+        conf = float(self.raw_output[0][label])
+        return f"{utils.color_text(str(label), utils.color_from_label(label), color_method)} " \
+               f"({conf:.0%})"
+
+
+class SecondOrderGoal(GoalFunction):
+    """F(x̃; p) ≠ 0 over a TextAttack ``ModelWrapper`` returning class probabilities/logits."""
+
+    def __init__(self, model_wrapper: Any, *, pairs: Any = None, blacklist: Sequence[str] = (),
+                 query_budget: float = float("inf"), model_batch_size: int = 64,
+                 state: AttackState | None = None) -> None:
+        super().__init__(model_wrapper, maximizable=False, use_cache=True,
+                         query_budget=query_budget, model_batch_size=model_batch_size)
+        self.state = state or AttackState()
+        self.selector = PatchSelector(pairs, blacklist=blacklist)
+        self.total_model_queries = 0
+        self.total_model_seconds = 0.0
+
+    # the one choke point for every model call of the attack
+    def _query(self, inputs: list[Any]) -> np.ndarray:
+        t0 = time.perf_counter()
+        outs = []
+        for i in range(0, len(inputs), self.batch_size):
+            out = self.model(inputs[i: i + self.batch_size])
+            if isinstance(out, torch.Tensor):
+                out = out.detach().cpu().numpy()
+            outs.append(np.asarray(out, dtype=np.float64).reshape(len(inputs[i: i + self.batch_size]), -1))
+        probs = np.concatenate(outs) if outs else np.zeros((0, 2))
+        dt = time.perf_counter() - t0
+        self.state.model_queries += len(inputs)
+        self.state.model_seconds += dt
+        self.total_model_queries += len(inputs)
+        self.total_model_seconds += dt
+        if not np.isfinite(probs).all():
+            bad = int(np.flatnonzero(~np.isfinite(probs).all(axis=1))[0])
+            raise NonFiniteOutput(f"the model returned NaN/inf probabilities for {inputs[bad]!r}")
+        rows = probs.sum(axis=1)
+        if len(probs) and not (np.abs(rows - 1) < 1e-4).all():  # logits: softmax them
+            e = np.exp(probs - probs.max(axis=1, keepdims=True))
+            probs = e / e.sum(axis=1, keepdims=True)
+        return probs
+
+    def init_attack_example(self, attacked_text, ground_truth_output):
+        self.clear_cache()  # cached outputs depend on the previous example's patch
+        st = self.state
+        st.patch, st.skip_reason, st.model_queries, st.model_seconds = None, None, 0, 0.0
+        st.cls = 1
+        words = attacked_text.words
+        if not words:
+            st.skip_reason = "empty sentence (no words)"
+        else:
+            try:
+                st.patch = self.selector.choose(words, lambda ws: self._query(list(ws)))
+            except NonFiniteOutput as exc:
+                st.skip_reason = str(exc)
+            else:
+                if st.patch is None:
+                    st.skip_reason = ("no patch word: no candidate pair has p1 exactly once "
+                                      "and p2 absent in this sentence")
+        if st.skip_reason is None:
+            try:
+                p0 = self._query([attacked_text.tokenizer_input])[0]
+                st.cls = 1 if len(p0) == 2 else int(np.argmax(p0))
+            except NonFiniteOutput as exc:
+                st.skip_reason = str(exc)
+        if st.skip_reason is not None:
+            attacked_text.attack_attrs["skip_reason"] = st.skip_reason
+        return super().init_attack_example(attacked_text, ground_truth_output)
+
+    def _call_model_uncached(self, attacked_text_list):
+        if not attacked_text_list:
+            return []
+        st = self.state
+        if st.patch is None or st.skip_reason is not None:
+            n = len(attacked_text_list)
+            dummy = torch.full((2, 2), 0.5, dtype=torch.float64)
+            return [dummy.clone() for _ in range(n)]
+        inputs = []
+        for at in attacked_text_list:
+            inputs += [at.tokenizer_input, apply_patch(at, st.patch).tokenizer_input]
+        try:
+            probs = self._query(inputs)
+        except NonFiniteOutput as exc:
+            st.skip_reason = str(exc)
+            return [torch.full((2, 2), 0.5, dtype=torch.float64) for _ in attacked_text_list]
+        t = torch.from_numpy(probs).reshape(len(attacked_text_list), 2, -1)
+        return list(t)
+
+    def _process_model_outputs(self, inputs, outputs):
+        return outputs
+
+    def _should_skip(self, model_output, attacked_text):
+        return self.state.skip_reason is not None
+
+    def _is_goal_complete(self, model_output, attacked_text):
+        if self.state.skip_reason is not None:
+            return False
+        return bool(int(model_output[0].argmax()) != int(model_output[1].argmax()))
+
+    def _get_score(self, model_output, attacked_text):
+        c = self.state.cls
+        return -beam_loss(float(model_output[0][c]), float(model_output[1][c]))
+
+    def _get_displayed_output(self, raw_output):
+        return int(raw_output[0].argmax())
+
+    def _goal_function_result_type(self):
+        return SecondOrderResult
+
+    def extra_repr_keys(self):
+        return ["batch_size"] + super().extra_repr_keys()
+
+
+class PatchFrozen(PreTransformationConstraint):
+    """Never substitute the patch word p1 (its position is fixed: swaps keep word counts)."""
+
+    def __init__(self, state: AttackState) -> None:
+        self.state = state
+
+    def _get_modifiable_indices(self, current_text):
+        idx = set(range(len(current_text.words)))
+        if self.state.patch is not None:
+            idx.discard(self.state.patch.index)
+        return idx
+
+
+class NeighbourSwap(Transformation):
+    """Neighbor_1: one word replaced by a candidate from a neighbourhood source."""
+
+    def __init__(self, source: NeighbourhoodSource, state: AttackState) -> None:
+        self.source, self.state = source, state
+
+    @property
+    def deterministic(self) -> bool:
+        return True
+
+    def _exclude(self) -> set[str]:
+        p = self.state.patch
+        return {p.p1, p.p2} if p is not None else set()
+
+    def _positions(self, at: Any) -> list[int]:
+        p = self.state.patch
+        return [i for i in range(len(at.words)) if p is None or i != p.index]
+
+    def prefetch(self, texts: Iterable[Any]) -> None:
+        """Ask the source for every text at once (one batched masked-LM pass)."""
+        items = [(t.text, t.words, self._positions(t)) for t in texts]
+        if items:
+            self.source.candidates_many(items, self._exclude())
+
+    def _get_transformations(self, current_text, indices_to_modify):
+        cands = self.source.candidates(current_text.text, current_text.words,
+                                       sorted(indices_to_modify), self._exclude())
+        return [current_text.replace_word_at_index(i, w)
+                for i in sorted(cands) for w in cands[i]]
+
+    def extra_repr_keys(self):
+        return []
+
+    def __repr__(self) -> str:
+        return f"NeighbourSwap(source={self.source.name})"
+
+
+# ---- search methods ------------------------------------------------------------------------------
+
+
+def l0(original: Any, text: Any) -> int:
+    return len(original.all_words_diff(text))
+
+
+class _SOSearch(SearchMethod):
+    @property
+    def is_black_box(self) -> bool:
+        return True
+
+    def _prefetch(self, texts: Sequence[Any]) -> None:
+        tr = getattr(self, "transformation", None)
+        if tr is not None and hasattr(tr, "prefetch"):
+            tr.prefetch(texts)
+
+    def _neighbours(self, texts: Sequence[Any], original: Any, seen: set[str]) -> list[Any]:
+        self._prefetch(texts)
+        out = []
+        for t in texts:
+            for n in self.get_transformations(t, original_text=original):
+                if n.text not in seen:
+                    seen.add(n.text)
+                    out.append(n)
+        return out
+
+    @staticmethod
+    def _best_success(results: Sequence[Any], original: Any) -> Any | None:
+        succ = [r for r in results if r.goal_status == SUCCEEDED]
+        if not succ:
+            return None
+        return min(succ, key=lambda r: (l0(original, r.attacked_text), -r.score,
+                                        r.attacked_text.text))
+
+
+class BeamSearch(_SOSearch):
+    """SO-Beam (Algorithm 2): beam β, at most k rounds of Neighbor_1, stop at the first F ≠ 0."""
+
+    def __init__(self, beam_width: int = 20, max_rounds: int = 6) -> None:
+        self.beam_width, self.max_rounds = beam_width, max_rounds
+
+    def perform_search(self, initial_result):
+        if initial_result.goal_status == SUCCEEDED:
+            return initial_result
+        x0 = initial_result.attacked_text
+        beam, best, seen = [x0], initial_result, {x0.text}
+        for _ in range(self.max_rounds):
+            new = self._neighbours(beam, x0, seen)
+            if not new:
+                break
+            results, over = self.get_goal_results(new)
+            hit = self._best_success(results, x0)
+            if hit is not None:
+                return hit
+            if not results:
+                break
+            results.sort(key=lambda r: (-r.score, r.attacked_text.text))
+            if results[0].score > best.score:
+                best = results[0]
+            if over:
+                break
+            beam = [r.attacked_text for r in results[: self.beam_width]]
+        return best
+
+    def extra_repr_keys(self):
+        return ["beam_width", "max_rounds"]
+
+
+class Enumerate(_SOSearch):
+    """SO-Enum: Neighbor_1, then Neighbor_2, ... (k ≤ 2); the success with the fewest changes."""
+
+    def __init__(self, max_distance: int = 2, chunk: int = 1024) -> None:
+        if max_distance > 2:
+            raise ValueError("SO-Enum enumerates k <= 2 (exponential); use SO-Beam for larger k")
+        self.max_distance, self.chunk = max_distance, chunk
+
+    def perform_search(self, initial_result):
+        if initial_result.goal_status == SUCCEEDED:
+            return initial_result
+        x0 = initial_result.attacked_text
+        seen, level, best = {x0.text}, [x0], initial_result
+        for _ in range(self.max_distance):
+            parents, nxt = level, []
+            for s in range(0, len(parents), max(1, self.chunk // 64)):
+                cand = self._neighbours(parents[s: s + max(1, self.chunk // 64)], x0, seen)
+                for c in range(0, len(cand), self.chunk):
+                    results, over = self.get_goal_results(cand[c: c + self.chunk])
+                    hit = self._best_success(results, x0)
+                    if hit is not None:
+                        return hit
+                    for r in results:
+                        if r.score > best.score:
+                            best = r
+                    nxt += [r.attacked_text for r in results]
+                    if over:
+                        return best
+            level = nxt
+            if not level:
+                break
+        return best
+
+    def extra_repr_keys(self):
+        return ["max_distance"]
+
+
+class RandomWalks(_SOSearch):
+    """Random baseline (Appendix A.1): ``walks`` seeded random walks of up to ``max_changes``
+    substitutions from the same neighbourhood; every step of every walk is evaluated."""
+
+    def __init__(self, max_changes: int = 6, walks: int = 20, seed: int = 0) -> None:
+        self.max_changes, self.walks, self.seed = max_changes, walks, seed
+
+    def perform_search(self, initial_result):
+        from robustlab.adapters.base import rng_for
+
+        if initial_result.goal_status == SUCCEEDED:
+            return initial_result
+        x0 = initial_result.attacked_text
+        rng = rng_for(self.seed, x0.text, "so-random")
+        current, best = [x0] * self.walks, initial_result
+        for _ in range(self.max_changes):
+            self._prefetch(list({t.text: t for t in current}.values()))
+            nxt = []
+            for t in current:
+                opts = self.get_transformations(t, original_text=x0)
+                if opts:
+                    nxt.append(opts[rng.randrange(len(opts))])
+            if not nxt:
+                break
+            results, over = self.get_goal_results(nxt)
+            hit = self._best_success(results, x0)
+            if hit is not None:
+                return hit
+            for r in results:
+                if r.score > best.score:
+                    best = r
+            if over:
+                break
+            current = [r.attacked_text for r in results]
+        return best
+
+    def extra_repr_keys(self):
+        return ["max_changes", "walks", "seed"]
+
+
+# ---- assembling an Attack ------------------------------------------------------------------------
+
+
+def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
+                 source: Any = None, pairs: Any = None, blacklist: Sequence[str] = (),
+                 kappa: int = 20, delta: float = 3.0, query_budget: float = float("inf"),
+                 model_batch_size: int = 64):
+    """Goal + NeighbourSwap + (PatchFrozen, ℓ0 ball) + ``search`` -> ``textattack.Attack``."""
+    from textattack import Attack
+    from textattack.constraints.overlap import MaxWordsPerturbed
+
+    from robustlab.recipes.neighbourhood import make_source
+
+    state = AttackState()
+    src = make_source(source, blacklist=blacklist, kappa=kappa, delta=delta)
+    goal = SecondOrderGoal(model_wrapper, pairs=pairs, blacklist=blacklist,
+                           query_budget=query_budget, model_batch_size=model_batch_size,
+                           state=state)
+    transformation = NeighbourSwap(src, state)
+    constraints = [PatchFrozen(state), MaxWordsPerturbed(max_num_words=max_distance)]
+    attack = Attack(goal, constraints, transformation, search)
+    search.transformation = transformation  # lets the search prefetch a whole beam in one batch
+    attack.so_state, attack.so_source = state, src
+    return attack
