@@ -1,0 +1,208 @@
+"""``robustlab learnability`` (alias ``cent``), ``robustlab robustness`` and ``robustlab correlate``.
+
+Thin adapters over :mod:`robustlab.recipes.learnability`: parse options into a
+:class:`LearnabilityStudy`, run it into ``--out DIR`` (re-running the same command resumes), print
+the per-pair table and the hypothesis tests. The exact command line is stored in the run row
+(with absolute paths) so the TUI can resume the run from anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+
+DEFAULT_GRID = "0.001,0.005,0.01,0.02,0.05,0.1,0.5,1.0"
+DEFAULT_PERTURBATIONS = ("duplicate_punctuations,butter_fingers_perturbation,shuffle_word,"
+                         "random_upper_transformation,insert_abbreviation,"
+                         "whitespace_perturbation,visual_attack_letters,leet_letters")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    for name, aliases, kind, help_ in (
+        ("learnability", ["cent"], "learnability",
+         "perturbation learnability / CENT sensitivity (exp 0-4: learnability, robustness, Δ)"),
+        ("robustness", [], "robustness", "robustness A1-A0 and post-augmentation Δ (exp 0/1/2)"),
+    ):
+        p = sub.add_parser(name, aliases=aliases, help=help_, description=help_)
+        add_study_options(p, learnability=kind == "learnability")
+        p.set_defaults(func=run, study_kind=kind, command_name=name)
+    p = sub.add_parser("correlate", help="hypothesis tests (Spearman ρ, Table 3/4) over finished "
+                       "learnability run directories")
+    p.add_argument("run_dirs", nargs="+", metavar="DIR", help="run directories (--out of studies)")
+    p.add_argument("--json", metavar="FILE", help="also write the correlations to FILE")
+    p.add_argument("--no-write", action="store_true",
+                   help="with one DIR: do not rewrite its summary.json / tables / plots")
+    p.set_defaults(func=run_correlate)
+
+
+def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
+                      out_required: bool = True) -> None:
+    g = p.add_argument_group("study")
+    g.add_argument("--model", action="append", metavar="SPEC",
+                   help="model family (bow, textrnn, cnn, lstm, transformer, minilm), "
+                   "family:key=value,…, a HF checkpoint or a saved model dir; repeatable or comma "
+                   "separated")
+    g.add_argument("--dataset", metavar="NAME", help="named dataset (demo, sst2, …)")
+    g.add_argument("--data", metavar="FILE", help="training file (TSV/CSV/JSONL/label-text)")
+    g.add_argument("--test-data", metavar="FILE", help="test file for --data")
+    g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
+    g.add_argument("--encoding", help="file encoding of --data (default utf-8; e.g. cp1252)")
+    g.add_argument("--text-column", help="text column of --data (name or index)")
+    g.add_argument("--label-column", help="label column of --data (name or index)")
+    g.add_argument("--perturbations", default=DEFAULT_PERTURBATIONS, metavar="LIST",
+                   help="comma-separated perturbation specs (default: the paper's eight)")
+    if learnability:
+        g.add_argument("--p-grid", default=DEFAULT_GRID, metavar="LIST",
+                       help=f"perturbation probabilities (default {DEFAULT_GRID})")
+    g.add_argument("--seeds", default="0,1,2", metavar="LIST", help="seeds (default 0,1,2)")
+    g.add_argument("--steps", type=int, default=200,
+                   help="training steps, the same for every experiment (default 200)")
+    g.add_argument("--max-train", type=int, metavar="N", help="balanced subsample of the train set")
+    g.add_argument("--max-test", type=int, metavar="N", help="balanced subsample of the test set")
+    e = p.add_argument_group("execution")
+    e.add_argument("--out", required=out_required, metavar="DIR",
+                   help="run directory (re-running the same command resumes it)")
+    e.add_argument("--executor", choices=("sequential", "process", "ray"), default="sequential")
+    e.add_argument("--workers", type=int, default=1, help="parallel cells (process / ray)")
+    e.add_argument("--ray-address", metavar="ADDR", help="existing Ray cluster (default: local)")
+    e.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs per Ray task")
+    e.add_argument("--threads", type=int, default=1,
+                   help="torch threads per training (default 1; see docs/learnability.md)")
+    e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    e.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _split(values: list[str] | str | None) -> list[str]:
+    if values is None:
+        return []
+    items = values if isinstance(values, list) else [values]
+    return [s.strip() for v in items for s in v.split(",") if s.strip()]
+
+
+def _floats(text: str, opt: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in _split(text))
+    except ValueError:
+        raise InputError(f"{opt}: expected comma-separated numbers, got {text!r}") from None
+
+
+def _ints(text: str, opt: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in _split(text))
+    except ValueError:
+        raise InputError(f"{opt}: expected comma-separated integers, got {text!r}") from None
+
+
+def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """``--dataset NAME`` or ``--data FILE [--test-data FILE] …`` as a dataset spec."""
+    if args.dataset and args.data:
+        raise InputError("give either --dataset NAME or --data FILE, not both")
+    if args.data:
+        spec: dict[str, Any] = {"path": str(Path(args.data).resolve())}
+        if args.test_data:
+            spec["test_path"] = str(Path(args.test_data).resolve())
+        for key in ("format", "encoding", "text_column", "label_column"):
+            if getattr(args, key, None) is not None:
+                spec[key] = getattr(args, key)
+        return spec
+    if args.test_data:
+        raise InputError("--test-data needs --data FILE")
+    return {"name": args.dataset or "demo"}
+
+
+def study_from_args(args: argparse.Namespace):
+    from robustlab.recipes.learnability import (
+        EXPERIMENTS,
+        ROBUSTNESS_EXPERIMENTS,
+        LearnabilityStudy,
+    )
+
+    kind = args.study_kind
+    models = _split(args.model)
+    if not models:
+        raise InputError("--model: give at least one model (e.g. --model bow)")
+    return LearnabilityStudy(
+        models=tuple(models), perturbations=tuple(_split(args.perturbations)),
+        dataset=dataset_spec(args),
+        p_grid=_floats(args.p_grid, "--p-grid") if kind == "learnability" else (),
+        seeds=_ints(args.seeds, "--seeds"),
+        experiments=EXPERIMENTS if kind == "learnability" else ROBUSTNESS_EXPERIMENTS,
+        steps=args.steps, max_train=args.max_train, max_test=args.max_test, kind=kind,
+    )
+
+
+def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
+    """The canonical command that reproduces (and resumes) this run, with absolute paths."""
+    argv = ["robustlab", name]
+    for m in study.models:
+        argv += ["--model", m]
+    ds = study.dataset
+    if "name" in ds:
+        argv += ["--dataset", ds["name"]]
+    else:
+        argv += ["--data", ds["path"]]
+        for key, flag in (("test_path", "--test-data"), ("format", "--format"),
+                          ("encoding", "--encoding"), ("text_column", "--text-column"),
+                          ("label_column", "--label-column")):
+            if key in ds:
+                argv += [flag, str(ds[key])]
+    argv += ["--perturbations", ",".join(study.perturbations)]
+    if study.kind == "learnability":
+        argv += ["--p-grid", ",".join(format(p, "g") for p in study.p_grid)]
+    argv += ["--seeds", ",".join(str(s) for s in study.seeds), "--steps", str(study.steps)]
+    for flag, v in (("--max-train", study.max_train), ("--max-test", study.max_test)):
+        if v is not None:
+            argv += [flag, str(v)]
+    argv += ["--out", str(Path(args.out).resolve()), "--executor", args.executor,
+             "--workers", str(args.workers), "--threads", str(args.threads)]
+    if args.ray_address:
+        argv += ["--ray-address", args.ray_address]
+    if args.gpus_per_task:
+        argv += ["--gpus-per-task", str(args.gpus_per_task)]
+    if args.no_plots:
+        argv.append("--no-plots")
+    return shlex.join(argv)
+
+
+def execute(args: argparse.Namespace, name: str) -> int:
+    """Run the study described by ``args`` and print the results; shared with ``demo``."""
+    from robustlab.recipes.learnability import run_study
+    from robustlab.recipes.learnability_report import correlations_text, results_table
+
+    study = study_from_args(args)
+    if args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    summary = run_study(study, args.out, executor=args.executor, workers=args.workers,
+                        ray_address=args.ray_address, gpus_per_task=args.gpus_per_task,
+                        command=command_line(args, name, study), progress=not args.quiet,
+                        plots=not args.no_plots, threads=args.threads)
+    print(results_table(summary["pairs"]))
+    if study.kind == "learnability":
+        print()
+        print(correlations_text(summary["correlations"]))
+    out = Path(args.out)
+    print(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
+          f"{', '.join(summary['files'])}")
+    if not summary["complete"]:
+        print(f"{len(summary['failed_cells'])} cells failed (see `robustlab runs show {out}`); "
+              "rerun the same command to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return execute(args, args.command_name)
+
+
+def run_correlate(args: argparse.Namespace) -> int:
+    from robustlab.recipes.learnability_report import correlate_dirs
+
+    return correlate_dirs([Path(d) for d in args.run_dirs], json_path=args.json,
+                          write=not args.no_write)
