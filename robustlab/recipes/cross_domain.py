@@ -177,6 +177,7 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
            command: str | None = None, progress: bool = False, plots: bool = True
            ) -> dict[str, Any]:
     """Validate, score, store one cell per system and write the run directory."""
+    t0 = time.perf_counter()
     study.validate()
     check_domains(data.domains, data.files.get("domains", "--domains"))
     computed = score_mt(study, data)
@@ -197,7 +198,7 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
                                                [study.score]))
 
     return _run(study.config(data), list(results), cell_fn, out_dir, command=command,
-                progress=progress, plots=plots, human=data.human,
+                progress=progress, plots=plots, human=data.human, started=t0,
                 extra={"seconds_scoring": computed["seconds_scoring"],
                        "seconds_tables": computed["seconds_tables"]})
 
@@ -212,15 +213,17 @@ def _signature(cfg: ConsistencyConfig, **fields: Any) -> str:
 def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]], cell_fn: Any,
          out_dir: str | os.PathLike[str], *, command: str | None, progress: bool, plots: bool,
          human: Mapping[str, float] | None, extra: dict[str, Any] | None = None,
-         executor: str = "sequential", workers: int = 1) -> dict[str, Any]:
+         executor: str = "sequential", workers: int = 1, started: float | None = None
+         ) -> dict[str, Any]:
     """Register one cell per system (``systems``: names, or {name: cell params}), run them and
-    write the final files. A rerun into the same directory resumes."""
+    write the final files. A rerun into the same directory resumes. ``started``: the
+    ``perf_counter`` time the study began (scoring included), for ``summary["seconds"]``."""
     from robustlab.recipes.cross_domain_report import write_outputs
     from robustlab.runs.executor import run_cells
     from robustlab.runs.signature import versions
     from robustlab.runs.store import Cell, RunStore
 
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else started
     params = systems if isinstance(systems, dict) else {s: {} for s in systems}
     cells = [Cell(key=f"system={s}", kind=KIND, params={"system": s, **p})
              for s, p in params.items()]

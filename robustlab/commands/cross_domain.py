@@ -1,0 +1,213 @@
+"""``robustlab cross-domain mt|clf|scores``: consistency across domains (paper 004).
+
+Thin adapters over :mod:`robustlab.recipes.cross_domain` (and ``cross_domain_clf``): parse the
+options, read the data (every input checked before the run directory is touched), run, print a
+table. Results go to ``--out DIR`` per docs/run-directory.md (kind ``cross-domain``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+_EPILOG = """examples:
+  robustlab cross-domain mt --wmt22-dir ../shared/data/wmt22_general --pair ru-en --out runs/ru-en
+  robustlab cross-domain mt --systems A=a.txt B=b.txt --refs ref.txt --domains dom.txt \\
+      --human human.tsv --out runs/ab
+  robustlab cross-domain clf --model bow --domains books dvd electronics kitchen --out runs/amz
+  robustlab cross-domain scores scores.csv            # columns system,domain,score
+"""
+
+
+def _consistency_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("consistency metrics")
+    g.add_argument("--eps", type=float, nargs="+", default=None, metavar="E",
+                   help="ε values whose γ is reported (default 1 5 10 20 50)")
+    g.add_argument("--eps-max", type=int, default=100,
+                   help="γ curve over ε = 1..EPS_MAX (default 100, the BLEU scale)")
+    g.add_argument("--bags", type=int, default=30, help="number of bags M (default 30)")
+    g.add_argument("--bag-fraction", type=float, default=0.6,
+                   help="share of the pool in each bag (default 0.6)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the bags (and of training)")
+    g.add_argument("--no-plots", action="store_true", help="skip the PNG")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cross-domain", help="consistency across domains: variance, CoV, "
+                       "(ε,γ)-robustness, bagging (MT with sacreBLEU, classifiers, score tables)",
+                       description=__doc__, epilog=_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    cmds = p.add_subparsers(dest="cd_command", metavar="{mt,clf,scores}")
+    cmds.required = True
+
+    mt = cmds.add_parser("mt", help="MT systems scored per segment with sacreBLEU",
+                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mt.add_argument("--systems", nargs="+", metavar="[NAME=]FILE",
+                    help="system outputs, one segment per line")
+    mt.add_argument("--refs", nargs="+", metavar="FILE", help="reference file(s), line-aligned")
+    mt.add_argument("--domains", metavar="FILE",
+                    help="one domain label per line, or a TSV/CSV with a 'domain' column")
+    mt.add_argument("--human", metavar="FILE",
+                    help="human scores per system ('system score' lines or WMT ad-sys-scores)")
+    mt.add_argument("--wmt22-dir", metavar="DIR",
+                    help="read the WMT22 General layout instead (systems, refs, domains, DA)")
+    mt.add_argument("--pair", default="ru-en", help="language pair under --wmt22-dir")
+    mt.add_argument("--wmt22-refs", nargs="+", default=["A"], metavar="R",
+                    help="references to use under --wmt22-dir (e.g. A B)")
+    mt.add_argument("--score", default="bleu", choices=("bleu", "chrf", "ter"),
+                    help="segment score the consistency metrics use (default bleu)")
+    mt.add_argument("--metrics", nargs="+", default=None, choices=("bleu", "chrf", "ter"),
+                    help="sacreBLEU metrics to compute (default bleu chrf; TER is slow)")
+    mt.add_argument("--tokenize", default=None, help="sacreBLEU BLEU tokenizer (default 13a)")
+    mt.add_argument("--allow-empty", action="store_true",
+                    help="accept empty hypothesis lines (scored as sacreBLEU scores them)")
+    mt.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    _consistency_args(mt)
+    mt.set_defaults(func=run_mt)
+
+    clf = cmds.add_parser("clf", help="train on one domain, test on the others",
+                          epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    clf.add_argument("--model", nargs="+", default=["bow"], metavar="SPEC",
+                     help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v)")
+    clf.add_argument("--data-dir", default=None, metavar="DIR",
+                     help="multi-domain data root (default ../shared/data/amazon_multidomain)")
+    clf.add_argument("--domains", nargs="+",
+                     default=["books", "dvd", "electronics", "kitchen", "airline", "imdb", "blog"])
+    clf.add_argument("--train-domains", nargs="+", default=None,
+                     help="domains to train on (default: every --domains entry)")
+    clf.add_argument("--steps", type=int, default=300, help="optimiser steps per model")
+    clf.add_argument("--max-train", type=int, default=None, help="cap on training examples")
+    clf.add_argument("--max-test", type=int, default=None, help="cap on test examples per domain")
+    clf.add_argument("--executor", default="sequential", choices=("sequential", "process", "ray"))
+    clf.add_argument("--workers", type=int, default=1)
+    clf.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    _consistency_args(clf)
+    clf.set_defaults(func=run_clf)
+
+    sc = cmds.add_parser("scores", help="consistency of a precomputed score table",
+                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sc.add_argument("file", metavar="FILE",
+                    help="CSV/TSV/JSONL with a header: system, domain, score (one row per "
+                    "sample or per domain)")
+    sc.add_argument("--score-column", default="score")
+    sc.add_argument("--system-column", default="system")
+    sc.add_argument("--domain-column", default="domain")
+    sc.add_argument("--human", metavar="FILE", help="human scores per system")
+    sc.add_argument("--out", default=None, metavar="DIR",
+                    help="also write a run directory (default: stdout only)")
+    _consistency_args(sc)
+    sc.set_defaults(func=run_scores)
+
+
+def _cfg(args: argparse.Namespace) -> Any:
+    from robustlab.metrics.consistency import DEFAULT_EPS
+    from robustlab.recipes.cross_domain import ConsistencyConfig
+
+    cfg = ConsistencyConfig(eps=tuple(args.eps or DEFAULT_EPS), grid_max=args.eps_max,
+                            n_bags=args.bags, fraction=args.bag_fraction, seed=args.seed)
+    cfg.validate()
+    return cfg
+
+
+def _command() -> str:
+    return shlex.join(["robustlab", *sys.argv[1:]])
+
+
+def run_mt(args: argparse.Namespace) -> int:
+    from robustlab.data.mt import load_mt, load_wmt22, read_human
+    from robustlab.errors import InputError
+    from robustlab.recipes.cross_domain import MTStudy
+    from robustlab.recipes.cross_domain import run_mt as run
+
+    metrics = tuple(args.metrics or (("bleu", "chrf") if args.score != "ter"
+                                     else ("bleu", "chrf", "ter")))
+    if args.score not in metrics:
+        metrics = (*metrics, args.score)
+    study = MTStudy(score=args.score, metrics=metrics, tokenize=args.tokenize,
+                    consistency=_cfg(args))
+    study.validate()
+    if args.wmt22_dir:
+        if args.systems or args.refs or args.domains:
+            raise InputError("--wmt22-dir reads systems, refs and domains itself; drop "
+                             "--systems/--refs/--domains (or drop --wmt22-dir)")
+        data = load_wmt22(args.wmt22_dir, args.pair, refs=args.wmt22_refs,
+                          human=args.human is None)
+    else:
+        missing = [o for o, v in (("--systems", args.systems), ("--refs", args.refs),
+                                  ("--domains", args.domains)) if not v]
+        if missing:
+            raise InputError(f"missing {', '.join(missing)} (or use --wmt22-dir DIR --pair P)")
+        data = load_mt(args.systems, args.refs, args.domains, allow_empty=args.allow_empty)
+    if args.human:
+        data.human = read_human(args.human)
+        data.files["human"] = args.human
+    summary = run(study, data, args.out, command=_command(), plots=not args.no_plots)
+    print_table(summary)
+    print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
+    return 0 if summary["complete"] else 1
+
+
+def run_clf(args: argparse.Namespace) -> int:
+    from robustlab.recipes.cross_domain_clf import ClfStudy
+    from robustlab.recipes.cross_domain_clf import run_clf as run
+    from robustlab.resources import shared_data_dir
+
+    root = args.data_dir or str(shared_data_dir() / "amazon_multidomain")
+    study = ClfStudy(root=root, models=tuple(args.model), domains=tuple(args.domains),
+                     train_domains=tuple(args.train_domains) if args.train_domains else None,
+                     steps=args.steps, max_train=args.max_train, max_test=args.max_test,
+                     seed=args.seed, consistency=_cfg(args))
+    summary = run(study, args.out, command=_command(), executor=args.executor,
+                  workers=args.workers, plots=not args.no_plots)
+    print_table(summary)
+    print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
+    return 0 if summary["complete"] else 1
+
+
+def run_scores(args: argparse.Namespace) -> int:
+    from robustlab.data.mt import read_human
+    from robustlab.recipes.cross_domain import run_scores as run
+
+    human = read_human(args.human) if args.human else None
+    cols = {"score_column": args.score_column, "system_column": args.system_column,
+            "domain_column": args.domain_column}
+    summary = run(args.file, args.out, _cfg(args), human=human, command=_command(),
+                  columns=cols, plots=not args.no_plots)
+    print_table(summary)
+    if args.out:
+        print(f"\nwrote {args.out} ({', '.join(summary['files'])})")
+    return 0
+
+
+def print_table(summary: dict[str, Any]) -> None:
+    """One line per system, then rankings and agreement with the human ranking."""
+    systems = summary["systems"]
+    if not systems:
+        print("no finished systems")
+        return
+    eps = list(systems[0]["gamma"])
+    e_show = "10" if "10" in eps else eps[len(eps) // 2]
+    acc = "bleu" if "corpus" in systems[0] and "bleu" in systems[0]["corpus"] else None
+    head = ["system", *(["BLEU"] if acc else []), "mean", "var", "CoV", f"γ@{e_show}", "γ-AUC",
+            "bag CoV", "design CoV", "LOO CoV range"]
+    rows = []
+    for r in systems:
+        loo = [x["cov"] for x in r["leave_one_out"]]
+        rows.append([r["system"], *([f"{r['corpus']['bleu']:.2f}"] if acc else []),
+                     f"{r['mean']:.2f}", f"{r['variance']:.2f}", f"{r['cov']:.3f}",
+                     f"{r['gamma'][e_show]:.3f}", f"{r['gamma_auc']:.3f}",
+                     f"{r['bagging']['cov']:.3f}", f"{r['design_bagging']['cov']:.3f}",
+                     f"{min(loo):.3f}–{max(loo):.3f}"])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    for row in [head, *rows]:
+        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)))
+    print()
+    for name, order in summary.get("rankings", {}).items():
+        print(f"{name:>10}: {' > '.join(order)}")
+    for metric, a in (summary.get("agreement") or {}).items():
+        tau = "n/a" if a["kendall_tau"] is None else f"{a['kendall_tau']:.3f}"
+        pw = "n/a" if a["pairwise"] is None else f"{a['pairwise']:.3f}"
+        print(f"agreement with human, {metric:>5}: pairwise {pw}, Kendall τ {tau} "
+              f"({a['n_systems']} systems)")
