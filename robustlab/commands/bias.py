@@ -1,0 +1,77 @@
+"""``robustlab bias``: counterfactual token bias B(p, k) over neighbourhoods of a test set."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from robustlab.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bias", help="counterfactual token bias B(p,k) (paper 002, Sec. 4)",
+                       description="B(p,k) = mean F_soft(x;p) over Neighbor_k(X_test), k=0..3; "
+                       "writes a run directory (see docs/attacks.md).")
+    p.add_argument("--model", required=True, help="saved robustlab model, family or checkpoint")
+    p.add_argument("--dataset", required=True, help="dataset name or file")
+    p.add_argument("--dataset-format", default=None)
+    p.add_argument("--split", default="test")
+    p.add_argument("--num-examples", "-n", type=int, default=None)
+    p.add_argument("--pairs", default="builtin",
+                   help="builtin | checklist | all | FILE (one 'p1 p2' per line)")
+    p.add_argument("--k", dest="ks", default="0,1,2,3", help="distances, e.g. 0,1,2,3")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--mlm", default=None, help="masked LM directory or hub id")
+    src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
+    p.add_argument("--kappa", type=int, default=20)
+    p.add_argument("--delta", type=float, default=3.0)
+    p.add_argument("--budget", type=int, default=2000,
+                   help="at most this many sentences per (pair, k); larger levels are sampled")
+    p.add_argument("--parents", type=int, default=200,
+                   help="at most this many sentences of level k-1 are expanded into level k")
+    p.add_argument("--start", choices=["test", "filter"], default="test",
+                   help="build neighbourhoods from X_test or from X_filter (|F_soft| < 0.005)")
+    p.add_argument("--random-seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.commands.attack import load_examples
+    from robustlab.recipes.bias import resolve_pairs, run_bias_study
+    from robustlab.recipes.neighbourhood import make_source
+
+    try:
+        ks = sorted({int(x) for x in args.ks.split(",") if x.strip()})
+    except ValueError:
+        raise InputError(f"--k {args.ks!r}: expected comma-separated integers like 0,1,2,3") \
+            from None
+    if not ks or ks[0] < 0:
+        raise InputError(f"--k {args.ks!r}: distances must be >= 0")
+    if args.budget < 1 or args.parents < 1:
+        raise InputError("--budget and --parents must be >= 1")
+    pairs = resolve_pairs(args.pairs)
+    protected = sorted({w for p in pairs for w in p})
+    spec = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
+    source = make_source(spec, blacklist=protected, kappa=args.kappa, delta=args.delta)
+    examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
+    from robustlab.models.registry import load_model
+
+    model = load_model(args.model)
+    name = getattr(model, "model_id", lambda: args.model)()
+    summary = run_bias_study(
+        predict=model.predict_proba, model_name=name, texts=[t for t, _ in examples],
+        pairs=pairs, source=source, out=args.out, ks=ks, budget=args.budget,
+        parents=args.parents, seed=args.random_seed, start=args.start,
+        dataset_name=args.dataset, command=shlex.join(["robustlab", *sys.argv[1:]]),
+        progress=not args.no_progress)
+    print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
+    for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
+        row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}
+        cells = [("n/a" if row.get(k, {}).get("B") is None else f"{row[k]['B']:+.4f}")
+                 for k in ks]
+        print(f"{pair:>18s} " + " ".join(f"{c:>10s}" for c in cells))
+    print(f"-> {args.out}")
+    return 0 if summary["complete"] else 1
