@@ -146,8 +146,8 @@ def normalize_curves(curves: ArrayLike) -> np.ndarray:
 def gamma_cov_scaled(x: ArrayLike, eps_prime: ArrayLike, ddof: int = 1) -> np.ndarray | float:
     """γ at ε = ε'·σ/μ (Eq. 7): the (ε,γ) definition re-expressed through the CoV.
 
-    Under that substitution the Chebyshev bound σ²/ε² becomes μ²/ε'² (Eq. 6). A constant
-    vector (CoV 0) is perfectly robust: γ = 0."""
+    Under that substitution the Chebyshev bound σ²/ε² becomes μ²/ε'² (Eq. 6). σ is the same σ
+    as γ's (``ddof``, sample by default). A constant vector (CoV 0) is perfectly robust: γ = 0."""
     a = _arr(x)
     c = np.asarray(cov(a, ddof))
     ep = _eps(eps_prime)
@@ -207,19 +207,23 @@ def bags(n: int, n_bags: int = N_BAGS, fraction: float = BAG_FRACTION, seed: int
 
 
 def design_bags(n: int, n_bags: int = N_BAGS, fraction: float = BAG_FRACTION,
-                seed: int = 0) -> np.ndarray:
+                seed: int = 0, return_order: bool = False
+                ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Algorithm 6: bags filled round-robin, each time with an element not in the bag chosen
     uniformly among those sampled least often so far.
 
     Consequence tested in tests: when M·b ≥ n every element is used before any is used twice.
     The loop runs M·b steps of O(1) expected work: candidates are drawn by rejection from the
     current least-used level (an element already in the bag is redrawn), falling back to an
-    explicit mask only when that level is exhausted for this bag."""
+    explicit mask only when that level is exhausted for this bag. ``return_order`` also returns
+    the elements in the order they were placed (to check the coverage property)."""
     b = _bag_size(n, fraction)
     rng = np.random.default_rng(seed)
     count = np.zeros(n, dtype=np.int64)
     member = np.zeros((n_bags, n), dtype=bool)
     out = np.empty((n_bags, b), dtype=np.int64)
+    order = np.empty(n_bags * b, dtype=np.int64)
+    k = 0
     level = list(range(n))  # elements with the current minimum count (unordered)
     pos = {e: i for i, e in enumerate(level)}
     cur = 0  # current minimum count
@@ -264,7 +268,9 @@ def design_bags(n: int, n_bags: int = N_BAGS, fraction: float = BAG_FRACTION,
                 take(e)
             member[m, e] = True
             out[m, step] = e
-    return out
+            order[k] = e
+            k += 1
+    return (out, order) if return_order else out
 
 
 def _fallback(count: np.ndarray, in_bag: np.ndarray, rng: np.random.Generator) -> int:
