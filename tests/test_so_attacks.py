@@ -1,0 +1,163 @@
+"""SO-Beam / SO-Enum / random baseline: planted models, hand-computed quantities, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from _so_toys import make_wrapper, planted_proba
+
+PAIRS = {"film": ["movie"]}
+TABLE = {"good": ["great", "fine"], "plot": ["story"], "the": ["a"], "is": ["was"]}
+
+
+@pytest.fixture(scope="module")
+def so():
+    from robustlab.recipes import second_order, so_beam, so_enum, so_random
+    from robustlab.recipes.neighbourhood import TableSource
+
+    return {"so_beam": so_beam, "so_enum": so_enum, "so_random": so_random,
+            "so": second_order, "table": TableSource(TABLE)}
+
+
+def attack(so, recipe, fn, text, label=1, **kw):
+    kw.setdefault("source", so["table"])
+    kw.setdefault("pairs", PAIRS)
+    atk = so[recipe].build(make_wrapper(fn), **kw)
+    return atk, atk.attack(text, label)
+
+
+def test_hand_computed_quantities(so):
+    m = so["so"]
+    px, pxp = np.array([0.3, 0.7]), np.array([0.6, 0.4])
+    assert m.prediction_change(px, pxp) == -1
+    assert m.prediction_change(pxp, px) == 1
+    assert m.prediction_change(px, px) == 0
+    assert m.soft_change(px, pxp) == pytest.approx(-0.3)
+    # Eq. 4 with f_min = 0.4, f_max = 0.7
+    assert m.beam_loss(0.7, 0.4) == pytest.approx(-math.log(0.6) - math.log(0.7))
+    assert m.beam_loss(0.4, 0.7) == m.beam_loss(0.7, 0.4)
+    assert m.beam_loss(0.0, 1.0) == pytest.approx(0.0)
+    assert m.prediction_change(np.array([0.2, 0.5, 0.3]), np.array([0.5, 0.2, 0.3])) == 1
+
+
+@pytest.mark.parametrize("recipe", ["so_beam", "so_enum", "so_random"])
+def test_planted_word_next_to_patch_is_caught(so, recipe):
+    atk, res = attack(so, recipe, planted_proba, "the plot is good film .")
+    assert type(res).__name__ == "SuccessfulAttackResult"
+    st = atk.so_state
+    assert st.patch.as_list() == ["film", "movie"]
+    x = res.perturbed_result.attacked_text
+    assert x.text == "the plot is great film ."
+    assert x.words[st.patch.index] == "film"  # the patch word itself is never substituted
+    # both predictions: x̃ positive, x̃ ⊕ p negative
+    assert int(res.perturbed_result.raw_output[0].argmax()) == 1
+    assert int(res.perturbed_result.raw_output[1].argmax()) == 0
+    assert so["so"].l0(res.original_result.attacked_text, x) == 1
+
+
+@pytest.mark.parametrize("recipe", ["so_beam", "so_enum", "so_random"])
+def test_model_ignoring_the_patch_word_yields_nothing(so, recipe):
+    fn = lambda ts: planted_proba(ts, ignore_patch=True)  # noqa: E731
+    _, res = attack(so, recipe, fn, "the plot is good film .")
+    assert type(res).__name__ == "FailedAttackResult"
+
+
+def test_l0_ball_limits_the_beam(so):
+    # the trigger needs three substitutions: "a story was film" -> only reachable with k >= 3
+    def fn(ts):
+        out = []
+        for t in ts:
+            w = t.split()
+            hit = w[:3] == ["a", "story", "was"] and "movie" in w
+            out.append([0.9, 0.1] if hit else [0.2, 0.8])
+        return np.array(out)
+
+    _, res = attack(so, "so_beam", fn, "the plot is film", max_rounds=2)
+    assert type(res).__name__ == "FailedAttackResult"
+    seen = res.perturbed_result.attacked_text
+    assert so["so"].l0(res.original_result.attacked_text, seen) <= 2
+    _, res = attack(so, "so_beam", fn, "the plot is film", max_rounds=3)
+    assert type(res).__name__ == "SuccessfulAttackResult"
+    assert res.perturbed_result.attacked_text.text == "a story was film"
+
+
+def test_enum_returns_fewest_changes(so):
+    # a vulnerable example exists at distance 1 (great) and at distance 2; enum returns ℓ0 = 1
+    def fn(ts):
+        out = []
+        for t in ts:
+            w = t.split()
+            hit = ("great" in w or ("a" in w and "story" in w)) and "movie" in w
+            out.append([0.9, 0.1] if hit else [0.2, 0.8])
+        return np.array(out)
+
+    _, res = attack(so, "so_enum", fn, "the plot is good film")
+    assert so["so"].l0(res.original_result.attacked_text, res.perturbed_result.attacked_text) == 1
+
+
+def test_patch_choice_maximises_single_word_gap(so):
+    def fn(ts):  # single-word predictions: |f(movie) - f(film)| = 0.05, |f(tale) - f(story)| = 0.6
+        table = {"film": 0.5, "movie": 0.55, "story": 0.2, "tale": 0.8}
+        return np.array([[1 - table.get(t, 0.6), table.get(t, 0.6)] for t in ts])
+
+    atk, _ = attack(so, "so_beam", fn, "a story about a film",
+                    pairs={"film": ["movie"], "story": ["tale"], "a": ["one"]})
+    assert atk.so_state.patch.as_list() == ["story", "tale"]  # "a" occurs twice: not eligible
+    assert atk.so_state.patch.score == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("a plot without the pair", "no patch word"),
+    ("", "empty sentence"),
+])
+def test_bad_sentences_are_skipped_with_a_reason(so, text, reason):
+    atk, res = attack(so, "so_beam", planted_proba, text)
+    assert type(res).__name__ == "SkippedAttackResult"
+    assert reason in atk.so_state.skip_reason
+    assert reason in res.original_result.attacked_text.attack_attrs["skip_reason"]
+
+
+def test_one_word_sentence_is_attacked_without_crashing(so):
+    _, res = attack(so, "so_beam", planted_proba, "film")
+    assert type(res).__name__ == "FailedAttackResult"  # nothing but the frozen patch word
+
+
+def test_nan_model_is_skipped_with_a_clear_reason(so):
+    fn = lambda ts: np.full((len(ts), 2), np.nan)  # noqa: E731
+    atk, res = attack(so, "so_beam", fn, "the plot is good film .")
+    assert type(res).__name__ == "SkippedAttackResult"
+    assert "NaN" in atk.so_state.skip_reason
+
+
+def test_x0_already_vulnerable_is_success_with_l0_zero(so):
+    _, res = attack(so, "so_beam", planted_proba, "the plot is great film .")
+    assert type(res).__name__ == "SuccessfulAttackResult"
+    assert res.perturbed_result.attacked_text.text == "the plot is great film ."
+
+
+def test_query_budget_and_counting(so):
+    calls = []
+
+    def fn(ts):
+        calls.append(len(ts))
+        return planted_proba(ts, ignore_patch=True)
+
+    atk, res = attack(so, "so_beam", fn, "the plot is good film .", query_budget=3)
+    assert res.num_queries <= 3
+    assert atk.so_state.model_queries == sum(calls)  # one choke point counts every sentence
+
+
+def test_runs_through_textattack_attacker(so, tmp_path):
+    import textattack
+
+    atk = so["so_beam"].build(make_wrapper(planted_proba), source=so["table"], pairs=PAIRS)
+    ds = textattack.datasets.Dataset([("the plot is good film .", 1), ("no pair here", 0)])
+    args = textattack.AttackArgs(num_examples=2, disable_stdout=True, silent=True,
+                                 log_to_csv=str(tmp_path / "ta.csv"))
+    results = textattack.Attacker(atk, ds, args).attack_dataset()
+    kinds = [type(r).__name__ for r in results]
+    assert kinds == ["SuccessfulAttackResult", "SkippedAttackResult"]
+    assert (tmp_path / "ta.csv").read_text().count("Successful") == 1
