@@ -47,7 +47,7 @@ class LearnabilityView:
         names = [pair] if pair and pair in self.curves else list(self.curves)
         series = [Series(n, [float(p) for p in sorted(self.curves[n])],
                          [self.curves[n][p] for p in sorted(self.curves[n])]) for n in names]
-        return Plot(f"learnability vs p{': ' + pair if pair else ''}", "p (log scale)",
+        return Plot(f"learnability vs p{': ' + pair if pair else ''}", "p",
                     "learnability", series, xlog=True)
 
     def scatter_plot(self, against: str = "robustness") -> Plot:
@@ -153,7 +153,9 @@ _TOKEN = re.compile(r"\S+")
 def word_diff(a: str, b: str | None) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
     """Both sentences as (word, changed) pairs, aligned word by word with difflib."""
     wa = _TOKEN.findall(a or "")
-    wb = _TOKEN.findall(b or "")
+    if b is None:  # no vulnerable example: nothing to highlight
+        return [(w, False) for w in wa], []
+    wb = _TOKEN.findall(b)
     ca, cb = [False] * len(wa), [False] * len(wb)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).get_opcodes():
         if tag != "equal":

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -262,11 +261,12 @@ def cross_domain(run_dir: Path) -> Path:
 # ---- broken runs ----------------------------------------------------------------------------------------
 
 
+DEAD_PID = 4_999_999  # above Linux's largest pid_max (2**22): never a live process
+
+
 def dead_pid() -> int:
-    """The pid of a process that has exited (and been reaped)."""
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
+    """A pid that is certainly not running (fixed, so snapshots are stable)."""
+    return DEAD_PID
 
 
 def died(run_dir: Path) -> Path:

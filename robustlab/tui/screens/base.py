@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, Static
 from robustlab.tui.messages import Loaded
 from robustlab.tui.screens.dialogs import ExportScreen
 from robustlab.tui.specs import Plot, Table
+from robustlab.tui.widgets.heat_table import HeatTable
 
 
 class RunScreen(Screen):
@@ -65,6 +66,9 @@ class RunScreen(Screen):
         status.remove_class("error")
         self.view = message.view
         self.show(message.view)
+        tables = self.query(HeatTable)
+        if tables and not isinstance(self.focused, HeatTable):
+            tables.first().focus()  # keyboard-first: arrows and sort keys work at once
 
     def load(self) -> Any:  # runs in a thread: no widget access
         raise NotImplementedError

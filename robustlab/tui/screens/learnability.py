@@ -26,7 +26,7 @@ class LearnabilityScreen(RunScreen):
     def __init__(self, path) -> None:
         super().__init__(path)
         self.against = "robustness"
-        self.pair: str | None = None
+        self.all_pairs = False
 
     def body(self) -> ComposeResult:
         with TabbedContent(initial="table", id="tabs"):
@@ -53,6 +53,15 @@ class LearnabilityScreen(RunScreen):
         self.query_one("#pairs", HeatTable).show(view.table, keep_cursor=True)
         self._plots()
 
+    @property
+    def pair(self) -> str | None:
+        """The pair under the table cursor (None: all pairs)."""
+        table = self.query_one("#pairs", HeatTable)
+        if self.all_pairs or table.spec is None or not table.row_count:
+            return None
+        row = table.get_row_at(table.cursor_row)
+        return f"{row[0]} / {row[1]}"
+
     def _plots(self) -> None:
         if self.view is None:
             return
@@ -60,15 +69,12 @@ class LearnabilityScreen(RunScreen):
         self.query_one("#scat", SpecPlot).show(self.view.scatter_plot(self.against))
 
     @on(DataTable.RowHighlighted, "#pairs")
-    def _row(self, event: DataTable.RowHighlighted) -> None:
-        table = self.query_one("#pairs", HeatTable)
-        if table.spec is None or event.cursor_row >= table.row_count:
-            return
-        row = table.get_row_at(event.cursor_row)
-        self.pair = f"{row[0]} / {row[1]}"
+    def _row(self) -> None:
+        self.all_pairs = False
         self._plots()
 
     def action_tab(self, tab: str) -> None:
+        self._plots()
         self.query_one("#tabs", TabbedContent).active = tab
 
     def action_toggle_y(self) -> None:
@@ -76,9 +82,9 @@ class LearnabilityScreen(RunScreen):
         self._plots()
 
     def action_all_curves(self) -> None:
-        self.pair = None
+        self.all_pairs = True
         self._plots()
-        self.action_tab("curves")
+        self.query_one("#tabs", TabbedContent).active = "curves"
 
     def exportables(self):
         if self.view is None:

@@ -61,6 +61,7 @@ class ProgressScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)
+        self.query_one("#cells", HeatTable).focus()
         self._poll()
 
     @work(thread=True, exclusive=True, group="poll")

@@ -25,12 +25,14 @@ def heat_style(v: float, lo: float, hi: float) -> str:
 
 
 class HeatTable(DataTable):
-    """Sortable (``o`` sorts by the cursor column, again to reverse) and heat coloured."""
+    """Heat coloured and sortable from the keyboard: ``o`` sorts by the next column (by the
+    cursor's column in cell-cursor tables), ``O`` reverses the order."""
 
     DEFAULT_CSS = """
     HeatTable { height: 1fr; }
     """
-    BINDINGS = [Binding("o", "sort_column", "Sort")]
+    BINDINGS = [Binding("o", "sort_column", "Sort"), Binding("O", "sort_reverse", "Reverse",
+                                                              show=False)]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("zebra_stripes", True)
@@ -72,8 +74,17 @@ class HeatTable(DataTable):
     def action_sort_column(self) -> None:
         if self.spec is None or not self.spec.columns:
             return
-        col = self.cursor_column
-        reverse = self._sorted == (col, False)
+        if self.cursor_type == "cell":
+            col = self.cursor_column
+        else:
+            col = 0 if self._sorted is None else (self._sorted[0] + 1) % len(self.spec.columns)
+        self._sort(col, False)
+
+    def action_sort_reverse(self) -> None:
+        col, reverse = self._sorted or (0, False)
+        self._sort(col, not reverse)
+
+    def _sort(self, col: int, reverse: bool) -> None:
         self._sorted = (col, reverse)
 
         def key(v: Any) -> Any:
@@ -85,6 +96,7 @@ class HeatTable(DataTable):
                 return (1, str(v))
 
         self.sort(self.ordered_columns[col].key, key=key, reverse=reverse)
+        self.border_subtitle = f"sorted by {self.spec.columns[col]} {'↓' if reverse else '↑'}"
 
     def current_key(self) -> str | None:
         """The key of the row under the cursor (the cell key for cell tables)."""

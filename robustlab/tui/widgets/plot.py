@@ -40,5 +40,5 @@ class SpecPlot(PlotextPlot):
                 if xs:
                     draw(xs, s.y, label=label, marker="dot" if s.style == "scatter" else None)
         if plot.xlog:
-            plt.xlabel(plot.xlabel + " (log10 p)")
+            plt.xlabel(f"log10 {plot.xlabel}")
         self.refresh()

@@ -1,0 +1,54 @@
+"""A tiny real study for launch/stop/resume tests: N cells that each sleep, via ``run_cells``.
+
+Run as ``python tests/tui/slow_study.py --out DIR [--cells N] [--delay S]``; it stores its own
+command line so the TUI can resume it exactly like a ``robustlab`` study.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from robustlab.runs.executor import run_cells
+from robustlab.runs.outputs import write_json
+from robustlab.runs.store import Cell, RunStore
+
+
+def sleepy_cell(kind: str, params: dict) -> dict:
+    time.sleep(params["delay"])
+    return {"i": params["i"], "square": params["i"] ** 2, "seconds": params["delay"]}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="robustlab")
+    sub = parser.add_subparsers(dest="command")
+    p = sub.add_parser("sleepy", help="a study of N cells that sleep (TUI tests)")
+    p.add_argument("--out", required=True, help="run directory")
+    p.add_argument("--cells", type=int, default=6, help="number of cells")
+    p.add_argument("--delay", type=float, default=0.3, help="seconds per cell")
+    p.add_argument("--mode", choices=["fast", "thorough"], default="fast", help="a choice")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    out = Path(args.out)
+    store = RunStore(out)
+    config = {"cells": args.cells, "delay": args.delay}
+    command = shlex.join(["python", str(Path(__file__).resolve()), *argv])
+    store.init_run("sleepy", out.name, config, command=command)
+    cells = [Cell(key=f"i={i:03d}", kind="sleepy", params={"i": i, "delay": args.delay})
+             for i in range(args.cells)]
+    report = run_cells(store, cells, sleepy_cell, progress=False)
+    store.set_run_status("done" if report.complete else "failed")
+    write_json(out / "summary.json", {"kind": "sleepy", "complete": report.complete,
+                                      "failed_cells": [], "config": config})
+    print(f"finished {report.done}/{report.total} cells", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
