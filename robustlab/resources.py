@@ -33,6 +33,7 @@ from pathlib import Path
 __all__ = [
     "ResourceMissing",
     "check_all",
+    "checklist_perturb",
     "codespell_dictionary",
     "ensure_nltk",
     "ensure_textattack",
@@ -214,6 +215,51 @@ def ensure_textattack() -> None:
         import textattack  # noqa: F401
     except ModuleNotFoundError as exc:
         raise ResourceMissing("textattack", "pip install 'robustlab[textattack]'") from exc
+
+
+# ---- CheckList's perturb module ----------------------------------------------------------------
+
+
+def checklist_perturb():
+    """``checklist.perturb``, imported without network access (or :class:`ResourceMissing`).
+
+    ``checklist.perturb`` imports ``pattern.en``, whose WordNet module *downloads* NLTK
+    ``wordnet``, ``wordnet_ic`` and ``sentiwordnet`` at import when they are absent, failing
+    offline, then loads ``wordnet_ic/ic-brown.dat``. Nothing in ``checklist.perturb`` uses the
+    information-content or SentiWordNet data, and neither corpus has an offline source here. So
+    when they are missing this imports the module with a placeholder ``ic-brown.dat`` (one root
+    count per part of speech) and an empty ``sentiwordnet`` directory, in a temporary directory
+    that is on NLTK's path only during the import and deleted afterwards. Real corpora, when
+    present, are used instead. WordNet itself must be real (``robustlab resources prepare``).
+    Consequence: pattern's IC similarity is meaningless in this process; SentiWordNet lookups
+    raise NLTK's LookupError as they would without the corpus.
+    """
+    import importlib
+    import tempfile
+
+    if "checklist.perturb" in sys.modules:
+        return sys.modules["checklist.perturb"]
+    ensure_nltk("corpora/wordnet")
+    import nltk
+
+    missing = [r for r in ("corpora/wordnet_ic", "corpora/sentiwordnet") if not _nltk_has(r)]
+    with tempfile.TemporaryDirectory(prefix="robustlab-pattern-") as tmp:
+        root = Path(tmp)
+        if "corpora/wordnet_ic" in missing:
+            (root / "corpora" / "wordnet_ic").mkdir(parents=True)
+            (root / "corpora" / "wordnet_ic" / "ic-brown.dat").write_text(
+                "wnver::robustlab-placeholder\n1740n 1 ROOT\n2v 1 ROOT\n", encoding="utf-8")
+        if "corpora/sentiwordnet" in missing:
+            (root / "corpora" / "sentiwordnet").mkdir(parents=True)
+        nltk.data.path.append(tmp)
+        try:
+            return importlib.import_module("checklist.perturb")
+        except ModuleNotFoundError as exc:
+            raise ResourceMissing("checklist.perturb", "pip install 'robustlab[checklist]' "
+                                  "(see scripts/setup.sh for CheckList's install fixes)",
+                                  str(exc)) from exc
+        finally:
+            nltk.data.path.remove(tmp)
 
 
 # ---- files shipped by packages -----------------------------------------------------------------
