@@ -206,6 +206,9 @@ def print_table(summary: dict[str, Any]) -> None:
     print()
     for name, order in summary.get("rankings", {}).items():
         print(f"{name:>10}: {' > '.join(order)}")
+    if summary.get("human_missing"):
+        print(f"warning: no human score for {', '.join(summary['human_missing'])} (system names "
+              "must match the human score file)", file=sys.stderr)
     for metric, a in (summary.get("agreement") or {}).items():
         tau = "n/a" if a["kendall_tau"] is None else f"{a['kendall_tau']:.3f}"
         pw = "n/a" if a["pairwise"] is None else f"{a['pairwise']:.3f}"
