@@ -1,0 +1,258 @@
+"""A small rule- and lexicon-based finder of finite verbs, for negation, number and tense.
+
+Why rules: no POS tagger runs offline here (no NLTK tagger model, no spaCy pipeline). What this
+knows: closed-class words (auxiliaries, modals, pronouns, determiners, prepositions, conjunctions,
+negations and their contractions) are listed below; open-class verb forms come from
+``lemminflect``'s lemma and inflection tables (VBZ "likes", VBD "walked", base "walk"). A word is
+read as a finite main verb when it has such a form *and* its left context in the clause is a
+subject (a pronoun, or a noun/name not preceded by a preposition); at most one finite main verb is
+taken per clause, and auxiliaries always count. Limits (stated in docs/perturbations.md): noun/verb
+ambiguity without a subject cue ("Walks are nice" is read correctly, "Time flies" is missed),
+compound subjects, long-distance agreement, imperatives and sentences without an overt subject.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from robustlab.adapters.text_utils import WORD_RE
+
+__all__ = ["Token", "Verb", "find_verbs", "inflect", "tokens", "verb_forms"]
+
+BE = {"am": "VBP", "is": "VBZ", "are": "VBP", "was": "VBD", "were": "VBD"}
+DO = {"do": "VBP", "does": "VBZ", "did": "VBD"}
+HAVE = {"have": "VBP", "has": "VBZ", "had": "VBD"}
+MODALS = frozenset("can could will would shall should may might must".split())
+#: negative contraction -> positive auxiliary
+CONTRACTIONS = {
+    "isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "don't": "do",
+    "doesn't": "does", "didn't": "did", "haven't": "have", "hasn't": "has", "hadn't": "had",
+    "can't": "can", "cannot": "can", "couldn't": "could", "won't": "will", "wouldn't": "would",
+    "shouldn't": "should", "mustn't": "must", "mightn't": "might", "shan't": "shall",
+}
+NEGATORS = frozenset({"not", "n't"})
+SUBJ_3SG = frozenset("he she it this that everyone everybody someone somebody nobody one".split())
+SUBJ_PL = frozenset("we they you these those".split())
+SUBJ_1SG = frozenset({"i"})
+WH = frozenset("who what which where when why how".split())
+NON_SUBJECT = frozenset(
+    """a an the my your his her its our their some any every each no another such
+    of in on at to for with by from about into onto over after before under between through
+    during without within against among toward towards upon than as like
+    me him us them very too so not n't never also just still really""".split()
+)
+ADVERBS = frozenset(
+    """never always often also just still usually sometimes only even already rarely seldom
+    actually finally simply truly probably certainly clearly really generally mostly""".split()
+)
+CLAUSE_BREAK = frozenset(
+    "and but or because while when whereas although though since if unless until who which that".split()
+)
+_PUNCT_BREAK = re.compile(r"[,.;:!?()\[\]\"“”]")
+
+
+class Token(NamedTuple):
+    start: int
+    end: int
+    text: str
+    low: str
+
+
+def tokens(text: str) -> list[Token]:
+    """Words (with inner apostrophes) and their spans; typographic apostrophes normalised."""
+    out = []
+    for m in WORD_RE.finditer(text):
+        w = m.group()
+        out.append(Token(m.start(), m.end(), w, w.lower().replace("’", "'")))
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def verb_forms(word: str) -> tuple[tuple[str, str], ...]:
+    """((Penn tag, lemma), ...) for the finite forms ``word`` can be: VBZ, VBD or VBP (= base)."""
+    from lemminflect import getAllLemmas, getInflection
+
+    out = []
+    for lemma in getAllLemmas(word).get("VERB", ()):
+        if lemma == word:
+            out.append(("VBP", lemma))
+        for tag in ("VBZ", "VBD"):
+            if word in getInflection(lemma, tag):
+                out.append((tag, lemma))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_participle(word: str) -> bool:
+    from lemminflect import getAllLemmas, getInflection
+
+    return word == "been" or any(
+        word in getInflection(lem, t) for lem in getAllLemmas(word).get("VERB", ()) for t in ("VBN", "VBG")
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def _nounish(word: str, capitalised: bool) -> str | None:
+    """'sg' / 'pl' when ``word`` can be a noun (or an unknown capitalised name), else None."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    nouns = lemmas.get("NOUN", ()) + lemmas.get("PROPN", ())
+    if not lemmas:
+        return "sg" if capitalised else None
+    if not nouns:
+        return None
+    return "sg" if word in nouns else "pl"
+
+
+@functools.lru_cache(maxsize=65536)
+def is_adverb(word: str) -> bool:
+    """Listed adverbs and words lemminflect knows only as adverbs ("definitely")."""
+    if word in ADVERBS or word in NEGATORS:
+        return True
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    return bool(lemmas) and set(lemmas) == {"ADV"}
+
+
+def inflect(lemma: str, tag: str) -> str:
+    """``lemma`` in Penn ``tag`` (VB/VBP give the base form), via lemminflect."""
+    if tag in ("VB", "VBP"):
+        return lemma
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag)
+    return forms[0] if forms else lemma
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A finite verb: ``kind`` be/do/have/modal/main, Penn ``tag`` (VBZ/VBP/VBD/MD), its token
+    index ``i``, the index of a following not/n't (``neg``), whether it is a negative contraction,
+    the subject person ('3sg', 'pl', '1sg'; '3sg' when unknown), and whether it precedes its
+    subject (a question: "Does he ...")."""
+
+    i: int
+    kind: str
+    tag: str
+    lemma: str
+    neg: int | None
+    contracted: bool
+    subject: str
+    inverted: bool
+    main: int | None  # for a do-auxiliary: index of the main verb it carries
+
+
+def _person(tok: Token | None) -> str:
+    if tok is None:
+        return "3sg"
+    if tok.low in SUBJ_1SG:
+        return "1sg"
+    if tok.low in SUBJ_PL:
+        return "pl"
+    if tok.low in SUBJ_3SG:
+        return "3sg"
+    return "pl" if _nounish(tok.low, tok.text[:1].isupper()) == "pl" else "3sg"
+
+
+def _aux_kind(low: str) -> tuple[str, str, str] | None:
+    base = CONTRACTIONS.get(low, low)
+    if base in BE:
+        return "be", BE[base], "be"
+    if base in DO:
+        return "do", DO[base], "do"
+    if base in HAVE:
+        return "have", HAVE[base], "have"
+    if base in MODALS:
+        return "modal", "MD", base
+    return None
+
+
+def _next_word(toks: list[Token], j: int, text: str) -> int | None:
+    """Index of the next token after ``j`` in the same clause, skipping adverbs and negators."""
+    k = j + 1
+    while k < len(toks):
+        if _PUNCT_BREAK.search(text, toks[k - 1].end, toks[k].start):
+            return None
+        if not is_adverb(toks[k].low):
+            return k
+        k += 1
+    return None
+
+
+def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
+    """Finite verbs of ``text`` in order (see the module docstring for what is recognised)."""
+    toks = tokens(text) if toks is None else toks
+    verbs: list[Verb] = []
+    prev: Token | None = None  # last non-adverb token of the current clause
+    clause_has_main = False
+    skip_until = -1
+    subject: Token | None = None  # subject of the last clause, shared by "and writes"
+    for i, t in enumerate(toks):
+        if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
+            prev, clause_has_main, subject = None, False, None
+        if t.low in CLAUSE_BREAK:
+            keep = t.low in ("and", "or", "but") and clause_has_main and subject is not None
+            prev, clause_has_main = None, False
+            if keep and i + 1 < len(toks):
+                forms = [f for f in verb_forms(toks[i + 1].low) if f[0] != "VBP" or
+                         _person(subject) != "3sg"]
+                if forms and _aux_kind(toks[i + 1].low) is None:
+                    tag, lemma = forms[0]
+                    verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
+                                      False, None))
+                    clause_has_main, skip_until, prev = True, i + 1, toks[i + 1]
+            else:
+                subject = None
+            continue
+        if i <= skip_until or is_adverb(t.low):
+            continue
+        aux = _aux_kind(t.low)
+        if aux is not None:
+            kind, tag, lemma = aux
+            contracted = t.low in CONTRACTIONS
+            nxt = _next_word(toks, i, text)
+            neg = i + 1 if i + 1 < len(toks) and toks[i + 1].low in NEGATORS else None
+            inverted = prev is None or prev.low in WH
+            inverted = inverted and nxt is not None and (
+                toks[nxt].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or toks[nxt].low in NON_SUBJECT
+            )
+            main = None
+            nxt_forms = verb_forms(toks[nxt].low) if nxt is not None else ()
+            if kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
+                main = nxt
+            elif kind in ("do", "have") and not contracted and neg is None and not inverted and not (
+                nxt is not None and (kind == "have" and _is_participle(toks[nxt].low))
+            ):
+                if not (kind == "do" and main is not None):
+                    kind = "main"  # "has a car", "does his homework": do-support on negation
+            verbs.append(Verb(i, kind, tag, lemma, neg, contracted, _person(prev if not inverted
+                         else (toks[nxt] if nxt is not None else None)), inverted, main))
+            subject = prev if not inverted else None
+            if main is not None:
+                skip_until = main
+            clause_has_main = True
+            prev = t
+            continue
+        if not clause_has_main and prev is not None and prev.low not in NON_SUBJECT \
+                and _aux_kind(prev.low) is None and prev.low not in WH:
+            forms = verb_forms(t.low)
+            if forms:
+                person = _person(prev)
+                is_subject = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or _nounish(
+                    prev.low, prev.text[:1].isupper()) is not None
+                pick = None
+                for tag, lemma in forms:
+                    if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
+                            tag == "VBP" and person in ("pl", "1sg"):
+                        pick = (tag, lemma)
+                        break
+                if is_subject and pick is not None:
+                    verbs.append(Verb(i, "main", pick[0], pick[1], None, False, person, False, None))
+                    clause_has_main, subject = True, prev
+        prev = t
+    return verbs
