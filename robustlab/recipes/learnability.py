@@ -110,7 +110,7 @@ class LearnabilityStudy:
             d[k] = list(d[k])
         return d
 
-    def cells(self, fingerprint: str = "", num_threads: int | None = None) -> list[Cell]:
+    def cells(self, fingerprint: str = "", num_threads: int | None = 1) -> list[Cell]:
         """Deterministic expansion into cells (order: model → seed → perturbation → exp → p).
 
         ``num_threads`` (torch threads per training) is a runtime option, not configuration:
