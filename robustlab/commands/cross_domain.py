@@ -187,7 +187,7 @@ def print_table(summary: dict[str, Any]) -> None:
     if not systems:
         print("no finished systems")
         return
-    eps = list(systems[0]["gamma"])
+    eps = sorted(systems[0]["gamma"], key=float)
     e_show = "10" if "10" in eps else eps[len(eps) // 2]
     acc = "bleu" if "corpus" in systems[0] and "bleu" in systems[0]["corpus"] else None
     head = ["system", *(["BLEU"] if acc else []), "mean", "var", "CoV", f"γ@{e_show}", "γ-AUC",

@@ -9,18 +9,24 @@ segments, all against the *same* references):
   the references are preprocessed once with sacreBLEU's ``Metric._cache_references`` and reused
   for every system (the references are shared), which is the same ``references=`` caching
   sacreBLEU's constructors offer, shared between the sentence-level and corpus objects.
-* **One statistics pass gives both levels.** ``_extract_corpus_statistics`` returns the
-  per-segment sufficient statistics that ``sentence_score`` and ``corpus_score`` compute
-  internally. A sentence score is ``_aggregate_and_compute([stats_i])`` on an object built with
-  the sentence-level options (``effective_order=True`` for BLEU, as ``sentence_bleu`` does), and
-  the corpus score (and any per-domain corpus score) is ``_aggregate_and_compute`` over the
-  selected rows on an object with the corpus defaults, exactly what ``corpus_score`` does.
+* **One statistics pass gives both levels.** Per segment, the two calls that
+  ``_extract_corpus_statistics`` makes (``_preprocess_segment`` then
+  ``_compute_segment_statistics`` with the cached reference info) give the sufficient statistics
+  that ``sentence_score`` and ``corpus_score`` compute internally. A sentence score is
+  ``_aggregate_and_compute([stats_i])`` on an object built with the sentence-level options
+  (``effective_order=True`` for BLEU, as ``sentence_bleu`` does), and the corpus score (and any
+  per-domain corpus score) is ``_aggregate_and_compute`` over the selected rows on an object with
+  the corpus defaults, exactly what ``corpus_score`` does.
+* **Shared hypotheses are scored once** (:meth:`MTScorer.score_many`): same segment, same
+  hypothesis, same references → same statistics.
+* ``force=True`` on the sentence-level BLEU object only silences sacreBLEU's "tokenized period"
+  warning (``sentence_bleu`` uses ``force=False``); it does not change any score.
 
 Both shortcuts call the same sacreBLEU code on the same inputs as the plain loop, so the numbers
 are identical; ``tests/test_metrics_mt.py`` asserts equality (``==``, not approximately) against
 ``sacrebleu.sentence_bleu/sentence_chrf/sentence_ter`` and ``corpus_bleu``. They use sacreBLEU's
-private hooks (``_cache_references``, ``_extract_corpus_statistics``, ``_aggregate_and_compute``),
-stable across sacreBLEU 2.x; the parity tests catch any change.
+private hooks (``_cache_references``, ``_preprocess_segment``, ``_compute_segment_statistics``,
+``_aggregate_and_compute``), stable across sacreBLEU 2.x; the parity tests catch any change.
 """
 
 from __future__ import annotations

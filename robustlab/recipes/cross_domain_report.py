@@ -98,7 +98,7 @@ def _write_tables(out: Path, results: Sequence[Mapping[str, Any]],
                   human: Mapping[str, float] | None) -> list[str]:
     if not results:
         return []
-    eps = list(results[0]["gamma"])
+    eps = sorted(results[0]["gamma"], key=float)
     acc = _accuracy_metrics(results)
     head = ["system", *acc, "mean", "variance", "cov", *[f"gamma@{e}" for e in eps],
             "gamma_auc", "bag_mean", "bag_variance", "bag_cov", "design_mean",
