@@ -119,22 +119,6 @@ def _subsample(texts: list[Any], labels: list[int], n: int) -> tuple[list[Any], 
 # ---- models ----------------------------------------------------------------------------------------
 
 
-def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``family`` or ``family:key=value,…`` -> (name, params). Paths and hub ids pass through."""
-    from robustlab.adapters.registry import _parse_value
-
-    name, sep, rest = spec.partition(":")
-    if not sep or "=" not in rest:
-        return spec, {}
-    params: dict[str, Any] = {}
-    for item in filter(None, (s.strip() for s in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise InputError(f"--model {spec!r}: bad parameter {item!r}; expected key=value")
-        params[key.strip()] = _parse_value(value.strip())
-    return name, params
-
-
 def _user_class(spec: str) -> type | None:
     """``package.module:Class`` naming a TextClassifier subclass, else None."""
     mod, sep, attr = spec.partition(":")
@@ -149,32 +133,35 @@ def _user_class(spec: str) -> type | None:
 
 
 def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = None) -> Any:
-    """A fresh, untrained classifier for ``spec`` seeded with ``seed``."""
+    """A fresh, untrained classifier for ``spec`` seeded with ``seed``.
+
+    A saved model directory stands for its family and hyperparameters: the study retrains it
+    (a Hugging Face model restarts from its saved weights), since every cell trains its own.
+    """
+    options = {"seed": seed, "steps": steps, "num_threads": num_threads}
     cls = _user_class(spec)
     if cls is not None:
-        return _with_options(cls, {}, seed=seed, steps=steps, num_threads=num_threads)
-    name, params = parse_model_spec(spec)
-    options = {"seed": seed, "steps": steps, "num_threads": num_threads}
-    options = {k: v for k, v in options.items() if v is not None and k not in params}
-    try:
-        from robustlab.models import registry
-    except ImportError:  # TEMPORARY until robustlab.models.registry lands
-        from robustlab.models.torch_models import FAMILIES
+        return cls(**_accepted(cls, options))
+    from robustlab.models import registry
 
-        if name not in FAMILIES:
-            raise InputError(f"--model: unknown model {name!r}; choose from "
-                             f"{', '.join(FAMILIES)}") from None
-        return FAMILIES[name](**params, **options)
-    return registry.make_model(name, **params, **options)
+    if registry.is_saved_model(spec):
+        saved = registry.load_saved(spec)
+        return type(saved)(**{**saved.get_params(), **_accepted(type(saved), options)})
+    name, params = registry.parse_model_spec(spec)
+    probe = registry.make_model(spec)
+    return registry.make_model(name, **params, **{k: v for k, v in
+                                                  _accepted(type(probe), options).items()
+                                                  if k not in params})
 
 
-def _with_options(cls: type, params: dict[str, Any], **options: Any) -> Any:
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
-    takes_kwargs = any(p.kind is p.VAR_KEYWORD
-                       for p in inspect.signature(cls.__init__).parameters.values())
-    extra = {k: v for k, v in options.items()
-             if v is not None and (k in accepted or takes_kwargs)}
-    return cls(**params, **extra)
+def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:
+    """The options ``cls`` takes (by ``param_defaults()`` or its constructor signature)."""
+    defaults = getattr(cls, "param_defaults", None)
+    if callable(defaults):
+        names = set(defaults())
+    else:
+        names = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    return {k: v for k, v in options.items() if v is not None and k in names}
 
 
 def preflight(models: list[str], perturbations: list[str], dataset: dict[str, Any],

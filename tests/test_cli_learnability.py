@@ -1,0 +1,98 @@
+"""``robustlab learnability|cent|robustness|correlate``: a run end to end, and bad input that
+must fail clearly (exit != 0) without leaving a half-written run directory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from learnability_toy import toy_spec
+
+from robustlab.cli import main
+from robustlab.runs.store import RunStore
+
+
+def _args(spec, out, *extra):
+    return ["learnability", "--model", "bow", "--data", spec["path"], "--test-data",
+            spec["test_path"], "--format", "label-text", "--perturbations", "identity,append_token,"
+            "leet_letters", "--p-grid", "0.05,1", "--seeds", "0", "--steps", "30", "--quiet",
+            "--out", str(out), *extra]
+
+
+def test_learnability_cli_end_to_end_and_correlate(tmp_path, capsys):
+    spec = toy_spec(tmp_path / "data", n_train=120, n_test=60)
+    out = tmp_path / "run"
+    assert main(_args(spec, out)) == 0
+    printed = capsys.readouterr().out
+    assert "append_token" in printed and "learnability_vs_robustness" in printed
+    assert str(out / "summary.json") in printed
+    info = RunStore(out, readonly=True).run_info()
+    assert info.kind == "learnability" and info.status == "done"
+    # the stored command reproduces the run: absolute paths, every result-determining option
+    assert info.command.startswith("robustlab learnability --model bow --data /")
+    assert f"--out {out.resolve()}" in info.command and "--p-grid 0.05,1" in info.command
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] and len(summary["pairs"]) == 3
+    # correlate recomputes the same hypothesis tests from the store
+    assert main(["correlate", str(out), "--json", str(tmp_path / "corr.json")]) == 0
+    corr = json.loads((tmp_path / "corr.json").read_text())["correlations"]
+    assert corr["learnability_vs_robustness"] == summary["correlations"][
+        "learnability_vs_robustness"]
+    assert "Table 4" in capsys.readouterr().out
+
+
+def test_cent_alias_and_robustness_command(tmp_path):
+    spec = toy_spec(tmp_path / "data", n_train=80, n_test=40)
+    assert main(["cent", *_args(spec, tmp_path / "cent")[1:]]) == 0
+    assert RunStore(tmp_path / "cent", readonly=True).run_info().kind == "learnability"
+    rob = ["robustness", "--model", "bow", "--data", spec["path"], "--test-data",
+           spec["test_path"], "--format", "label-text", "--perturbations", "identity,leet_letters",
+           "--seeds", "0", "--steps", "30", "--quiet", "--no-plots", "--out",
+           str(tmp_path / "rob")]
+    assert main(rob) == 0
+    summary = json.loads((tmp_path / "rob" / "summary.json").read_text())
+    assert summary["kind"] == "robustness"
+    exps = {json.loads(x)["experiment"] for x in
+            (tmp_path / "rob" / "results.jsonl").read_text().splitlines()}
+    assert exps == {"standard", "robustness", "augmentation"}
+    leet = next(r for r in summary["pairs"] if r["perturbation"] == "leet_letters")
+    assert leet["robustness"]["mean"] < 0  # leet destroys the words the model learned
+
+
+def _write(path, lines):
+    path.write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("case", ["empty", "one_class", "labels_1_2", "blank_text",
+                                  "unknown_model", "missing_file", "unknown_perturbation",
+                                  "bad_grid"])
+def test_bad_input_fails_cleanly(tmp_path, capsys, case):
+    good = toy_spec(tmp_path / "data", n_train=40, n_test=20)
+    train, test = good["path"], good["test_path"]
+    model, perts, grid = "bow", "identity", "0.1,1"
+    if case == "empty":
+        train = _write(tmp_path / "empty.txt", [])
+    elif case == "one_class":
+        train = _write(tmp_path / "one.txt", [f"1 text number {i}" for i in range(10)])
+    elif case == "labels_1_2":
+        train = _write(tmp_path / "12.txt", [f"{1 + i % 2} text number {i}" for i in range(10)])
+    elif case == "blank_text":
+        train = _write(tmp_path / "blank.txt", [f"{i % 2} text number {i}" for i in range(9)]
+                       + ["0    "])
+    elif case == "unknown_model":
+        model = "no_such_model"
+    elif case == "missing_file":
+        train = str(tmp_path / "nope.tsv")
+    elif case == "unknown_perturbation":
+        perts = "identity,no_such_perturbation"
+    elif case == "bad_grid":
+        grid = "0.5,0.1"
+    out = tmp_path / "run"
+    rc = main(["learnability", "--model", model, "--data", train, "--test-data", test,
+               "--format", "label-text", "--perturbations", perts, "--p-grid", grid,
+               "--seeds", "0", "--steps", "5", "--quiet", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert "error:" in err and "Traceback" not in err
+    assert not out.exists()  # nothing written half-way
