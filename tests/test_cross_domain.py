@@ -275,3 +275,24 @@ def test_run_clf_trains_on_one_domain_and_tests_on_the_others(tmp_path: Path) ->
     with pytest.raises(InputError, match="no domain 'zeta'"):
         run_clf(ClfStudy(root=str(root), domains=("alpha", "beta", "zeta")), tmp_path / "y")
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_run_clf_with_a_saved_model_only_evaluates(tmp_path: Path) -> None:
+    from robustlab.models.registry import make_model
+    from robustlab.recipes.cross_domain_clf import ClfStudy, run_clf
+
+    root = tmp_path / "data"
+    for name, pos, neg in [("alpha", "great", "awful"), ("beta", "great", "awful"),
+                           ("gamma", "great", "terrible")]:
+        _domain_csv(root, name, pos, neg, n=10)
+    model = make_model("bow", embed_dim=8, hidden=8, batch_size=8, seed=0)
+    model.fit(["great item", "awful item"] * 10, [1, 0] * 10, steps=30)
+    saved = tmp_path / "my_bow"
+    model.save(saved)
+    s = run_clf(ClfStudy(root=str(root), models=(str(saved),),
+                         domains=("alpha", "beta", "gamma"), consistency=_small_cfg()),
+                tmp_path / "run", progress=False, plots=False)
+    (r,) = s["systems"]
+    assert r["system"] == "my_bow@trained" and r["in_domain_accuracy"] is None
+    assert set(r["per_domain"]) == {"alpha", "beta", "gamma"}
+    assert r["per_domain"]["alpha"] == r["per_domain"]["beta"]  # identical data, same model

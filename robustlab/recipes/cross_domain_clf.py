@@ -74,10 +74,26 @@ class ClfStudy:
                 "eps": list(self.consistency.eps)}
 
     def cells(self) -> dict[str, dict[str, Any]]:
+        """One cell per (model, train domain); a saved (already trained) model is only
+        evaluated, on every domain, in one cell ``<dir name>@trained``."""
         base = {k: v for k, v in self.config().items() if k not in ("models", "train_domains",
                                                                       "task")}
-        return {f"{m}@{d}": {**base, "model": m, "train": d}
-                for m in self.models for d in self.trains()}
+        out: dict[str, dict[str, Any]] = {}
+        for m in self.models:
+            if _is_saved(m):
+                out[f"{os.path.basename(os.path.normpath(m))}@trained"] = {
+                    **base, "model": m, "train": None}
+            else:
+                out.update({f"{m}@{d}": {**base, "model": m, "train": d} for d in self.trains()})
+        return out
+
+
+def _is_saved(spec: str) -> bool:
+    try:
+        from robustlab.models.registry import is_saved_model
+    except ImportError:  # pragma: no cover - registry not installed
+        return False
+    return is_saved_model(spec)
 
 
 def _domain(root: str, name: str) -> Any:
@@ -110,17 +126,25 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
 
     t0 = time.perf_counter()
     root, train, seed = params["root"], params["train"], int(params["seed"])
-    src = _domain(root, train)
-    tr, ho = _split(len(src), float(params["holdout"]), seed, params.get("max_train"))
-    model = build_model(params["model"], seed=seed, steps=int(params["steps"]))
-    model.fit([src.texts[i] for i in tr], [src.labels[i] for i in tr], steps=int(params["steps"]))
+    if train is None:  # a saved, trained model: evaluate only
+        from robustlab.models.registry import load_model
+
+        model = load_model(params["model"])
+        tr = ho = np.arange(0)
+    else:
+        src = _domain(root, train)
+        tr, ho = _split(len(src), float(params["holdout"]), seed, params.get("max_train"))
+        model = build_model(params["model"], seed=seed, steps=int(params["steps"]))
+        model.fit([src.texts[i] for i in tr], [src.labels[i] for i in tr],
+                  steps=int(params["steps"]))
     train_s = time.perf_counter() - t0
 
     def acc(texts: Sequence[str], labels: Sequence[int]) -> float:
         pred = np.asarray(model.predict(list(texts)))
         return float(100.0 * np.mean(pred == np.asarray(labels)))
 
-    in_domain = acc([src.texts[i] for i in ho], [src.labels[i] for i in ho])
+    in_domain = None if train is None else acc([src.texts[i] for i in ho],
+                                               [src.labels[i] for i in ho])
     per, n_test = {}, {}
     for j, d in enumerate(x for x in params["domains"] if x != train):
         dd = _domain(root, d)
