@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def model_wrapper_for(model: Any) -> Any:
-    """TextAttack ModelWrapper over a TextClassifier (helper C's wrapper)."""
+    """TextAttack ModelWrapper over a TextClassifier (``robustlab.models.wrappers``)."""
     from robustlab.resources import ensure_textattack
 
     ensure_textattack()
@@ -70,15 +70,9 @@ def model_wrapper_for(model: Any) -> Any:
 
     if isinstance(model, ModelWrapper):
         return model
-    from robustlab.models import wrappers
+    from robustlab.models.wrappers import textattack_wrapper
 
-    for name in ("TextClassifierWrapper", "RobustlabModelWrapper", "ClassifierWrapper"):
-        if hasattr(wrappers, name):
-            return getattr(wrappers, name)(model)
-    for obj in vars(wrappers).values():  # whatever C named it: the ModelWrapper subclass there
-        if isinstance(obj, type) and issubclass(obj, ModelWrapper) and obj is not ModelWrapper:
-            return obj(model)
-    raise InputError("robustlab.models.wrappers has no TextAttack ModelWrapper")
+    return textattack_wrapper(model)
 
 
 def load_victim(spec: str) -> tuple[Any, str]:

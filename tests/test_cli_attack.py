@@ -1,0 +1,167 @@
+"""``robustlab attack`` / ``robustlab bias`` / ``robustlab textattack`` and the stock TextAttack CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robustlab.cli import main
+from robustlab.runs.store import RunStore
+
+from _so_toys import make_wrapper, planted_proba
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = {"good": ["great", "fine"], "plot": ["story"]}
+PAIRS = {"film": ["movie"]}
+
+
+@pytest.fixture
+def files(tmp_path):
+    data = tmp_path / "dev.txt"
+    data.write_text("1 the plot is good film .\n0 a dull thing\n1 good film and plot\n")
+    (tmp_path / "table.json").write_text(json.dumps(TABLE))
+    (tmp_path / "pairs.json").write_text(json.dumps(PAIRS))
+    return tmp_path
+
+
+def attack_args(files, out, *extra):
+    return ["attack", "--recipe", "so-beam", "--model", "planted", "--dataset",
+            str(files / "dev.txt"), "--source", f"table:{files / 'table.json'}",
+            "--patch-table", str(files / "pairs.json"), "--out", str(out), "--no-progress",
+            *extra]
+
+
+def use_model(monkeypatch, fn):
+    import robustlab.commands.attack as cmd
+
+    monkeypatch.setattr(cmd, "load_victim", lambda spec: (make_wrapper(fn), "planted"))
+
+
+def test_attack_writes_the_run_directory(files, monkeypatch, capsys):
+    use_model(monkeypatch, planted_proba)
+    out = files / "run"
+    assert main(attack_args(files, out, "--log-to-csv")) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["kind"] == "attack" and summary["complete"]
+    assert summary["counts"] == {"successful": 2, "failed": 0, "skipped": 1}
+    assert summary["success_rate"] == 1.0 and summary["mean_l0"] == 1.0
+    assert summary["files"] == ["attack_results.csv"]
+    recs = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert recs[0]["patch"] == ["film", "movie"] and recs[0]["perturbed"] == \
+        "the plot is great film ."
+    assert recs[0]["perturbed_output"] == 1 and recs[0]["patched_output"] == 0
+    assert recs[1]["result_type"] == "skipped" and "no patch word" in recs[1]["skip_reason"]
+    assert recs[0]["source"] == "table:table.json" and recs[0]["queries"] > 0
+    rows = list(csv.DictReader((out / "attack_results.csv").open()))
+    assert list(rows[0])[:9] == ["original_text", "perturbed_text", "original_score",
+                                 "perturbed_score", "original_output", "perturbed_output",
+                                 "ground_truth_output", "num_queries", "result_type"]
+    assert rows[0]["patch_words"] == "film->movie" and rows[0]["l0"] == "1"
+    assert "[[great]]" in rows[0]["perturbed_text"]
+    assert RunStore(out, readonly=True).counts()["done"] == 3
+    assert "success rate 100.0%" in capsys.readouterr().out
+
+
+def test_interrupted_attack_resumes_where_it_stopped(files, monkeypatch):
+    calls = []
+
+    def flaky(texts):
+        calls.extend(texts)
+        if any("good film and plot" in t for t in texts) and len(calls) < 10_000:
+            raise KeyboardInterrupt
+        return planted_proba(texts)
+
+    use_model(monkeypatch, flaky)
+    out = files / "run"
+    assert main(attack_args(files, out)) == 130
+    done = RunStore(out, readonly=True).done_keys()
+    assert done == {"ex=000000", "ex=000001"}
+    assert not (out / "summary.json").exists()
+    use_model(monkeypatch, planted_proba)
+    seen = []
+    use_model(monkeypatch, lambda ts: (seen.extend(ts), planted_proba(ts))[1])
+    assert main(attack_args(files, out)) == 0
+    assert seen and all("the plot is good film" not in t for t in seen)  # ex 0 not redone
+    assert json.loads((out / "summary.json").read_text())["complete"]
+
+
+def test_bad_input_exits_with_a_message(files, monkeypatch, capsys):
+    use_model(monkeypatch, planted_proba)
+    assert main(["attack", "--recipe", "so-nope", "--model", "x", "--dataset",
+                 str(files / "dev.txt"), "--out", str(files / "o")]) == 2
+    assert "unknown recipe 'so-nope'" in capsys.readouterr().err
+    assert main(attack_args(files, files / "o2", "--recipe", "so-enum", "-k", "3")) == 2
+    assert main(attack_args(files, files / "o3", "--num-examples", "0")) == 2
+    bad = files / "bad.csv"
+    bad.write_text("text,label\nfine,positive\n")
+    assert main(["attack", "--recipe", "so-beam", "--model", "x", "--dataset", str(bad),
+                 "--out", str(files / "o4")]) == 2
+    assert "not an integer" in capsys.readouterr().err
+
+
+def test_bias_command(files, monkeypatch, capsys):
+    class Toy:
+        def predict_proba(self, texts):
+            return np.array([[0.7, 0.3] if "she" in t.split() else [0.4, 0.6] for t in texts])
+
+        def model_id(self):
+            return "toy"
+
+    import robustlab.models.registry as reg
+
+    monkeypatch.setattr(reg, "load_model", lambda spec: Toy())
+    data = files / "g.txt"
+    data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
+    out = files / "bias"
+    assert main(["bias", "--model", "toy", "--dataset", str(data), "--pairs", "builtin",
+                 "--source", f"table:{files / 'table.json'}", "--k", "0,1", "--out", str(out),
+                 "--no-progress"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    he = [r for r in s["table"] if r["pair"] == ["he", "she"]]
+    assert [r["B"] for r in he] == [pytest.approx(-0.3), pytest.approx(-0.3)]
+    assert "he/she" in capsys.readouterr().out
+    assert main(["bias", "--model", "toy", "--dataset", str(data), "--k", "x", "--out",
+                 str(files / "b2")]) == 2
+
+
+def _ta_env(files):
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               ROBUSTLAB_NEIGHBOURHOOD=f"table:{files / 'table.json'}",
+               ROBUSTLAB_PATCH_TABLE=str(files / "pairs.json"))
+    (files / "victim.py").write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT / 'tests')!r})
+        from _so_toys import make_wrapper, planted_proba
+        model = make_wrapper(planted_proba)
+    """))
+    (files / "data.py").write_text("dataset = [('the plot is good film .', 1), "
+                                   "('a dull thing', 0)]\n")
+    return env
+
+
+@pytest.mark.slow
+def test_stock_textattack_cli_and_passthrough(files):
+    env = _ta_env(files)
+    common = ["--model-from-file", str(files / "victim.py"), "--dataset-from-file",
+              str(files / "data.py"), "--num-examples", "2", "--disable-stdout"]
+    stock = subprocess.run(
+        [str(Path(sys.executable).parent / "textattack"), "attack", "--attack-from-file",
+         f"{ROOT / 'robustlab/recipes/so_beam.py'}^build", *common,
+         "--log-to-csv", str(files / "stock.csv")],
+        env=env, capture_output=True, text=True, timeout=600, cwd=files)
+    assert stock.returncode == 0, stock.stderr[-2000:]
+    assert "Successful" in (files / "stock.csv").read_text()
+    ours = subprocess.run(
+        [sys.executable, "-m", "robustlab", "textattack", "attack", "--recipe", "so-beam",
+         *common, "--log-to-csv", str(files / "ours.csv")],
+        env=env, capture_output=True, text=True, timeout=600, cwd=files)
+    assert ours.returncode == 0, ours.stderr[-2000:]
+    assert "Successful" in (files / "ours.csv").read_text()
