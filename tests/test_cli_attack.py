@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _so_toys import make_wrapper, planted_proba
 
 from robustlab.cli import main
 from robustlab.runs.store import RunStore
-
-from _so_toys import make_wrapper, planted_proba
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = {"good": ["great", "fine"], "plot": ["story"]}

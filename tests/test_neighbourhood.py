@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from _so_toys import tiny_mlm
 
 from robustlab.errors import InputError
 from robustlab.recipes.neighbourhood import (
@@ -16,8 +17,6 @@ from robustlab.recipes.neighbourhood import (
     match_case,
     word_spans,
 )
-
-from _so_toys import tiny_mlm
 
 
 @pytest.fixture(scope="module")

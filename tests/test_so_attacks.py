@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from _so_toys import make_wrapper, planted_proba
 
 PAIRS = {"film": ["movie"]}
