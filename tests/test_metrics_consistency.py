@@ -202,3 +202,13 @@ def test_leave_one_out_with_bagging_is_seeded_and_needs_two_domains() -> None:
         c.leave_one_out(x, ["a"] * 60)
     with pytest.raises(ValueError, match="labels"):
         c.leave_one_out(x, ["a", "b"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 40), st.floats(0.05, 1.0), st.integers(0, 10**6))
+def test_design_bagging_coverage_property(n: int, m: int, f: float, seed: int) -> None:
+    bags, order = c.design_bags(n, m, f, seed=seed, return_order=True)
+    b = bags.shape[1]
+    assert all(len(set(row)) == len(row) for row in bags.tolist())
+    k = min(n, m * b)
+    assert len(set(order[:k].tolist())) == k  # no element twice before all have been used
