@@ -48,15 +48,17 @@ class _CharEdit(PPSPerturbation):
         return True
 
     def apply(self, text: str, rng: random.Random) -> str:
-        m, el = self.min_len, self.eligible
+        m = self.min_len
         spans = [s.span() for s in LETTERS_RE.finditer(text) if s.end() - s.start() >= m]
         if not spans:
             return text
-        if type(self).eligible is not _CharEdit.eligible:  # subclasses with a content rule
-            spans = [(a, b) for a, b in spans if el(text[a:b])]
-        chosen = sorted(self.pick(rng, spans))
+        if type(self).eligible is _CharEdit.eligible:
+            chosen = self.pick(rng, spans)
+        else:
+            chosen = self._pick_eligible(text, spans, rng)
         if not chosen:
             return text
+        chosen.sort()
         parts, pos, edit = [], 0, self.edit
         for a, b in chosen:
             parts.append(text[pos:a])
@@ -64,6 +66,20 @@ class _CharEdit(PPSPerturbation):
             pos = b
         parts.append(text[pos:])
         return "".join(parts)
+
+    def _pick_eligible(self, text: str, spans: list[tuple[int, int]], rng: random.Random):
+        """Up to pps eligible spans. Why not filter first: checking a few random words is much
+        cheaper than checking all of them, and nearly every word is eligible."""
+        el, n, want = self.eligible, len(spans), min(self.pps, len(spans))
+        chosen: list[tuple[int, int]] = []
+        for _ in range(2 * want + 4):
+            span = spans[int(rng.random() * n)]
+            if span not in chosen and el(text[span[0]:span[1]]):
+                chosen.append(span)
+                if len(chosen) == want:
+                    return chosen
+        rest = [s for s in spans if s not in chosen and el(text[s[0]:s[1]])]
+        return chosen + self.pick(rng, rest)[: want - len(chosen)] if rest else chosen
 
 
 @register

@@ -45,13 +45,14 @@ def _check_prob(owner: str, **probs: float) -> None:
 def _substitute(text: str, positions, table, rng: random.Random) -> str:
     """Replace each char at ``positions`` found in ``table`` by a random choice of its entry."""
     chars: list[str] | None = None
-    choice = rng.choice
+    rand = rng.random
+    get = table.get
     for i in positions:
-        options = table.get(text[i])
+        options = get(text[i])
         if options:
             if chars is None:
                 chars = list(text)
-            chars[i] = choice(options)
+            chars[i] = options[int(rand() * len(options))]
     return text if chars is None else "".join(chars)
 
 
@@ -133,8 +134,16 @@ class RandomUpper(Perturbation):
         k = int(len(text) * self.corrupt_proportion)
         if k == 0:
             return text
+        n = len(text)
+        if 4 * k < n:  # few positions: rejection sampling is much cheaper than rng.sample
+            picked: set[int] = set()
+            rand = rng.random
+            while len(picked) < k:
+                picked.add(int(rand() * n))
+        else:
+            picked = set(rng.sample(range(n), k))
         chars = list(text)
-        for i in rng.sample(range(len(text)), k):
+        for i in picked:
             chars[i] = chars[i].upper()
         return "".join(chars)
 
@@ -239,8 +248,23 @@ class VisualAttackLetters(Perturbation):
         _check_prob(self.name, perturb_pct=self.perturb_pct)
 
     def apply(self, text: str, rng: random.Random) -> str:
-        positions = bernoulli_positions(len(text), self.perturb_pct, rng)
-        return _substitute(text, positions, visual_lookalikes(), rng)
+        # Half of all letters change at the default rate, so skipping ahead does not pay; one
+        # getrandbits call gives two random bytes per character instead: byte 1 decides (p is
+        # quantised to 1/256, exact for the default 0.5), byte 2 picks the look-alike.
+        n = len(text)
+        thr = round(self.perturb_pct * 256)
+        if n == 0 or thr == 0:
+            return text
+        rb = rng.getrandbits(16 * n).to_bytes(2 * n, "little")
+        get = visual_lookalikes().get
+        chars = list(text)
+        i = 0
+        for c in text:
+            o = get(c)
+            if o is not None and rb[i] < thr:
+                chars[i] = o[(rb[n + i] * len(o)) >> 8]
+            i += 1
+        return "".join(chars)
 
 
 @register
