@@ -1,0 +1,83 @@
+"""Throughput of `robustlab perturb` on SST-2 train (6,920 rows), against the bare perturbation.
+
+Prints, per perturbation: rows/s of the whole command (read, perturb with outcomes, write JSONL)
+measured in-process, rows/s of ``perturb_batch`` alone on the same texts, and their ratio (the
+I/O + bookkeeping overhead), plus one end-to-end console-script run (startup included).
+
+    .venv/bin/python bench/bench_cli_perturb.py [--repeat 3] [names...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from robustlab.adapters import make
+from robustlab.cli import main as cli_main
+from robustlab.data.files import read_rows
+from robustlab.resources import shared_data_dir
+
+DEFAULT = ["leet_letters", "butter_fingers_perturbation", "char_swap", "word_delete",
+           "word_synonym", "negation"]
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("names", nargs="*", default=DEFAULT)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    src = shared_data_dir() / "sst" / "stsa.binary.train"
+    if not src.exists():
+        print(f"needs {src}")
+        return 1
+    texts = read_rows(src, "label-text").column("text")
+    print(f"SST-2 train: {len(texts)} rows; load: {os.getloadavg()[0]:.2f} (1-min average)")
+    print(f"{'perturbation':30s} {'cli rows/s':>11s} {'batch rows/s':>13s} {'cli/batch':>10s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.jsonl"
+        for name in args.names:
+            p = make(name)
+            p.perturb_batch(texts[:10])  # setup (lexicons) outside the timing
+            t_batch = best_of(lambda p=p: p.perturb_batch(texts, seed=0), args.repeat)
+
+            def cli(name=name):
+                rc = cli_main(["perturb", "-p", name, "-i", str(src), "--format", "label-text",
+                               "-o", str(out), "--no-progress"])
+                assert rc == 0
+
+            devnull = open(os.devnull, "w")  # noqa: SIM115
+            stderr, sys.stderr = sys.stderr, devnull
+            try:
+                t_cli = best_of(cli, args.repeat)
+            finally:
+                sys.stderr = stderr
+                devnull.close()
+            n = len(texts)
+            print(f"{name:30s} {n / t_cli:11,.0f} {n / t_batch:13,.0f} {t_batch / t_cli:10.2f}")
+        exe = Path(sys.executable).parent / "robustlab"
+        t0 = time.perf_counter()
+        subprocess.run([str(exe), "perturb", "-p", "leet_letters", "-i", str(src), "--format",
+                        "label-text", "-o", str(out), "--no-progress"], check=True,
+                       capture_output=True)
+        dt = time.perf_counter() - t0
+        print(f"console script, leet_letters, end to end (startup included): {dt:.2f} s "
+              f"= {len(texts) / dt:,.0f} rows/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
