@@ -32,7 +32,7 @@ def snap_runs() -> dict[str, Path]:
     return fixtures.make_all(SNAP_ROOT)
 
 
-def test_settings(**kw) -> Settings:
+def make_settings(**kw) -> Settings:
     """Fast polling, a fixed clock (durations in snapshots), the sleepy study as the program."""
     from tui.slow_study import build_parser
 
@@ -44,7 +44,7 @@ def test_settings(**kw) -> Settings:
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return test_settings(cwd=tmp_path)
+    return make_settings(cwd=tmp_path)
 
 
 @pytest.hookimpl(tryfirst=True)

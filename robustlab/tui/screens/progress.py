@@ -101,8 +101,9 @@ class ProgressScreen(Screen):
                  (c.error or "").strip().splitlines()[-1][:80] if c.error else ""]
                 for c in prog.cells]
         title = f"cells ({self.filter or 'all'}: {len(rows)} of {prog.shown_of} shown)"
-        table.show(Table(title, ["cell", "status", "seconds", "attempts", "error"], rows,
-                         keys=[c.key for c in prog.cells]), keep_cursor=True)
+        if table.spec is None or table.spec.rows != rows:  # redraw only what changed
+            table.show(Table(title, ["cell", "status", "seconds", "attempts", "error"], rows,
+                             keys=[c.key for c in prog.cells]), keep_cursor=True)
         table.border_title = title
         self._show_error()
         log = prog.log[-8:] or prog.events[-8:]

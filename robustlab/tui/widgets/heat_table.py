@@ -43,9 +43,13 @@ class HeatTable(DataTable):
     def show(self, table: Table, keep_cursor: bool = False) -> None:
         """Replace the contents with ``table``."""
         row = self.cursor_row
+        same_columns = self.spec is not None and self.spec.columns == table.columns
         self.spec = table
-        self.clear(columns=True)
-        self.add_columns(*table.columns)
+        if same_columns:
+            self.clear()  # keep the columns (and their widths): no flicker on live updates
+        else:
+            self.clear(columns=True)
+            self.add_columns(*table.columns)
         ranges = {}
         for name in table.heat:
             if name in table.columns:

@@ -1,0 +1,107 @@
+"""Launching, stopping and resuming real detached studies from the TUI.
+
+The study is tests/tui/slow_study.py: real cells through ``run_cells`` into a real store, each
+sleeping a little, started as a detached process exactly as a ``robustlab`` study would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+
+from textual.widgets import Input, Static
+
+from robustlab.tui import launch
+from robustlab.tui.app import RobustlabApp
+from robustlab.tui.screens.new_study import NewStudyScreen
+from robustlab.tui.screens.progress import ProgressScreen
+
+from .test_app import text_of, wait_for
+
+
+async def test_new_study_form_launches_a_study_that_completes(settings, tmp_path):
+    app = RobustlabApp([tmp_path / "runs"], settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n")
+        screen = app.screen
+        assert isinstance(screen, NewStudyScreen)
+        await wait_for(pilot, lambda: screen.recipe is not None)
+        assert screen.recipe.name == "sleepy"
+        command = screen.query_one("#command", Static)
+        await wait_for(pilot, lambda: "robustlab sleepy --out runs/sleepy-" in text_of(command))
+        # bad input is caught by the command's own parser before anything is launched
+        screen.query_one("#f-cells", Input).value = "four"
+        await wait_for(pilot, lambda: "invalid int value: 'four'" in text_of(
+            screen.query_one("#form-error", Static)))
+        assert screen.query_one("#launch").disabled
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, NewStudyScreen)  # refused
+        screen.query_one("#f-cells", Input).value = "4"
+        screen.query_one("#f-delay", Input).value = "0.1"
+        screen.query_one("#f-out", Input).value = "runs/form-run"
+        await wait_for(pilot, lambda: screen.error is None and
+                       text_of(command).endswith("--out runs/form-run --cells 4 --delay 0.1"))
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen))
+        progress = app.screen
+        await wait_for(pilot, lambda: progress.progress is not None and
+                       progress.progress.run.status == "done", timeout=60)
+        assert progress.progress.run.counts["done"] == 4
+    run_dir = tmp_path / "runs" / "form-run"
+    assert json.loads((run_dir / "summary.json").read_text())["complete"] is True
+    worker = launch.read_worker(run_dir)
+    assert worker["argv"][-6:] == ["--out", "runs/form-run", "--cells", "4", "--delay", "0.1"]
+    assert "finished 4/4 cells" in (run_dir / "worker.log").read_text()
+
+
+def _attempts(run_dir) -> dict[str, int]:
+    conn = sqlite3.connect(f"file:{run_dir / 'store.sqlite'}?mode=ro", uri=True)
+    try:
+        return dict(conn.execute("SELECT key, attempts FROM cells WHERE status='done'"))
+    finally:
+        conn.close()
+
+
+async def test_stop_and_resume_a_detached_run(settings, tmp_path):
+    run_dir = launch.launch(["sleepy", "--out", "runs/s", "--cells", "12", "--delay", "0.4"],
+                            cwd=tmp_path, program=settings.program)
+    app = RobustlabApp([run_dir], settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 2, 60)
+        app.open_progress(run_dir)
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen) and
+                       app.screen.progress is not None)
+        screen = app.screen
+        await pilot.press("s")  # SIGINT to the worker's process group
+        await wait_for(pilot, lambda: screen.progress.run.status == "interrupted", 30)
+        stopped = screen.progress.run.counts
+        assert stopped["running"] == 0 and 2 <= stopped["done"] < 12
+        assert "interrupted by the user" in text_of(screen.query_one("#status", Static))
+        done_before = _attempts(run_dir)
+        time.sleep(0.5)
+        assert _attempts(run_dir) == done_before  # really stopped: nothing more finishes
+        await pilot.press("r")  # re-launch the stored command, detached
+        await wait_for(pilot, lambda: screen.progress.run.status == "done", 60)
+        assert screen.progress.run.counts["done"] == 12
+    after = _attempts(run_dir)
+    # the cells done before the stop were kept, not recomputed
+    assert all(after[k] == 1 for k in done_before)
+    assert len(after) == 12
+    log = (run_dir / "worker.log").read_text()
+    assert log.count("launching:") == 2 and "KeyboardInterrupt" in log
+
+
+def test_a_launched_worker_survives_its_launcher(tmp_path, settings):
+    """Detached: own session, so a hangup of the TUI's terminal does not reach it."""
+    run_dir = launch.launch(["sleepy", "--out", "r", "--cells", "3", "--delay", "0.2"],
+                            cwd=tmp_path, program=settings.program)
+    pid = launch.read_worker(run_dir)["pid"]
+    assert os.getsid(pid) == pid != os.getsid(0)
+    for _ in range(200):
+        if not launch.pid_alive(pid):
+            break
+        time.sleep(0.1)
+    info = json.loads((run_dir / "summary.json").read_text())
+    assert info["complete"] is True

@@ -1,0 +1,65 @@
+"""Snapshots of the main screens at 80×24 and 160×48 (review a failing report before updating:
+``pytest tests/tui/test_snapshots.py --snapshot-update``). Fixture data and the clock are fixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from robustlab.tui.app import RobustlabApp
+
+from .conftest import make_settings
+from .test_app import wait_for
+
+SIZES = [(80, 24), (160, 48)]
+
+
+def _app(snap_runs) -> RobustlabApp:
+    return RobustlabApp([next(iter(snap_runs.values())).parent], make_settings())
+
+
+async def _open(pilot, name: str, ready) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: len(app.screen.runs) == 8)
+    app.screen.query_one("#runs").move_cursor(row=[r.path.name for r in app.screen.runs]
+                                              .index(name))
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: ready(app.screen))
+    await pilot.pause(0.3)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_runs_list(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await wait_for(pilot, lambda: len(pilot.app.screen.runs) == 8)
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_progress(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await _open(pilot, "learn-running", lambda s: getattr(s, "progress", None) is not None
+                    and s.query_one("#cells").row_count == 132)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_learnability(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await _open(pilot, "learn-done", lambda s: s.view is not None)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_attack_browser(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await _open(pilot, "attack-sobeam", lambda s: s.view is not None)
+        await pilot.press("down", "down")
+        await wait_for(pilot, lambda: "example 2" in str(
+            pilot.app.screen.query_one("#detail").content))
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
