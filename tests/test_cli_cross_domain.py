@@ -86,3 +86,18 @@ def test_wmt22_convenience_full_ru_en(shared_data: Path, tmp_path: Path, capsys)
     assert round(g["corpus"]["bleu"], 4) == 46.6679
     assert "gamma_curves.png" in summary["files"]
     assert set(summary["agreement"]) >= {"bleu", "cov", "gamma"}
+
+
+def test_scores_from_wmt_segment_da(tmp_path: Path, capsys) -> None:
+    da = _w(tmp_path / "ad-seg.csv", ["SYS SID RAW.SCR Z.SCR N ",
+                                      "A.1 1 80 0.1 1 ", "A.1 3 60 -0.2 1 ", "A.1 5 70 0 2 ",
+                                      "B.2 2 90 0.5 1 ", "B.2 4 91 0.6 1 ", "B.2 6 89 0.4 1 "])
+    dom = _w(tmp_path / "dom.txt", DOM)
+    assert main(["cross-domain", "scores", da, "--wmt-da", "--domains", dom, *_small()]) == 0
+    out = capsys.readouterr().out
+    assert "by_mean: B > A" in out and "by_cov: B > A" in out
+    assert main(["cross-domain", "scores", da, "--wmt-da"]) == 2
+    assert "--domains" in capsys.readouterr().err
+    short = _w(tmp_path / "dom3.txt", DOM[:3])
+    assert main(["cross-domain", "scores", da, "--wmt-da", "--domains", short]) == 2
+    assert "line 4: segment id 5 outside 1..3" in capsys.readouterr().err

@@ -95,6 +95,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     sc.add_argument("--system-column", default="system")
     sc.add_argument("--domain-column", default="domain")
     sc.add_argument("--human", metavar="FILE", help="human scores per system")
+    sc.add_argument("--wmt-da", action="store_true",
+                    help="FILE is WMT segment-level DA (ad-seg-scores: SYS SID RAW.SCR Z.SCR N);"
+                    " needs --domains (γ on human scores, the paper's Figure 5 / Table 7)")
+    sc.add_argument("--da-column", default="RAW.SCR", help="DA column with --wmt-da")
+    sc.add_argument("--domains", metavar="FILE",
+                    help="with --wmt-da: the domain of each segment (line = SID)")
     sc.add_argument("--out", default=None, metavar="DIR",
                     help="also write a run directory (default: stdout only)")
     _consistency_args(sc)
@@ -167,14 +173,23 @@ def run_clf(args: argparse.Namespace) -> int:
 
 
 def run_scores(args: argparse.Namespace) -> int:
-    from robustlab.data.mt import read_human
+    from robustlab.data.mt import read_domains, read_human, read_wmt_da_segments
+    from robustlab.errors import InputError
     from robustlab.recipes.cross_domain import run_scores as run
 
     human = read_human(args.human) if args.human else None
     cols = {"score_column": args.score_column, "system_column": args.system_column,
             "domain_column": args.domain_column}
+    table = None
+    if args.wmt_da:
+        if not args.domains:
+            raise InputError("--wmt-da needs --domains FILE (the domain of each segment)")
+        table = read_wmt_da_segments(args.file, read_domains(args.domains), args.da_column)
+    elif args.domains:
+        raise InputError("--domains is only used with --wmt-da (score tables carry a domain "
+                         "column)")
     summary = run(args.file, args.out, _cfg(args), human=human, command=_command(),
-                  columns=cols, plots=not args.no_plots)
+                  columns=cols, plots=not args.no_plots, table=table)
     print_table(summary)
     if args.out:
         print(f"\nwrote {args.out} ({', '.join(summary['files'])})")

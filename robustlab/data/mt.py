@@ -207,3 +207,38 @@ def load_wmt22(root: str | os.PathLike[str], pair: str = "ru-en", refs: Sequence
         data.human = read_human(hp)
         data.files["human"] = str(hp)
     return data
+
+
+def read_wmt_da_segments(path: str | os.PathLike[str], domains: Sequence[str],
+                         column: str = "RAW.SCR") -> dict[str, tuple[list[float], list[str]]]:
+    """Segment-level WMT DA (``ad-seg-scores-*.csv``: ``SYS SID RAW.SCR Z.SCR N``) as a score
+    table {system: (scores, domain labels)}; ``SID`` is the 1-based line of ``domains``.
+
+    Not every segment is judged for every system, so systems have different row counts. This is
+    the paper's Figure 5 / Table 7 setting: (ε,γ)-robustness measured on human scores."""
+    p = Path(path)
+    rows = [r["text"] for r in read_rows(p, fmt="text").rows]
+    if not rows:
+        raise InputError(f"{p}: empty DA file")
+    head = rows[0].split()
+    for col in ("SYS", "SID", column):
+        if col not in head:
+            raise InputError(f"{p}: no {col!r} column (header: {' '.join(head)}); expected a "
+                             "WMT ad-seg-scores file")
+    si, ii, vi = head.index("SYS"), head.index("SID"), head.index(column)
+    out: dict[str, tuple[list[float], list[str]]] = {}
+    for line, row in enumerate(rows[1:], 2):
+        f = row.split()
+        if not f:
+            continue
+        try:
+            name, sid, v = _SUFFIX_NUM.sub("", f[si]), int(f[ii]), float(f[vi])
+        except (IndexError, ValueError):
+            raise InputError(f"{p}: line {line}: cannot read SYS, SID and {column}") from None
+        if not 1 <= sid <= len(domains):
+            raise InputError(f"{p}: line {line}: segment id {sid} outside 1..{len(domains)} "
+                             "(does the domain file belong to this test set?)")
+        xs, ds = out.setdefault(name, ([], []))
+        xs.append(v)
+        ds.append(domains[sid - 1])
+    return out

@@ -293,10 +293,17 @@ def analyze_scores(table: Mapping[str, tuple[np.ndarray, list[str]]], cfg: Consi
 def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None,
                cfg: ConsistencyConfig, *, human: Mapping[str, float] | None = None,
                command: str | None = None, columns: Mapping[str, str] | None = None,
-               plots: bool = True) -> dict[str, Any]:
-    """``robustlab cross-domain scores FILE``: results per system; a run directory if asked."""
+               plots: bool = True, table: Mapping[str, tuple[Any, list[str]]] | None = None
+               ) -> dict[str, Any]:
+    """``robustlab cross-domain scores FILE``: results per system; a run directory if asked.
+    ``table`` ({system: (scores, domains)}) replaces reading ``path`` (e.g. WMT DA segments)."""
     cfg.validate()
-    table = read_score_table(path, **(columns or {}))
+    if table is None:
+        table = read_score_table(path, **(columns or {}))
+    else:
+        for name, (_, ds) in table.items():
+            check_domains(ds, f"{path} (system {name!r})")
+        table = {k: (np.asarray(x, dtype=float), list(d)) for k, (x, d) in table.items()}
     results = analyze_scores(table, cfg)
     if out_dir is None:
         from robustlab.recipes.cross_domain_report import rank_and_agree
