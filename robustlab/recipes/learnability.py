@@ -151,10 +151,14 @@ _CLEAN: OrderedDict[tuple[Any, ...], tuple[Any, np.ndarray, float]] = OrderedDic
 _PERTURBED_MAX, _CLEAN_MAX = 64, 2
 
 
+def _data_key(dataset: dict[str, Any], max_train: int | None, max_test: int | None) -> str:
+    return repr((sorted(dataset.items()), max_train, max_test))
+
+
 def _data(params: dict[str, Any]):
     from robustlab.recipes.learnability_data import load_splits
 
-    key = repr((sorted(params["dataset"].items()), params["max_train"], params["max_test"]))
+    key = _data_key(params["dataset"], params["max_train"], params["max_test"])
     splits = _DATA.get(key)
     if splits is None:
         splits = load_splits(params["dataset"], params["max_train"], params["max_test"])
@@ -390,6 +394,8 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
     splits = preflight(list(study.models), list(study.perturbations), study.dataset,
                        study.max_train, study.max_test)
+    _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
+    _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
     cells = study.cells(splits.fingerprint, num_threads=threads)
     out = Path(out_dir)
     t0 = time.perf_counter()
