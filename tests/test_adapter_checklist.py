@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from perturbation_checks import check_perturbation
 
 pytest.importorskip("checklist.test_types", reason="CheckList is the optional robustlab[checklist]")
 
@@ -72,6 +73,7 @@ def test_checklist_own_perturbations_as_robustlab(perturb_module):
     assert random.getstate() == state and (np.random.get_state()[1] == np_state).all()
     assert outs == typos.perturb_batch(["a reasonably long sentence here", "short"], seed=4)
     assert outs[0] != "a reasonably long sentence here"
+    check_perturbation(typos)  # seeded, batch-independent, edge texts, RNG hygiene
     contr = from_checklist(Perturb.contractions)
     assert contr.perturb("He is not sure what it is.") in {"He isn't sure what it is.",
                                                            "He's not sure what it is.",

@@ -17,6 +17,7 @@
 * :func:`from_checklist` wraps a string-level CheckList perturb function (``Perturb.add_typos``,
   ``Perturb.contractions``, ...) as a robustlab perturbation; CheckList draws from the global numpy
   and ``random`` generators, so each call runs with them seeded per text and restored afterwards.
+  Blank texts come back unchanged without calling the function.
 
 Only ``checklist.test_types`` and ``checklist.expect`` are imported (inside the builders); neither
 needs ``pattern``.
@@ -214,6 +215,8 @@ class CheckListPerturbation(Perturbation):
     def apply(self, text: str, rng: random.Random) -> str:
         import numpy as np
 
+        if not text.strip():  # CheckList's string functions index into the text (add_typos)
+            return text
         seed = rng.getrandbits(32)
         with isolated_global_rng():
             random.seed(seed)

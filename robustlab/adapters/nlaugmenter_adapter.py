@@ -14,6 +14,7 @@ NL-Augmenter (GEM-benchmark/NL-Augmenter, not on PyPI) defines a transformation 
   and (2) saves and restores the global ``random`` and (when loaded) ``numpy.random`` states around
   ``generate``, so nothing leaks out. Among several outputs one is picked with the same stream;
   an operation that returns nothing, or only the input, is a no-op (the text comes back unchanged).
+  Blank (empty or whitespace-only) texts come back unchanged without calling ``generate``.
 * :func:`to_nlaugmenter` / :func:`nlaugmenter_class` expose a robustlab perturbation as an
   NL-Augmenter transformation: a real ``SentenceOperation`` subclass when ``nlaugmenter`` (or the
   older top-level ``interfaces`` layout) is importable, otherwise :class:`SentenceOperation`, a
@@ -221,6 +222,8 @@ class NLAugmenterPerturbation(Perturbation):
             self.operation = self.operation(seed=0)
 
     def apply(self, text: str, rng: random.Random) -> str:
+        if not text.strip():  # many operations tokenize/index and fail on blank input
+            return text
         op = self.operation
         if self.reseed and hasattr(op, "seed"):
             op.seed = rng.getrandbits(31)
