@@ -181,14 +181,15 @@ class LetterCase(_CharEdit):
 def misspellings_by_correction() -> dict[str, tuple[str, ...]]:
     """codespell's dictionary inverted: correct word -> its common misspellings.
 
-    Only unambiguous entries (one correction, a single word) are kept: an entry such as
-    ``wich->which, witch`` does not say which word it misspells.
+    Only unambiguous entries (one correction, a single word of >= 3 letters) are kept: an entry
+    such as ``wich->which, witch`` does not say which word it misspells, and codespell's typos of
+    one- and two-letter words ("wew" for "we") are code typos rather than common misspellings.
     """
     inverted: dict[str, list[str]] = {}
     with open(codespell_dictionary(), encoding="utf-8") as fh:
         for line in fh:
             wrong, arrow, right = line.strip().partition("->")
-            if not arrow or "," in right or " " in right or not WORD_RE.fullmatch(right):
+            if not arrow or "," in right or len(right) < 3 or not WORD_RE.fullmatch(right):
                 continue
             if WORD_RE.fullmatch(wrong) and wrong.lower() != right.lower():
                 inverted.setdefault(right.lower(), []).append(wrong.lower())
