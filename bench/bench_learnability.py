@@ -87,21 +87,25 @@ def instrument() -> list:
     return undo
 
 
-def run(label: str, study: LearnabilityStudy, minilm: bool = False) -> dict[str, float]:
+def run(label: str, study: LearnabilityStudy, minilm: bool = False, executor: str = "sequential",
+        workers: int = 1) -> dict[str, float]:
     from robustlab.recipes.learnability import clear_caches, run_study
 
     T.clear()
     clear_caches()
-    undo = instrument()
+    undo = instrument() if executor == "sequential" else []
     out = Path(tempfile.mkdtemp(prefix="bench-learn-"))
     n_cells = len(study.cells())
     t0 = time.perf_counter()
     try:
-        summary = run_study(study, out, progress=False, plots=True)
+        summary = run_study(study, out, progress=False, plots=True, executor=executor,
+                            workers=workers)
     finally:
         for u in undo:
             u()
     wall = time.perf_counter() - t0
+    if executor != "sequential":
+        return _report_parallel(label, out, wall, n_cells, workers, summary)
     if minilm:  # HF: fit includes its own tokenization (not split out here)
         train_loop, predict_fwd, encode = T["hf_fit"], T["hf_predict"], 0.0
     else:
@@ -122,6 +126,29 @@ def run(label: str, study: LearnabilityStudy, minilm: bool = False) -> dict[str,
     return {"wall": wall, "cells": n_cells, "overhead": (wall - model_time) / wall}
 
 
+def _report_parallel(label: str, out: Path, wall: float, n_cells: int, workers: int,
+                     summary: dict) -> dict[str, float]:
+    """Worker processes cannot be instrumented from here: use the cells' own timings
+    (``model_seconds`` = fit + predict, tokenization inside fit included, so this overhead is
+    a lower bound) against the workers' total capacity (wall × workers)."""
+    import json
+
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    model = sum(r.get("model_seconds") or 0.0 for r in rows)
+    cells = sum(r.get("seconds") or 0.0 for r in rows)
+    cap = wall * workers
+    print(f"\n== {label}  [{workers} worker processes]")
+    print(f"cells {n_cells}   wall {wall:8.1f} s   per cell {wall / n_cells:6.2f} s (wall)   "
+          f"complete={summary['complete']}")
+    print(f"  fit+predict in cells     {model:8.1f} s  {100 * model / cap:5.1f} % of wall×workers")
+    print(f"  rest of cells            {cells - model:8.1f} s  {100 * (cells - model) / cap:5.1f} %")
+    print(f"  outside cells (engine, store, idle workers, outputs) "
+          f"{cap - cells:8.1f} s  {100 * (cap - cells) / cap:5.1f} %")
+    print(f"  overhead (outside fit/predict): {100 * (cap - model) / cap:.1f} %")
+    print(f"  run dir: {out}")
+    return {"wall": wall, "cells": n_cells, "overhead": (cap - model) / cap}
+
+
 def uptime() -> str:
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -135,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-minilm", action="store_true")
     ap.add_argument("--steps", type=int, default=200, help="TextRNN training steps (default 200)")
     ap.add_argument("--minilm-steps", type=int, default=20)
+    ap.add_argument("--executor", choices=("sequential", "process"), default="sequential",
+                    help="sequential gives the detailed breakdown; process uses --workers")
+    ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args(argv)
     sst = shared_data_dir() / "sst"
     if not (sst / "stsa.binary.train").exists():
@@ -151,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         textrnn = LearnabilityStudy(models=("textrnn",), perturbations=PAPER_PERTURBATIONS,
                                     dataset=spec, seeds=(0, 1, 2), steps=args.steps)
     r = run(f"TextRNN on SST-2 train ({'quick' if args.quick else 'full grid'}, "
-            f"{args.steps} steps)", textrnn)
+            f"{args.steps} steps)", textrnn, executor=args.executor, workers=args.workers)
     print(f"after TextRNN: {uptime()}")
     if not args.skip_minilm:
         minilm = LearnabilityStudy(models=("minilm",), perturbations=("leet_letters",
