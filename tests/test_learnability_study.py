@@ -233,3 +233,15 @@ def test_ray_executor_gives_the_same_results(tmp_path):
     assert _stable(tmp_path / "ray" / "results.jsonl") == _stable(tmp_path / "seq" /
                                                                    "results.jsonl")
     assert dist["pairs"] == seq["pairs"]
+
+
+@pytest.mark.slow
+def test_process_executor_gives_the_same_results(tmp_path):
+    spec = toy_spec(tmp_path / "data")
+    st = _study(spec, perturbations=("identity", "leet_letters"))
+    seq = run_study(st, tmp_path / "seq", progress=False, plots=False)
+    par = run_study(st, tmp_path / "proc", executor="process", workers=2, progress=False,
+                    plots=False)
+    assert _stable(tmp_path / "proc" / "results.jsonl") == _stable(tmp_path / "seq" /
+                                                                    "results.jsonl")
+    assert par["pairs"] == seq["pairs"]
