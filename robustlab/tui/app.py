@@ -54,6 +54,7 @@ class RobustlabApp(App):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("t", "toggle_theme", "Theme"),
+        Binding("question_mark", "keys", "Keys"),
         Binding("N", "new_study", "New study", show=False),
     ]
 
@@ -107,6 +108,13 @@ class RobustlabApp(App):
         from robustlab.tui.screens.new_study import NewStudyScreen
 
         self.push_screen(NewStudyScreen())
+
+    def action_keys(self) -> None:
+        """Show or hide the panel listing every key of the current screen."""
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
 
     def action_toggle_theme(self) -> None:
         self.theme = THEMES[1] if self.theme == THEMES[0] else THEMES[0]

@@ -36,7 +36,7 @@ class RunScreen(Screen):
         yield Header()
         yield Static(f"Loading {self.path} …", id="status", classes="status")
         yield from self.body()
-        yield Footer()
+        yield Footer(compact=True)
 
     def body(self) -> ComposeResult:
         yield from ()

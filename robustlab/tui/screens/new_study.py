@@ -49,7 +49,7 @@ class NewStudyScreen(Screen):
                 yield Static("", id="command", classes="command")
                 yield Static("", id="form-error", classes="error")
                 yield Button("Launch (ctrl+l)", variant="success", id="launch", disabled=True)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = "new study"

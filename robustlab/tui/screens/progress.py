@@ -57,7 +57,7 @@ class ProgressScreen(Screen):
             yield HeatTable(cursor_type="row", id="cells")
             yield Static("", id="error-detail", classes="error")
             yield Static("", id="log", classes="log")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)

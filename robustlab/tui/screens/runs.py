@@ -38,13 +38,14 @@ class RunsScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.runs: list[data.RunSummary] = []
+        self._rows: list[tuple[str, ...]] = []
         self._wake = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable(cursor_type="row", zebra_stripes=True, id="runs")
         yield Static("", id="run-detail", classes="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#runs", DataTable)
@@ -72,16 +73,20 @@ class RunsScreen(Screen):
         self.runs = message.runs
         now = self.app.settings.clock()
         table = self.query_one("#runs", DataTable)
-        cursor = table.cursor_row
-        table.clear()
-        for r in self.runs:
-            prog = (f"{bar(r.fraction)} {r.done}/{r.total}" if r.total else "–")
-            table.add_row(Text(r.path.name, overflow="ellipsis"), r.kind, status_text(r.status),
-                          prog, data.fmt_time(r.created), data.fmt_duration(r.duration(now)),
-                          key=str(r.path))
-        if self.runs:
-            table.move_cursor(row=min(cursor, len(self.runs) - 1))
-        else:
+        rows = [(r.path.name, r.kind, r.status,
+                 f"{bar(r.fraction)} {r.done}/{r.total}" if r.total else "–",
+                 data.fmt_time(r.created), data.fmt_duration(r.duration(now)), str(r.path))
+                for r in self.runs]
+        if rows != self._rows:  # rebuild only on change: no flicker, the cursor stays put
+            self._rows = rows
+            cursor = table.cursor_row
+            table.clear()
+            for name, kind, status, prog, started, duration, key in rows:
+                table.add_row(Text(name, overflow="ellipsis"), kind, status_text(status), prog,
+                              started, duration, key=key)
+            if rows:
+                table.move_cursor(row=min(cursor, len(rows) - 1))
+        if not self.runs:
             self.query_one("#run-detail", Static).update(
                 "No runs yet: press n to start a study or a to attach to a run directory.")
         self._detail()
