@@ -6,10 +6,13 @@ module-scoped ``ta`` fixture.
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from perturbation_checks import EDGE_TEXTS, check_perturbation
 
 from robustlab.adapters import make, parse_spec
@@ -217,3 +220,29 @@ def test_cli_with_textattack_spec_and_pps(ta, tmp_path):
     rows = read_rows(out).rows
     assert [r["changed"] for r in rows] == [True, False, True]
     assert 1 <= _word_diffs(S, rows[0]["text"]) <= 2
+
+
+_unicode = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_unicode, seed=st.integers(0, 2**31))
+def test_any_unicode_both_directions(ta, text, seed):
+    """Arbitrary Unicode through both directions: never raises, returns str, seeded."""
+    from textattack.shared import AttackedText
+
+    p = _QWERTY_P()
+    out = p.perturb(text, seed=seed)
+    assert isinstance(out, str) and p.perturb(text, seed=seed) == out
+    t = to_textattack_transformation(make("char_swap"), num_candidates=2)
+    cands = t(AttackedText(text)) if text.strip() else []
+    assert all(isinstance(c.text, str) for c in cands)
+    t2 = to_textattack_transformation(make("word_delete"))
+    assert all(isinstance(c.text, str) for c in (t2(AttackedText(text)) if text.strip() else []))
+
+
+@functools.cache
+def _QWERTY_P():  # noqa: N802
+    import textattack
+
+    return from_textattack(textattack.transformations.WordSwapQWERTY(), pps=2)
