@@ -187,3 +187,12 @@ def test_real_data_formats(shared_data):
         read_rows(shared_data / "mr" / "rt-polarity.all", "label-text")
     mr = read_rows(shared_data / "mr" / "rt-polarity.all", "label-text", encoding="cp1252")
     assert len(mr) == 10662
+
+
+def test_unwritable_output_is_a_clear_error(tmp_path):
+    with pytest.raises(FileFormatError, match="is a directory"):
+        write_rows(tmp_path, [{"text": "a"}], "jsonl")
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(FileFormatError, match="cannot write"):
+        write_rows(blocker / "sub" / "o.jsonl", [{"text": "a"}])

@@ -67,11 +67,14 @@ def run(args: argparse.Namespace) -> int:
     fn, columns, footer = LISTERS[args.what]
     rows = fn()
     if args.json:
-        json.dump(rows, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
-        return 0
-    print(_table(rows, columns))
-    if footer:
-        print()
-        print(footer)
+        text = json.dumps(rows, indent=2, default=str)
+    else:
+        text = _table(rows, columns) + (f"\n\n{footer}" if footer else "")
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `robustlab list perturbations | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

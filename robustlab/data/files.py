@@ -363,7 +363,12 @@ def write_rows(
     def w(f: Any) -> None:
         f.write(payload)
 
-    return atomic_write(path, w)
+    if path.is_dir():
+        raise FileFormatError(f"{path}: is a directory; give an output file name")
+    try:
+        return atomic_write(path, w)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
 def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns: list[str],
