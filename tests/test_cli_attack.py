@@ -141,8 +141,9 @@ def _ta_env(files):
         from _so_toys import make_wrapper, planted_proba
         model = make_wrapper(planted_proba)
     """))
-    (files / "data.py").write_text("dataset = [('the plot is good film .', 1), "
-                                   "('a dull thing', 0)]\n")
+    (files / "data.py").write_text("import textattack\n"
+                                   "dataset = textattack.datasets.Dataset(["
+                                   "('the plot is good film .', 1), ('a dull thing', 0)])\n")
     return env
 
 

@@ -54,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("textattack", add_help=False,
                        help="TextAttack's CLI with so-beam/so-enum/so-random registered",
                        description="Everything after `textattack` goes to TextAttack's CLI.")
+    t.add_argument("-h", "--help", dest="ta_help", action="store_true",
+                   help="TextAttack's own help")
     t.add_argument("ta_args", nargs=argparse.REMAINDER)
     t.set_defaults(func=run_textattack)
 
@@ -199,7 +201,7 @@ def run_textattack(args: argparse.Namespace) -> int:
     from textattack.commands.textattack_cli import main as ta_main
 
     old = sys.argv
-    sys.argv = ["textattack", *args.ta_args]
+    sys.argv = ["textattack", *(["--help"] if args.ta_help else []), *args.ta_args]
     try:
         ta_main()
     except SystemExit as exc:
