@@ -1,0 +1,38 @@
+"""One home for label validation, shared by datasets and every model's ``fit``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from robustlab.errors import InputError
+
+
+def check_labels(labels: Sequence[int], n_texts: int, where: str = "labels",
+                 min_classes: int = 2) -> np.ndarray:
+    """Labels as an int64 array, or :class:`InputError` naming the problem.
+
+    Rules: as many labels as texts, at least one example, integers 0..C-1 with every class
+    0..C-1 present (so C is well defined) and at least ``min_classes`` classes.
+    """
+    if n_texts == 0:
+        raise InputError(f"{where}: the dataset is empty (no examples)")
+    if len(labels) != n_texts:
+        raise InputError(f"{where}: {len(labels)} labels for {n_texts} texts; they must match")
+    try:
+        arr = np.asarray([int(v) for v in labels], dtype=np.int64)
+        bad = [v for v, a in zip(labels, arr, strict=True) if float(v) != float(a)]
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}: labels must be integers 0..C-1 ({exc})") from exc
+    if bad:
+        raise InputError(f"{where}: labels must be integers 0..C-1, got {bad[0]!r}")
+    present = sorted(set(arr.tolist()))
+    if present[0] < 0 or present != list(range(present[-1] + 1)):
+        raise InputError(f"{where}: labels must be 0..C-1 with every class present, got "
+                         f"{present[:10]}{'…' if len(present) > 10 else ''}; remap them "
+                         "(e.g. 1/2 -> 0/1)")
+    if len(present) < min_classes:
+        raise InputError(f"{where}: only {len(present)} class present ({present}); training "
+                         f"needs at least {min_classes} classes")
+    return arr

