@@ -90,7 +90,20 @@ def test_perturb_data_without_pattern_is_seeded():
     fn = checklist_fn(p)
     assert fn("") is None and isinstance(fn("good film"), str)
     with pytest.raises(PerturbationError, match="spaCy Doc"):
-        fn(("pair", "of texts"))
+        fn({"not": "supported"})
+
+
+def test_sentence_pairs_are_perturbed_element_wise():
+    pairs = [("How do I learn Python?", "What is the best way to learn Python?"), ("", "")]
+    app = AppendToken("zxqv")
+    both = perturb_data(pairs, app)
+    assert both.data == [[pairs[0], ("How do I learn Python? zxqv",
+                                     "What is the best way to learn Python? zxqv")],
+                         [pairs[1], ("zxqv", "zxqv")]]
+    second = checklist_fn(app, fields=[1])(pairs[0])
+    assert second == (pairs[0][0], "What is the best way to learn Python? zxqv")
+    qqp = inv_test(make("char_swap"), pairs[:1], fields=[0])
+    assert qqp.data[0][1][1] == pairs[0][1] and qqp.data[0][1][0] != pairs[0][0]
 
 
 def test_inv_and_dir_tests_in_an_existing_suite():

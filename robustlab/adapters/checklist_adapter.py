@@ -4,7 +4,8 @@
   ``checklist.perturb.Perturb.perturb(data, fn, ...)``: it returns the perturbed string (or a
   list of ``n`` distinct ones), and ``None`` when the perturbation cannot change the example, which
   is how CheckList is told to skip it. ``meta=True`` returns ``(outputs, meta)`` as CheckList
-  expects. spaCy ``Doc`` examples are read through ``.text``.
+  expects. spaCy ``Doc`` examples are read through ``.text``; tuples of strings (QQP/NLI pairs)
+  are perturbed element-wise (``fields`` picks the elements).
 * :func:`perturb_data` builds the same ``{'data': [[original, perturbed...], ...], 'meta': ...}``
   structure *without* importing ``checklist.perturb`` (which pulls in ``pattern`` and its
   import-time NLTK downloads; :func:`robustlab.resources.checklist_perturb` imports it offline when
@@ -55,39 +56,56 @@ class PerturbedData(dict):
             raise AttributeError(key) from None
 
 
-def _text_of(example: Any) -> str:
+def _text_of(example: Any) -> Any:
+    """The example as CheckList shows it: a str, or a tuple of str for pairs (QQP, NLI)."""
     if isinstance(example, str):
         return example
+    if isinstance(example, (tuple, list)) and all(isinstance(x, str) for x in example):
+        return tuple(example)
     text = getattr(example, "text", None)  # spaCy Doc / Span
     if isinstance(text, str):
         return text
     raise PerturbationError(
-        f"CheckList example of type {type(example).__name__} is not a string or spaCy Doc; "
-        "perturb pairs/tuples field by field"
+        f"CheckList example of type {type(example).__name__} is not a string, a tuple of strings "
+        "or a spaCy Doc"
     )
 
 
-def _variants(perturbation: Perturbation, text: str, seed: int, n: int) -> list[str]:
+def _perturb_one(perturbation: Perturbation, example: Any, seed: int,
+                 fields: Sequence[int] | None) -> Any:
+    if isinstance(example, str):
+        return perturbation.perturb(example, seed=seed)
+    return tuple(perturbation.perturb(x, seed=seed) if fields is None or j in fields else x
+                 for j, x in enumerate(example))
+
+
+def _variants(perturbation: Perturbation, example: Any, seed: int, n: int,
+              fields: Sequence[int] | None = None) -> list[Any]:
     """Up to ``n`` distinct changed outputs, from seeds seed, seed+1, ... (at most 3n tries)."""
-    out: list[str] = []
+    out: list[Any] = []
     tries = 1 if perturbation.deterministic else 3 * n
     for k in range(tries):
-        new = perturbation.perturb(text, seed=seed + k)
-        if new != text and new not in out:
+        new = _perturb_one(perturbation, example, seed + k, fields)
+        if new != example and new not in out:
             out.append(new)
             if len(out) == n:
                 break
     return out
 
 
-def checklist_fn(perturbation: Perturbation, seed: int = 0, n: int = 1) -> Callable[..., Any]:
-    """A ``perturb_fn`` for ``Perturb.perturb``: str (n=1) or list of str (n>1), None = no change."""
+def checklist_fn(perturbation: Perturbation, seed: int = 0, n: int = 1,
+                 fields: Sequence[int] | None = None) -> Callable[..., Any]:
+    """A ``perturb_fn`` for ``Perturb.perturb``: one output (n=1) or a list, None = no change.
+
+    Examples may be strings, spaCy Docs (``.text``) or tuples of strings (sentence pairs):
+    tuples are perturbed element-wise, only at the indices in ``fields`` when given.
+    """
     perturbation.validate()
     if n < 1:
         raise PerturbationError(f"n must be >= 1, got {n}")
 
     def fn(example: Any, *args: Any, meta: bool = False, **kwargs: Any) -> Any:
-        outs = _variants(perturbation, _text_of(example), seed, n)
+        outs = _variants(perturbation, _text_of(example), seed, n, fields)
         if not outs:
             return None
         result: Any = outs[0] if n == 1 else outs
@@ -103,11 +121,11 @@ def checklist_fn(perturbation: Perturbation, seed: int = 0, n: int = 1) -> Calla
 
 def perturb_data(data: Sequence[Any], perturbation: Perturbation, seed: int = 0, n: int = 1,
                  keep_original: bool = True, nsamples: int | None = None,
-                 meta: bool = False) -> PerturbedData:
+                 meta: bool = False, fields: Sequence[int] | None = None) -> PerturbedData:
     """What ``Perturb.perturb(data, checklist_fn(p, seed, n), keep_original, nsamples)`` returns,
     without importing ``checklist.perturb``; examples the perturbation cannot change are skipped.
     ``meta=True`` adds ``meta``: per row ``[None (original), signature, ...]``."""
-    fn = checklist_fn(perturbation, seed, n)
+    fn = checklist_fn(perturbation, seed, n, fields)
     order = list(range(len(data)))
     if nsamples:
         random.Random(seed).shuffle(order)
@@ -116,7 +134,7 @@ def perturb_data(data: Sequence[Any], perturbation: Perturbation, seed: int = 0,
         outs = fn(data[i])
         if outs is None:
             continue
-        outs = [outs] if isinstance(outs, str) else outs
+        outs = outs if n > 1 else [outs]
         row = ([_text_of(data[i])] if keep_original else []) + outs
         rows.append(row)
         metas.append(([None] if keep_original else []) + [perturbation.signature()] * len(outs))
@@ -136,11 +154,11 @@ def _describe(perturbation: Perturbation, kind: str) -> str:
 def inv_test(perturbation: Perturbation, data: Sequence[Any], seed: int = 0, n: int = 1,
              threshold: float = 0.1, nsamples: int | None = None, name: str | None = None,
              capability: str = "Robustness", description: str | None = None,
-             labels: Any = None, expect: Any = None) -> Any:
+             labels: Any = None, expect: Any = None, fields: Sequence[int] | None = None) -> Any:
     """A CheckList INV test: predictions should not change under ``perturbation``."""
     from checklist.test_types import INV
 
-    t = perturb_data(data, perturbation, seed, n, True, nsamples, meta=True)
+    t = perturb_data(data, perturbation, seed, n, True, nsamples, meta=True, fields=fields)
     _check_nonempty(t, perturbation)
     return INV(t.data, expect=expect, threshold=threshold, meta=t.meta, labels=labels,
                name=name or f"INV {perturbation.name}", capability=capability,
@@ -161,7 +179,7 @@ def expect_change() -> Any:
 def dir_test(perturbation: Perturbation, data: Sequence[Any], expect: Any = None, seed: int = 0,
              n: int = 1, nsamples: int | None = None, name: str | None = None,
              capability: str | None = None, description: str | None = None,
-             labels: Any = None) -> Any:
+             labels: Any = None, fields: Sequence[int] | None = None) -> Any:
     """A CheckList DIR test. ``expect`` defaults to :func:`expect_change` for perturbations that are
     not label-preserving; for label-preserving ones give one, e.g.
     ``Expect.monotonic(label=1, increasing=False, tolerance=0.1)``."""
@@ -174,7 +192,7 @@ def dir_test(perturbation: Perturbation, data: Sequence[Any], expect: Any = None
                 "(or use inv_test)"
             )
         expect = expect_change()
-    t = perturb_data(data, perturbation, seed, n, True, nsamples, meta=True)
+    t = perturb_data(data, perturbation, seed, n, True, nsamples, meta=True, fields=fields)
     _check_nonempty(t, perturbation)
     return DIR(t.data, expect, meta=t.meta, labels=labels,
                name=name or f"DIR {perturbation.name}",
