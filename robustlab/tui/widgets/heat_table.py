@@ -1,4 +1,5 @@
-"""A DataTable that shows a :class:`~robustlab.tui.specs.Table`: heat colours, keyboard sort."""
+"""A DataTable that shows a :class:`~robustlab.tui.specs.Table`: heat colours, keyboard sort,
+and paging, so a 10,000-row table costs one page of widgets (sorting and export use all rows)."""
 
 from __future__ import annotations
 
@@ -24,24 +25,44 @@ def heat_style(v: float, lo: float, hi: float) -> str:
     return f"{_FG[i]} on {_SCALE[i]}"
 
 
+def _sort_key(v: Any) -> Any:
+    try:
+        return (0, float(v))
+    except (TypeError, ValueError):
+        return (1, "" if v is None else str(v))
+
+
 class HeatTable(DataTable):
-    """Heat coloured and sortable from the keyboard: ``o`` sorts by the next column (by the
-    cursor's column in cell-cursor tables), ``O`` reverses the order."""
+    """Heat coloured, sortable from the keyboard (``o`` sorts by the next column, or by the
+    cursor's column in cell-cursor tables; ``O`` reverses) and paged (``]`` / ``[``)."""
 
     DEFAULT_CSS = """
     HeatTable { height: 1fr; }
     """
-    BINDINGS = [Binding("o", "sort_column", "Sort"), Binding("O", "sort_reverse", "Reverse",
-                                                              show=False)]
+    BINDINGS = [
+        Binding("o", "sort_column", "Sort"),
+        Binding("O", "sort_reverse", "Reverse", show=False),
+        Binding("right_square_bracket", "page(1)", "Next page", show=False),
+        Binding("left_square_bracket", "page(-1)", "Previous page", show=False),
+    ]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, page_size: int = 500, **kwargs: Any) -> None:
         kwargs.setdefault("zebra_stripes", True)
         super().__init__(*args, **kwargs)
         self.spec: Table | None = None
+        self.page_size = page_size
+        self.page = 0
+        self._order: list[int] = []
+        self._ranges: dict[int, tuple[float, float]] = {}
         self._sorted: tuple[int, bool] | None = None
 
+    @property
+    def pages(self) -> int:
+        return max(1, -(-len(self._order) // self.page_size))
+
     def show(self, table: Table, keep_cursor: bool = False) -> None:
-        """Replace the contents with ``table``."""
+        """Replace the contents with ``table`` (keeping the sort order and, optionally, the
+        cursor row and page)."""
         row = self.cursor_row
         same_columns = self.spec is not None and self.spec.columns == table.columns
         self.spec = table
@@ -50,23 +71,45 @@ class HeatTable(DataTable):
         else:
             self.clear(columns=True)
             self.add_columns(*table.columns)
-        ranges = {}
+            self._sorted = None
+        self._ranges = {}
         for name in table.heat:
             if name in table.columns:
                 j = table.columns.index(name)
                 vals = [r[j] for r in table.rows if isinstance(r[j], (int, float))
                         and not isinstance(r[j], bool)]
                 if vals:
-                    ranges[j] = (min(vals), max(vals))
-        keys = table.keys or [str(i) for i in range(len(table.rows))]
-        self.add_rows_keyed(
-            [[self._cell(v, ranges.get(j)) for j, v in enumerate(r)] for r in table.rows], keys)
-        if keep_cursor and table.rows:
-            self.move_cursor(row=min(row, len(table.rows) - 1))
+                    self._ranges[j] = (min(vals), max(vals))
+        self._order = list(range(len(table.rows)))
+        if self._sorted is not None:
+            self._apply_sort()
+        if not keep_cursor:
+            self.page = 0
+        self._render_page()
+        if keep_cursor and self.row_count:
+            self.move_cursor(row=min(row, self.row_count - 1))
 
-    def add_rows_keyed(self, rows: list[list[Any]], keys: list[str]) -> None:
-        for r, k in zip(rows, keys, strict=True):
-            self.add_row(*r, key=k)
+    def _keys(self) -> list[str]:
+        assert self.spec is not None
+        return self.spec.keys or [str(i) for i in range(len(self.spec.rows))]
+
+    def _render_page(self) -> None:
+        assert self.spec is not None
+        self.page = min(self.page, self.pages - 1)
+        self.clear()
+        keys = self._keys()
+        lo = self.page * self.page_size
+        for i in self._order[lo:lo + self.page_size]:
+            self.add_row(*[self._cell(v, self._ranges.get(j))
+                           for j, v in enumerate(self.spec.rows[i])], key=keys[i])
+        notes = []
+        if self.pages > 1:
+            notes.append(f"rows {lo + 1}–{min(lo + self.page_size, len(self._order))} of "
+                         f"{len(self._order)} · [ ] page")
+        if self._sorted is not None:
+            col, reverse = self._sorted
+            notes.append(f"sorted by {self.spec.columns[col]} {'↓' if reverse else '↑'}")
+        self.border_subtitle = " · ".join(notes) or None
 
     @staticmethod
     def _cell(v: Any, rng: tuple[float, float] | None) -> Any:
@@ -74,6 +117,11 @@ class HeatTable(DataTable):
         if rng is None or not isinstance(v, (int, float)) or isinstance(v, bool):
             return text
         return Text(text, style=heat_style(float(v), *rng), justify="right")
+
+    def action_page(self, step: int) -> None:
+        if self.spec is not None and 0 <= self.page + step < self.pages:
+            self.page += step
+            self._render_page()
 
     def action_sort_column(self) -> None:
         if self.spec is None or not self.spec.columns:
@@ -89,18 +137,21 @@ class HeatTable(DataTable):
         self._sort(col, not reverse)
 
     def _sort(self, col: int, reverse: bool) -> None:
+        """Sort every row (not just the page shown), then show the first page."""
+        if self.spec is None:
+            return
         self._sorted = (col, reverse)
+        self._apply_sort()
+        self.page = 0
+        self._render_page()
+        if self.row_count:
+            self.move_cursor(row=0)
 
-        def key(v: Any) -> Any:
-            if isinstance(v, Text):
-                v = v.plain
-            try:
-                return (0, float(v))
-            except (TypeError, ValueError):
-                return (1, str(v))
-
-        self.sort(self.ordered_columns[col].key, key=key, reverse=reverse)
-        self.border_subtitle = f"sorted by {self.spec.columns[col]} {'↓' if reverse else '↑'}"
+    def _apply_sort(self) -> None:
+        assert self.spec is not None and self._sorted is not None
+        col, reverse = self._sorted
+        rows = self.spec.rows
+        self._order.sort(key=lambda i: _sort_key(rows[i][col]), reverse=reverse)
 
     def current_key(self) -> str | None:
         """The key of the row under the cursor (the cell key for cell tables)."""
@@ -109,10 +160,8 @@ class HeatTable(DataTable):
         return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
     def sorted_table(self) -> Table | None:
-        """The table as displayed (in its current sort order), for export."""
+        """All rows (every page) in the order shown, for export."""
         if self.spec is None:
             return None
-        index = {k: i for i, k in enumerate(self.spec.keys or
-                                             [str(i) for i in range(len(self.spec.rows))])}
-        rows = [self.spec.rows[index[r.key.value]] for r in self.ordered_rows]
-        return Table(self.spec.title, self.spec.columns, rows, self.spec.heat)
+        return Table(self.spec.title, self.spec.columns, [self.spec.rows[i] for i in self._order],
+                     self.spec.heat)
