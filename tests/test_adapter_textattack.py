@@ -7,6 +7,7 @@ module-scoped ``ta`` fixture.
 from __future__ import annotations
 
 import functools
+import json
 import random
 
 import numpy as np
@@ -246,3 +247,15 @@ def _QWERTY_P():  # noqa: N802
     import textattack
 
     return from_textattack(textattack.transformations.WordSwapQWERTY(), pps=2)
+
+
+def test_list_textattack_names_resolve(ta, capsys):
+    from robustlab.cli import main
+
+    assert main(["list", "textattack", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["textattack:WordSwapWordNet"]["kind"] == "transformation"
+    assert rows["textattack:EasyDataAugmenter"]["kind"] == "augmenter"
+    assert rows["textattack:WordSwapQWERTY"]["level"] == "character"
+    assert "textattack:WordSwap" not in rows  # abstract bases are not offered
+    assert parse_spec("textattack:WordSwapNeighboringCharacterSwap").perturb(S) != S

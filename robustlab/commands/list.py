@@ -23,6 +23,30 @@ def _fmt_params(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "-"
 
 
+def _textattack() -> list[dict[str, Any]]:
+    """TextAttack's transformations and augmentation recipes usable as ``textattack:NAME``."""
+    import inspect
+
+    from robustlab.adapters.textattack_adapter import _level_of, _textattack
+
+    ta = _textattack()
+    rows = []
+    for kind, mod, base in (("transformation", ta.transformations,
+                             ta.transformations.Transformation),
+                            ("augmenter", ta.augmentation, ta.augmentation.Augmenter)):
+        for name, cls in sorted(vars(mod).items()):
+            if not (isinstance(cls, type) and issubclass(cls, base)) or inspect.isabstract(cls):
+                continue
+            own = inspect.cleandoc(cls.__dict__.get("__doc__") or "")  # not inherited
+            if cls is base or name.startswith("_") or own.lower().startswith(("an abstract",
+                                                                                "a base class")):
+                continue
+            doc = own.splitlines()
+            rows.append({"name": f"textattack:{name}", "kind": kind, "level": _level_of(name),
+                         "summary": doc[0] if doc else ""})
+    return rows
+
+
 #: name -> (rows function, table columns, footer)
 LISTERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], tuple[str, ...], str]] = {
     "perturbations": (
@@ -31,6 +55,12 @@ LISTERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], tuple[str, ...], st
         "Also accepted by --perturbation: textattack:<Transformation or Augmenter>[:k=v,...] "
         "(e.g. textattack:WordSwapWordNet) and nlaugmenter:<module.ClassName>[:k=v,...].\n"
         "asymmetric = g(g(x)) != x (valid for learnability); see docs/perturbations.md.",
+    ),
+    "textattack": (
+        _textattack,
+        ("name", "kind", "level", "summary"),
+        "Use with --perturbation textattack:NAME[:k=v,...]; some need resources that are not "
+        "offline (counter-fitted embeddings, hub models): see docs/adapters.md.",
     ),
 }
 
@@ -41,7 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="list perturbations (and other registered components)",
         description="List what robustlab can use, read from its registries.",
     )
-    p.add_argument("what", choices=sorted(LISTERS), help="what to list")
+    p.add_argument("what", choices=sorted(LISTERS),
+                   help="perturbations (robustlab's registry) or textattack (TextAttack "
+                   "transformations/augmenters usable as textattack:NAME; imports TextAttack)")
     p.add_argument("--json", action="store_true",
                    help="print a JSON array of objects instead of a table (for scripts)")
     p.set_defaults(func=run)
