@@ -1,0 +1,134 @@
+"""``robustlab train``: fit a model family or checkpoint on a dataset and save it.
+
+The saved directory is what every other command accepts as ``--model MODEL_DIR``. It is written
+to a temporary sibling directory and renamed into place at the end, so a failed or interrupted
+training never leaves a half-written model behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from robustlab.models.registry import available_models
+
+    p = sub.add_parser(
+        "train", help="train a model (textrnn, bow, cnn, lstm, transformer, minilm, a HF "
+        "checkpoint) on a dataset and save it",
+        description="Train a classifier for a fixed number of optimiser steps and save it to "
+        "--out (a directory every other command accepts as --model). Families: "
+        + ", ".join(available_models()) + "; or a Hugging Face checkpoint directory / hub id.")
+    p.add_argument("--model", required=True, help="family[:key=value,...], HF checkpoint or dir")
+    p.add_argument("--data", "--dataset", dest="data", required=True,
+                   help="data file (TSV/CSV/JSONL or '<label> <text>' lines), 'demo' or a hub "
+                   "name (glue/sst2, imdb, ...)")
+    p.add_argument("--text-column", help="column with the text (name or 0-based index)")
+    p.add_argument("--text-pair-column", help="second text column for sentence pairs")
+    p.add_argument("--label-column", help="column with the label (name or 0-based index)")
+    p.add_argument("--format", dest="fmt", help="file format: tsv, csv, jsonl, label-text")
+    p.add_argument("--encoding", help="file encoding (default: utf-8, falling back to cp1252)")
+    p.add_argument("--split", help="hub dataset split (default: train)")
+    p.add_argument("--test-data", help="held-out data (same options); default: split --data")
+    p.add_argument("--test-size", type=float, default=0.2,
+                   help="held-out fraction when --test-data is not given (default 0.2)")
+    p.add_argument("--steps", type=int, help="optimiser steps (default: the family's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-examples", type=int,
+                   help="balanced seeded subsample of the training data to this size")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="model parameter, repeatable (e.g. --param hidden=128)")
+    p.add_argument("--out", required=True, help="directory to write the trained model to")
+    p.add_argument("--force", action="store_true", help="replace an existing --out directory")
+    p.set_defaults(func=run)
+
+
+def _params(items: list[str]) -> dict:
+    from robustlab.adapters.registry import _parse_value
+    from robustlab.errors import InputError
+
+    out = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise InputError(f"--param {item!r}: expected KEY=VALUE")
+        out[key.strip()] = _parse_value(value.strip())
+    return out
+
+
+def _col(v: str | None) -> str | int | None:
+    return int(v) if v is not None and v.lstrip("-").isdigit() else v
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import shutil
+    import tempfile
+    import time
+    from pathlib import Path
+
+    import numpy as np
+
+    from robustlab.data.datasets import load_dataset
+    from robustlab.errors import InputError
+    from robustlab.models.registry import is_saved_model, make_model
+    from robustlab.runs.outputs import write_json
+
+    out = Path(args.out)
+    if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not args.force:
+        raise InputError(f"--out {out}: already exists; pass --force to replace it or choose "
+                         "another directory")
+    if args.steps is not None and args.steps < 1:
+        raise InputError(f"--steps must be >= 1, got {args.steps}")
+    if not 0 < args.test_size < 1:
+        raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
+    if is_saved_model(args.model):
+        raise InputError(f"--model {args.model}: is already a trained model; pass a family or a "
+                         "checkpoint to train a new one")
+    opts = dict(text_column=_col(args.text_column), text_pair_column=_col(args.text_pair_column),
+                label_column=_col(args.label_column), fmt=args.fmt, encoding=args.encoding,
+                split=args.split)
+    data = load_dataset(args.data, **opts)
+    if args.test_data:
+        train, test = data, load_dataset(args.test_data, **opts)
+    else:
+        train, test = data.split(args.test_size, seed=args.seed)
+    if args.max_examples:
+        train = train.subsample(min(args.max_examples, _balanced_max(train)), seed=args.seed)
+    train.validate()
+    params = _params(args.param)
+    if args.steps is not None:
+        params["steps"] = args.steps  # so the stored model id names the steps actually used
+    model = make_model(args.model, **{"seed": args.seed, **params})
+    print(f"training {model.model_id()} on {train.name}: {len(train)} examples, "
+          f"{train.n_classes} classes; held out: {len(test)}", flush=True)
+    t0 = time.perf_counter()
+    model.fit(train.texts, train.labels, steps=args.steps)
+    seconds = time.perf_counter() - t0
+    train_acc = float(np.mean(model.predict(train.texts) == np.asarray(train.labels)))
+    test_acc = float(np.mean(model.predict(test.texts) == np.asarray(test.labels)))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        model.save(tmp)
+        write_json(tmp / "train_info.json", {
+            "model": args.model, "model_id": model.model_id(), "data": args.data,
+            "train": {"name": train.name, "n": len(train), "fingerprint": train.fingerprint,
+                      "source": train.source},
+            "test": {"name": test.name, "n": len(test), "fingerprint": test.fingerprint},
+            "seed": args.seed, "steps": getattr(model, "steps_", args.steps),
+            "train_accuracy": train_acc, "test_accuracy": test_acc, "seconds": seconds})
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    print(f"train accuracy {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
+          f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
+    return 0
+
+
+def _balanced_max(ds) -> int:
+    counts = ds.class_counts()
+    return min(counts.values()) * len(counts)
