@@ -37,7 +37,6 @@ import csv
 import io
 import json
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -416,7 +415,3 @@ def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns:
         (quoted if any("\r" in c for c in cells) else writer).writerow(cells)
     return buf.getvalue()
 
-
-if __name__ == "__main__":  # pragma: no cover - tiny manual check: python -m robustlab.data.files F
-    t = read_rows(sys.argv[1], *(sys.argv[2:3] or [None]))
-    print(f"{len(t)} rows, columns {t.columns}, header={t.header}")
