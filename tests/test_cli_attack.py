@@ -165,3 +165,27 @@ def test_stock_textattack_cli_and_passthrough(files):
         env=env, capture_output=True, text=True, timeout=600, cwd=files)
     assert ours.returncode == 0, ours.stderr[-2000:]
     assert "Successful" in (files / "ours.csv").read_text()
+
+
+def test_perplexity_with_a_tiny_causal_lm(files, tmp_path):
+    """--ppl-model: median perplexity of successful originals and vulnerable examples."""
+    from _so_toys import tiny_mlm
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from robustlab.recipes.attack_study import perplexities, run_attack_study
+    from robustlab.recipes.neighbourhood import TableSource
+
+    _, tok = tiny_mlm(tmp_path)
+    lm_dir = tmp_path / "lm"
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_positions=32, n_embd=16, n_layer=1,
+                               n_head=2)).save_pretrained(lm_dir)
+    tok.save_pretrained(lm_dir)
+    ppl = perplexities(["the film is good", "a"], str(lm_dir))
+    assert len(ppl) == 2 and all(p > 1 for p in ppl)
+    s = run_attack_study(recipe="so-beam", model_wrapper=make_wrapper(planted_proba),
+                         model_name="planted", examples=[("the plot is good film .", 1)],
+                         out=files / "ppl", recipe_kwargs={"source": TableSource(TABLE),
+                                                           "pairs": PAIRS},
+                         ppl_model=str(lm_dir), progress=False)
+    assert s["perplexity"]["n"] == 1 and s["perplexity"]["original"] > 1
+    assert s["perplexity"]["perturbed"] > 1

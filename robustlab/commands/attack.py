@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beam-width", type=int, default=20)
     p.add_argument("--max-distance", "-k", type=int, default=None,
                    help="rounds/ℓ0 radius (default 6 for so-beam/so-random, 2 for so-enum)")
-    p.add_argument("--model-batch-size", type=int, default=64)
+    p.add_argument("--model-batch-size", type=int, default=512,
+                   help="sentences per call to the model wrapper (it batches further)")
     p.add_argument("--ppl-model", default=None, help="causal LM for median perplexity (gpt2)")
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")

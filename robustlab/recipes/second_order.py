@@ -135,7 +135,7 @@ class SecondOrderGoal(GoalFunction):
     """F(x̃; p) ≠ 0 over a TextAttack ``ModelWrapper`` returning class probabilities/logits."""
 
     def __init__(self, model_wrapper: Any, *, pairs: Any = None, blacklist: Sequence[str] = (),
-                 query_budget: float = float("inf"), model_batch_size: int = 64,
+                 query_budget: float = float("inf"), model_batch_size: int = 512,
                  state: AttackState | None = None) -> None:
         super().__init__(model_wrapper, maximizable=False, use_cache=True,
                          query_budget=query_budget, model_batch_size=model_batch_size)
@@ -441,7 +441,7 @@ class RandomWalks(_SOSearch):
 def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
                  source: Any = None, pairs: Any = None, blacklist: Sequence[str] = (),
                  kappa: int = 20, delta: float = 3.0, query_budget: float = float("inf"),
-                 model_batch_size: int = 64):
+                 model_batch_size: int = 512):
     """Goal + NeighbourSwap + (PatchFrozen, ℓ0 ball) + ``search`` -> ``textattack.Attack``."""
     from textattack import Attack
     from textattack.constraints.overlap import MaxWordsPerturbed

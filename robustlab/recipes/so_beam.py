@@ -28,7 +28,7 @@ NAME = "so-beam"
 
 def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklist=(),
           beam_width: int = 20, max_rounds: int = 6, kappa: int = 20, delta: float = 3.0,
-          query_budget: float = float("inf"), model_batch_size: int = 64, **_: Any):
+          query_budget: float = float("inf"), model_batch_size: int = 512, **_: Any):
     """A ``textattack.Attack`` running SO-Beam against ``model_wrapper``."""
     from robustlab.recipes.second_order import BeamSearch, build_attack
 

@@ -19,7 +19,7 @@ NAME = "so-enum"
 
 def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklist=(),
           max_distance: int = 2, kappa: int = 20, delta: float = 3.0,
-          query_budget: float = float("inf"), model_batch_size: int = 64, **_: Any):
+          query_budget: float = float("inf"), model_batch_size: int = 512, **_: Any):
     """A ``textattack.Attack`` running SO-Enum (k ≤ 2) against ``model_wrapper``."""
     from robustlab.recipes.second_order import Enumerate, build_attack
 

@@ -17,7 +17,7 @@ NAME = "so-random"
 
 def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklist=(),
           max_changes: int = 6, walks: int = 20, seed: int = 0, kappa: int = 20,
-          delta: float = 3.0, query_budget: float = float("inf"), model_batch_size: int = 64,
+          delta: float = 3.0, query_budget: float = float("inf"), model_batch_size: int = 512,
           **_: Any):
     """A ``textattack.Attack`` running the random baseline against ``model_wrapper``."""
     from robustlab.recipes.second_order import RandomWalks, build_attack
