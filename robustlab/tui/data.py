@@ -241,4 +241,4 @@ def fmt_duration(seconds: float | None) -> str:
 
 
 def fmt_time(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "–"
+    return time.strftime("%m-%d %H:%M", time.localtime(ts)) if ts else "–"

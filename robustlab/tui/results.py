@@ -226,16 +226,21 @@ def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
     summary = read_summary(path) or {}
     domains = sorted({d for r in results for d in (r.get("per_domain") or {})})
     has_corpus = any(r.get("corpus") for r in results)
-    sys_cols = ["system", "mean", "variance", "cov", "γ-area"] + (
+    has_auc = any(isinstance(r.get("gamma_auc"), (int, float)) for r in results)
+    sys_cols = ["system", "mean", "variance", "cov", "γ@10"] + (["γ-AUC"] if has_auc else []) + (
         ["bleu", "chrf", "ter"] if has_corpus else [])
     sys_rows, dom_rows, loo_rows, gamma = [], [], [], {}
     for r in results:
         name = str(r.get("system"))
-        g = {float(e): float(v) for e, v in (r.get("gamma") or {}).items()
-             if isinstance(v, (int, float))}
-        gamma[name] = g
-        area = sum(g.values()) / len(g) if g else None
-        row = [name, _num(r.get("mean")), _num(r.get("variance")), _num(r.get("cov")), area]
+        points = {float(e): float(v) for e, v in (r.get("gamma") or {}).items()
+                  if isinstance(v, (int, float))}
+        curve = r.get("gamma_curve")  # the study's full curve over ε = 1, 2, …, eps_max
+        gamma[name] = ({float(i + 1): float(v) for i, v in enumerate(curve)}
+                       if isinstance(curve, list) and curve else points)
+        row = [name, _num(r.get("mean")), _num(r.get("variance")), _num(r.get("cov")),
+               points.get(10.0)]
+        if has_auc:
+            row.append(_num(r.get("gamma_auc")))
         if has_corpus:
             c = r.get("corpus") or {}
             row += [_num(c.get("bleu")), _num(c.get("chrf")), _num(c.get("ter"))]
@@ -247,7 +252,7 @@ def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
     agree_rows = [[m, _num(a.get("pairwise")), _num(a.get("kendall_tau"))]
                   for m, a in (summary.get("agreement") or {}).items()]
     return CrossDomainView(
-        Table("systems", sys_cols, sys_rows, heat=["mean", "cov", "γ-area"]),
+        Table("systems", sys_cols, sys_rows, heat=["mean", "cov", "γ@10", "γ-AUC"]),
         Table("per-domain scores", ["system", *domains], dom_rows, heat=domains),
         Table("leave one domain out", ["system", "left_out", "mean", "variance", "cov"],
               loo_rows, heat=["cov"]),

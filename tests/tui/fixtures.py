@@ -179,13 +179,22 @@ def attack(run_dir: Path, n: int = 30, *, status: str = "done", done: int | None
             l0 = sum(a != b for a, b in zip(words, perturbed.split(), strict=False))
         gt = i % 2
         p0 = round(0.6 + 0.3 * rng.random(), 3)
-        result = {"index": i, "original": text, "perturbed": perturbed,
-                  "patch": ["he", "she"] if "he" in words or "she" in words else ["film", "movie"],
+        patch = ["he", "she"] if "he" in words or "she" in words else ["film", "movie"]
+        patched = (" ".join(patch[1] if w == patch[0] else w for w in perturbed.split())
+                   if perturbed else None)
+        proba = [round(1 - p0, 3), p0][::1 if gt else -1]
+        # second order: f(x̃) keeps the label, f(x̃ ⊕ p) flips it
+        result = {"index": i, "original": text, "perturbed": perturbed, "patched": patched,
+                  "patch": patch,
                   "result_type": rt, "skip_reason": "no patch word" if rt == "skipped" else None,
                   "ground_truth": gt, "original_output": gt,
-                  "perturbed_output": (1 - gt) if rt == "successful" else gt,
-                  "original_proba": [round(1 - p0, 3), p0][::1 if gt else -1],
-                  "perturbed_proba": [0.41, 0.59] if rt == "successful" else None,
+                  "perturbed_output": gt if rt == "successful" else None,
+                  "patched_output": (1 - gt) if rt == "successful" else None,
+                  "original_proba": proba,
+                  "perturbed_proba": [0.52, 0.48][::1 if gt == 0 else -1]
+                  if rt == "successful" else None,
+                  "patched_proba": [0.41, 0.59][::1 if gt == 0 else -1]
+                  if rt == "successful" else None,
                   "l0": l0, "queries": 40 + 7 * (i % 9), "seconds": 0.5 + (i % 5) / 10,
                   "source": "mlm:minilm-mlm"}
         is_done = done is None or i < done

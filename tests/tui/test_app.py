@@ -124,9 +124,9 @@ async def test_attack_example_browser_highlights_changed_words(runs, settings):
         await wait_for(pilot, lambda: "example 0" in text_of(detail))
         text = detail.content
         marked = [text.plain[s.start:s.end] for s in text.spans if "reverse" in str(s.style)]
-        assert marked == ["a", "charming", "one", "delightful"]
+        assert marked == ["a", "charming", "one", "delightful", "movie"]  # x̃ ⊕ p: film→movie
         assert "film → movie" in text.plain and "queries 40" in text.plain
-        assert "[0.736, 0.264]  →  1 [0.410, 0.590]" in text.plain
+        assert "0 [0.736, 0.264]  →  0 [0.520, 0.480]  ⊕ p: 1 [0.410, 0.590]" in text.plain
         await pilot.press("down")
         await wait_for(pilot, lambda: "example 1" in text_of(detail))
         assert "failed" in text_of(detail) and "vulnerable —" in text_of(detail)

@@ -33,7 +33,8 @@ def _proba(p) -> str:
 
 
 def render_example(ex: dict) -> Text:
-    """Original and vulnerable sentences (changed words highlighted), predictions, costs."""
+    """Original, vulnerable x̃ and patched x̃ ⊕ p (changed words highlighted), the patch words,
+    every prediction with its probabilities, queries and time."""
     orig, pert = word_diff(ex.get("original") or "", ex.get("perturbed"))
     out = Text()
     out.append(f"example {ex.get('index')}  ", style="bold")
@@ -46,12 +47,18 @@ def render_example(ex: dict) -> Text:
     out.append("\nvulnerable ", style="bold")
     out.append_text(highlighted(pert, "bold reverse green") if ex.get("perturbed")
                     else Text("—", style="dim"))
+    if ex.get("patched"):
+        _, patched = word_diff(ex.get("perturbed") or "", ex["patched"])
+        out.append("\n⊕ patch    ", style="bold")
+        out.append_text(highlighted(patched, "bold reverse magenta"))
     patch = ex.get("patch")
     out.append("\n\npatch      ", style="bold")
     out.append(f"{patch[0]} → {patch[1]}" if patch else "none")
     out.append(f"\nlabel      {ex.get('ground_truth')}")
-    out.append(f"\nprediction {ex.get('original_output')} {_proba(ex.get('original_proba'))}"
+    out.append(f"\nprediction {fmt(ex.get('original_output'))} {_proba(ex.get('original_proba'))}"
                f"  →  {fmt(ex.get('perturbed_output'))} {_proba(ex.get('perturbed_proba'))}")
+    if ex.get("patched_output") is not None:
+        out.append(f"  ⊕ p: {fmt(ex.get('patched_output'))} {_proba(ex.get('patched_proba'))}")
     out.append(f"\nℓ0 {fmt(ex.get('l0'))} · queries {fmt(ex.get('queries'))} · "
                f"{fmt(ex.get('seconds'), 2)} s · source {ex.get('source')}")
     return out

@@ -19,7 +19,7 @@ from robustlab.tui.screens.dialogs import PathScreen
 from robustlab.tui.screens.progress import status_text
 
 
-def bar(fraction: float, width: int = 10) -> str:
+def bar(fraction: float, width: int = 8) -> str:
     full = round(fraction * width)
     return "█" * full + "░" * (width - full)
 
