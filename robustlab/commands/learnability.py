@@ -54,6 +54,7 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
     g.add_argument("--encoding", help="file encoding of --data (default utf-8; e.g. cp1252)")
     g.add_argument("--text-column", help="text column of --data (name or index)")
+    g.add_argument("--text-pair-column", help="second text column for sentence pairs (QQP, NLI)")
     g.add_argument("--label-column", help="label column of --data (name or index)")
     g.add_argument("--perturbations", default=DEFAULT_PERTURBATIONS, metavar="LIST",
                    help="comma-separated perturbation specs (default: the paper's eight)")
@@ -107,7 +108,7 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
         spec: dict[str, Any] = {"path": str(Path(args.data).resolve())}
         if args.test_data:
             spec["test_path"] = str(Path(args.test_data).resolve())
-        for key in ("format", "encoding", "text_column", "label_column"):
+        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
             if getattr(args, key, None) is not None:
                 spec[key] = getattr(args, key)
         return spec
@@ -149,6 +150,7 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
         argv += ["--data", ds["path"]]
         for key, flag in (("test_path", "--test-data"), ("format", "--format"),
                           ("encoding", "--encoding"), ("text_column", "--text-column"),
+                          ("text_pair_column", "--text-pair-column"),
                           ("label_column", "--label-column")):
             if key in ds:
                 argv += [flag, str(ds[key])]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
@@ -46,74 +47,62 @@ def _check(texts: list[Any], labels: list[int], where: str, n_classes: int | Non
                              f"({t!r:.60}); the tokenizer would leave nothing. Remove it.")
 
 
+#: keys of a dataset spec that are passed to robustlab.data.datasets.load_dataset
+_READER_KEYS = {"format": "fmt", "fmt": "fmt", "encoding": "encoding",
+                "text_column": "text_column", "text_pair_column": "text_pair_column",
+                "label_column": "label_column"}
+TEST_SIZE = 0.2
+
+
 def load_splits(spec: dict[str, Any], max_train: int | None = None,
                 max_test: int | None = None) -> Splits:
     """Load and validate the train/test splits named by ``spec``, balanced-subsampled.
 
-    ``spec`` is ``{"name": NAME}`` for a named dataset (``demo``, ``sst2``, a Hugging Face name,
-    …) or ``{"path": TRAIN_FILE, "test_path": TEST_FILE, ...reader options}`` for local files;
-    both go through :func:`robustlab.data.datasets.load_dataset`. Subsampling is seeded (seed 0)
-    and balanced, the same for every cell of the study.
+    ``spec`` is ``{"name": NAME}`` for a named dataset (``demo``, a Hugging Face name such as
+    ``glue/sst2`` — train split and its validation/test split) or ``{"path": TRAIN_FILE,
+    "test_path": TEST_FILE, "format": …, "encoding": …, "text_column": …, "label_column": …}``
+    for local files. Without a test file (and for ``demo``) a seeded stratified 20 % test split
+    is made. Loading goes through :func:`robustlab.data.datasets.load_dataset` (rows with an
+    empty text are dropped there and counted in the dataset's ``source``). Subsampling is seeded
+    (seed 0) and balanced, the same for every cell of the study.
     """
-    try:
-        from robustlab.data import datasets
-    except ImportError:  # TEMPORARY until robustlab.data.datasets lands
-        train_x, train_y, test_x, test_y = _files_fallback(spec)
+    from robustlab.data.datasets import HF_DATASETS, load_dataset
+
+    opts = {_READER_KEYS[k]: v for k, v in spec.items() if k in _READER_KEYS and v is not None}
+    if spec.get("path"):
+        where = str(spec["path"])
+        train = load_dataset(where, **opts)
+        test = load_dataset(str(spec["test_path"]), **opts) if spec.get("test_path") else None
+    elif spec.get("name"):
+        where = str(spec["name"])
+        if where in HF_DATASETS or where.startswith("hf:"):
+            train = load_dataset(where, split="train", **opts)
+            test_split = spec.get("test_split") or (
+                "validation" if "glue" in HF_DATASETS.get(where, ("",))[0] else "test")
+            test = load_dataset(where, split=test_split, **opts)
+        else:
+            train, test = load_dataset(where, **opts), None
     else:
-        train_x, train_y, test_x, test_y = _as_lists(datasets.load_dataset(**spec))
-    if max_train is not None and len(train_x) > max_train:
-        train_x, train_y = _subsample(train_x, train_y, max_train)
-    if max_test is not None and len(test_x) > max_test:
-        test_x, test_y = _subsample(test_x, test_y, max_test)
-    where = spec.get("path") or spec.get("name") or "dataset"
-    _check(train_x, train_y, f"{where} (train)")
-    _check(test_x, test_y, f"{where} (test)", n_classes=max(train_y) + 1)
-    fp = _fingerprint([train_x, train_y, test_x, test_y])
-    return Splits(str(spec.get("name") or where), fp, train_x, train_y, test_x, test_y)
-
-
-def _files_fallback(spec: dict[str, Any]) -> tuple[list[Any], list[int], list[Any], list[int]]:
-    from robustlab.data.files import read_rows
-
-    if "path" not in spec or "test_path" not in spec:
-        raise InputError(f"dataset {spec}: give a train file and a test file")
-    out: list[Any] = []
-    for key in ("path", "test_path"):
-        t = read_rows(spec[key], spec.get("format"), spec.get("encoding", "utf-8"))
-        out.append(t.column(spec.get("text_column")))
-        try:
-            out.append([int(v) for v in t.column(spec.get("label_column", "label"))])
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"{spec[key]}: labels must be integers 0..C-1 ({exc})") from None
-    return out[0], out[1], out[2], out[3]
-
-
-def _as_lists(ds: Any) -> tuple[list[Any], list[int], list[Any], list[int]]:
-    """Accept the dataset object of robustlab.data (train/test parts with texts and labels)."""
-    train, test = ds.train, ds.test
+        raise InputError("no dataset: pass --dataset NAME or --data FILE")
     if test is None:
-        raise InputError(f"{getattr(ds, 'name', 'dataset')}: no test split; pass --test-data FILE")
-    return (list(train.texts), [int(v) for v in train.labels],
-            list(test.texts), [int(v) for v in test.labels])
+        train, test = train.split(test_size=spec.get("test_size", TEST_SIZE), seed=0)
+    if max_train is not None and max_train < len(train):
+        train = train.subsample(_balanced_cap(train.class_counts(), max_train), seed=0)
+    if max_test is not None and max_test < len(test):
+        test = test.subsample(_balanced_cap(test.class_counts(), max_test), seed=0)
+    train_x, train_y = list(train.texts), [int(v) for v in train.labels]
+    test_x, test_y = list(test.texts), [int(v) for v in test.labels]
+    _check(train_x, train_y, f"{where} (train)")
+    _check(test_x, test_y, f"{spec.get('test_path') or where} (test)",
+           n_classes=max(train_y) + 1)
+    fp = _fingerprint([train_x, train_y, test_x, test_y])
+    return Splits(Path(where).name if spec.get("path") else where, fp, train_x, train_y,
+                  test_x, test_y)
 
 
-def _subsample(texts: list[Any], labels: list[int], n: int) -> tuple[list[Any], list[int]]:
-    try:
-        from robustlab.data import datasets
-        idx = datasets.balanced_indices(labels, n, seed=0)
-    except (ImportError, AttributeError):  # TEMPORARY until robustlab.data.datasets lands
-        import numpy as np
-
-        rng = np.random.default_rng(0)
-        classes = sorted(set(labels))
-        per = [list(rng.permutation([i for i, y in enumerate(labels) if y == c])) for c in classes]
-        idx, k = [], 0
-        while len(idx) < n and any(per):
-            if per[k % len(per)]:
-                idx.append(int(per[k % len(per)].pop()))
-            k += 1
-        idx.sort()
-    return [texts[i] for i in idx], [labels[i] for i in idx]
+def _balanced_cap(counts: dict[int, int], n: int) -> int:
+    """The largest balanced sample size <= n the class counts allow."""
+    return min(n, min(counts.values()) * len(counts))
 
 
 # ---- models ----------------------------------------------------------------------------------------
@@ -164,6 +153,36 @@ def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None and k in names}
 
 
+def check_tokenizable(model: Any, texts: list[Any], where: str) -> None:
+    """Raise InputError if ``model``'s tokenizer leaves a text with no tokens.
+
+    Whitespace-only texts never get here (the loader drops them); what remains are texts made
+    only of characters a tokenizer discards (zero-width or control characters for WordPiece).
+    """
+    checker = getattr(model, "check_texts", None)
+    if callable(checker):
+        checker(texts)
+        return
+    if hasattr(model, "vocab_") or hasattr(model, "lowercase"):  # robustlab's torch families
+        from robustlab.models.vocab import check_nonempty
+
+        check_nonempty(texts, bool(getattr(model, "lowercase", False)))
+        return
+    checkpoint = getattr(model, "checkpoint", None)
+    if checkpoint is None:
+        return
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(checkpoint)
+    sides = [texts] if not texts or isinstance(texts[0], str) else [list(s) for s in zip(*texts, strict=True)]
+    for side in sides:
+        ids = tok(side, add_special_tokens=False)["input_ids"]
+        for i, row in enumerate(ids):
+            if not row:
+                raise InputError(f"{where}: example {i} ({side[i]!r:.60}) has no tokens for "
+                                 f"{checkpoint}'s tokenizer; remove it")
+
+
 def preflight(models: list[str], perturbations: list[str], dataset: dict[str, Any],
               max_train: int | None, max_test: int | None) -> Splits:
     """Check every input before anything is written: data, perturbations, model names."""
@@ -174,7 +193,5 @@ def preflight(models: list[str], perturbations: list[str], dataset: dict[str, An
     splits = load_splits(dataset, max_train, max_test)
     for spec in models:
         model = build_model(spec, seed=0, steps=1)
-        check = getattr(model, "check_texts", None)
-        if callable(check):
-            check(splits.train_texts)
+        check_tokenizable(model, splits.train_texts, f"{splits.name} (train), --model {spec}")
     return splits
