@@ -11,7 +11,7 @@ import os
 import sqlite3
 import time
 
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from robustlab.tui import launch
 from robustlab.tui.app import RobustlabApp
@@ -32,15 +32,15 @@ async def test_new_study_form_launches_a_study_that_completes(settings, tmp_path
         command = screen.query_one("#command", Static)
         await wait_for(pilot, lambda: "robustlab sleepy --out runs/sleepy-" in text_of(command))
         # bad input is caught by the command's own parser before anything is launched
-        screen.query_one("#f-cells", Input).value = "four"
+        screen.field("cells").value = "four"
         await wait_for(pilot, lambda: "invalid int value: 'four'" in text_of(
             screen.query_one("#form-error", Static)))
         assert screen.query_one("#launch").disabled
         await pilot.press("ctrl+l")
         assert isinstance(app.screen, NewStudyScreen)  # refused
-        screen.query_one("#f-cells", Input).value = "4"
-        screen.query_one("#f-delay", Input).value = "0.1"
-        screen.query_one("#f-out", Input).value = "runs/form-run"
+        screen.field("cells").value = "4"
+        screen.field("delay").value = "0.1"
+        screen.field("out").value = "runs/form-run"
         await wait_for(pilot, lambda: screen.error is None and
                        text_of(command).endswith("--out runs/form-run --cells 4 --delay 0.1"))
         await pilot.press("ctrl+l")
@@ -105,3 +105,24 @@ def test_a_launched_worker_survives_its_launcher(tmp_path, settings):
         time.sleep(0.1)
     info = json.loads((run_dir / "summary.json").read_text())
     assert info["complete"] is True
+
+
+async def test_new_study_forms_of_the_real_commands(tmp_path):
+    """Every real study command gets a form; moving through them fast rebuilds cleanly."""
+    from robustlab.tui.app import Settings
+
+    app = RobustlabApp([tmp_path], Settings(cwd=tmp_path, poll_seconds=0.2))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.recipes) > 0)
+        names = [r.name for r in screen.recipes]
+        assert "tui" not in names and "perturb" not in names  # only commands with --out
+        for _ in range(len(names) - 1):
+            await pilot.press("down")
+        await wait_for(pilot, lambda: screen.recipe.name == names[-1])
+        await wait_for(pilot, lambda: text_of(screen.query_one("#command", Static)).startswith(
+            f"$ robustlab {names[-1]} --out runs/"))
+        # every field of the chosen command is in the form
+        for f in screen.recipe.fields:
+            assert screen.field(f.dest) is not None

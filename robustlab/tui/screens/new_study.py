@@ -39,6 +39,7 @@ class NewStudyScreen(Screen):
         self.recipe: forms.Recipe | None = None
         self.argv: list[str] = []
         self.error: str | None = "loading"
+        self._gen = 0  # form generation: widget ids stay unique while an old form is removed
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -76,9 +77,13 @@ class NewStudyScreen(Screen):
         options.focus()
 
     @on(OptionList.OptionHighlighted, "#recipes")
-    def _recipe(self, event: OptionList.OptionHighlighted) -> None:
+    async def _recipe(self, event: OptionList.OptionHighlighted) -> None:
         self.recipe = self.recipes[event.option_index]
-        self._build_form()
+        await self._build_form()
+
+    def field(self, dest: str) -> Any:
+        """The input widget of option ``dest`` in the current form."""
+        return self.query_one(f"#f{self._gen}-{dest}")
 
     @on(OptionList.OptionSelected, "#recipes")
     def _into_form(self) -> None:
@@ -86,32 +91,37 @@ class NewStudyScreen(Screen):
         if inputs:
             inputs.first().focus()
 
-    def _build_form(self) -> None:
+    async def _build_form(self) -> None:
         form = self.query_one("#form", VerticalScroll)
-        form.remove_children()
+        self._gen += 1
+        gen = self._gen
+        await form.remove_children()
+        if gen != self._gen:
+            return  # another recipe was highlighted meanwhile
         r = self.recipe
         assert r is not None
         widgets: list[Any] = [Static(r.help or r.name, classes="recipe-help")]
         for f in r.fields:
-            wid = f"f-{f.dest}"
+            wid = f"f{gen}-{f.dest}"
             label = f.label + (" *" if f.required else "")
             if f.kind == "flag":
-                widgets.append(Checkbox(f"{f.label}  {f.help}", False, id=wid))
+                widgets.append(Checkbox(f"{f.label}  {f.help}", False, id=wid, compact=True))
                 continue
             widgets.append(Label(label, classes="field-label"))
             if f.kind == "choice":
                 widgets.append(Select([(c, c) for c in f.choices],
                                       value=f.default_text() if f.default_text() in f.choices
-                                      else Select.BLANK, allow_blank=not f.default, id=wid))
+                                      else Select.BLANK, allow_blank=not f.default, id=wid,
+                                      compact=True))
             else:
                 value = (forms.default_out(r, self.app.settings.runs_root) if f.flag == "--out"
                          else f.default_text())
-                widgets.append(Input(value, placeholder=f.help[:60], id=wid))
+                widgets.append(Input(value, id=wid, compact=True))
             hint = forms.hints(f)
             text = " · ".join(t for t in (f.help, hint) if t)
             if text:
                 widgets.append(Static(text, classes="field-help"))
-        form.mount_all(widgets)
+        await form.mount_all(widgets)
         self.call_after_refresh(self._update_command)
 
     def _values(self) -> dict[str, Any]:
@@ -119,7 +129,7 @@ class NewStudyScreen(Screen):
         assert self.recipe is not None
         for f in self.recipe.fields:
             try:
-                w = self.query_one(f"#f-{f.dest}")
+                w = self.field(f.dest)
             except Exception:  # noqa: BLE001 - the form is being rebuilt
                 continue
             v = w.value
