@@ -55,8 +55,12 @@ class LearnabilityView:
         pts = [(p[1], p[col]) for p in self.scatter_points if p[1] is not None
                and p[col] is not None]
         corr = self.correlations.get(f"learnability_vs_{against}") or {}
-        note = (f"Spearman ρ={corr['rho']:.3f}, p={corr['p_value']:.3g}, n={corr.get('n')}"
-                if corr.get("rho") is not None else "Spearman ρ: after the run ends")
+        if corr.get("rho") is not None:
+            note = f"Spearman ρ={corr['rho']:.3f}, p={corr['p_value']:.3g}, n={corr.get('n')}"
+        elif self.partial:
+            note = "Spearman ρ: after the run ends"
+        else:
+            note = f"Spearman ρ undefined (n={corr.get('n')}: needs ≥ 3 pairs that vary)"
         label = "Δ (augmentation)" if against == "delta" else "robustness"
         return Plot(f"average learnability vs {label}", "average learnability", label,
                     [Series("pairs", [p[0] for p in pts], [p[1] for p in pts], "scatter")],

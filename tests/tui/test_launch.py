@@ -11,6 +11,7 @@ import os
 import sqlite3
 import time
 
+import pytest
 from textual.widgets import Static
 
 from robustlab.tui import launch
@@ -126,3 +127,38 @@ async def test_new_study_forms_of_the_real_commands(tmp_path):
         # every field of the chosen command is in the form
         for f in screen.recipe.fields:
             assert screen.field(f.dest) is not None
+
+
+@pytest.mark.slow
+async def test_launch_a_real_learnability_study_on_the_demo_data(tmp_path):
+    """The form of the real ``robustlab learnability`` → detached worker → done → results."""
+    from robustlab.tui.app import Settings
+    from robustlab.tui.screens.learnability import LearnabilityScreen
+
+    app = RobustlabApp([tmp_path / "runs"], Settings(cwd=tmp_path, poll_seconds=0.5))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("n")
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.recipes) > 0)
+        names = [r.name for r in screen.recipes]
+        screen.query_one("#recipes").highlighted = names.index("learnability")
+        await wait_for(pilot, lambda: screen.recipe.name == "learnability")
+        await pilot.pause(0.3)
+        for dest, value in {"model": "bow", "dataset": "demo", "perturbations": "shuffle_word",
+                            "p_grid": "0.5,1.0", "seeds": "0", "steps": "20",
+                            "max_train": "100", "max_test": "50", "out": "runs/demo-learn"
+                            }.items():
+            screen.field(dest).value = value
+        await wait_for(pilot, lambda: screen.error is None and "--dataset demo" in text_of(
+            screen.query_one("#command", Static)))
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen))
+        progress = app.screen
+        await wait_for(pilot, lambda: progress.progress is not None and
+                       progress.progress.run.status in ("done", "failed", "died"), timeout=300)
+        assert progress.progress.run.status == "done", progress.progress.log
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, LearnabilityScreen) and
+                       app.screen.view is not None)
+        assert app.screen.view.table.rows[0][:2] == ["bow", "shuffle_word"]
+    assert (tmp_path / "runs" / "demo-learn" / "summary.json").exists()
