@@ -43,7 +43,7 @@ WEIGHTS_FILE = "model.safetensors"
 
 #: parameters every torch family accepts (per-family defaults override some of them)
 COMMON: dict[str, Any] = {
-    "steps": 300,          # optimiser steps per fit (same across a study)
+    "steps": 200,          # optimiser steps per fit (same across a study)
     "batch_size": 64,
     "lr": 2e-3,            # Adam
     "weight_decay": 0.0,
@@ -287,7 +287,8 @@ class TorchClassifier(TextClassifier):
         meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
         if meta.get("family") != cls.family:
             raise InputError(f"{d}: holds a {meta.get('family')!r} model, not {cls.family!r}")
-        obj = cls(**meta["params"])
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["params"].items()}
+        obj = cls(**params)  # JSON turned tuples (kernel_sizes) into lists
         obj.vocab_ = Vocab(meta["vocab"])
         obj.n_classes_ = int(meta["n_classes"])
         obj.steps_ = int(meta.get("steps", obj.steps))
@@ -332,10 +333,16 @@ def _seeded(seed: int, dev: torch.device) -> Iterator[None]:
 
 
 class TextRNN(TorchClassifier):
-    """The papers' non-pretrained model: embedding + bidirectional GRU + max pooling."""
+    """The papers' non-pretrained model: embedding + bidirectional RNN + max pooling.
+
+    NeuralClassifier's TextRNN is a bi-GRU; here the default cell is an LSTM because torch's
+    CPU GRU is ~10x slower to train than its fused LSTM (measured: 79 s vs 6 s for 300 steps on
+    SST-2), and the learnability grid trains hundreds of these. ``cell=gru`` restores the GRU.
+    """
 
     family = "textrnn"
-    defaults: ClassVar[dict[str, Any]] = {"cell": "lstm", "bidirectional": True, "layers": 1}
+    defaults: ClassVar[dict[str, Any]] = {"cell": "lstm", "bidirectional": True, "layers": 1,
+                                          "lr": 4e-3}
     net = RNNNet
 
 
