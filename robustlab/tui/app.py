@@ -90,15 +90,13 @@ class RobustlabApp(App):
 
         self.push_screen(ProgressScreen(path))
 
-    def open_results(self, path: Path, kind: str | None = None) -> None:
+    def open_results(self, path: Path, kind: str) -> None:
         from robustlab.tui.screens.attack import AttackScreen
         from robustlab.tui.screens.bias import BiasScreen
         from robustlab.tui.screens.crossdomain import CrossDomainScreen
         from robustlab.tui.screens.generic import GenericScreen
         from robustlab.tui.screens.learnability import LearnabilityScreen
 
-        if kind is None:
-            kind = data.read_run(path, self.settings.alive).kind
         screen = {"learnability": LearnabilityScreen, "attack": AttackScreen,
                   "bias": BiasScreen, "cross-domain": CrossDomainScreen}.get(
             result_kind(kind), GenericScreen)
@@ -130,42 +128,49 @@ class RobustlabApp(App):
             if isinstance(screen, RunsScreen):
                 screen.refresh_runs()
 
-    # ---- actions on runs (each a quick syscall; errors become notifications) -------------------
-    def _try(self, what: str, fn: Callable[[], object]) -> object | None:
-        try:
-            return fn()
-        except (RobustlabError, OSError) as exc:
-            self.notify(str(exc), title=f"cannot {what}", severity="error", timeout=8)
-            return None
+    # ---- actions on runs: each in a thread worker (they read the store), result as a toast ------
+    def _in_worker(self, what: str, fn: Callable[[], object],
+                   done: Callable[[object], None]) -> None:
+        def work() -> None:
+            try:
+                result = fn()
+            except (RobustlabError, OSError) as exc:
+                self.call_from_thread(self.notify, str(exc), title=f"cannot {what}",
+                                      severity="error", timeout=8)
+                return
+            self.call_from_thread(done, result)
+
+        self.run_worker(work, thread=True, group=what)
 
     def launch_study(self, argv: list[str]) -> None:
-        run_dir = self._try("launch", lambda: launch.launch(
-            argv, cwd=self.settings.cwd, program=self.settings.program))
-        if run_dir is None:
-            return
-        self.attach(Path(run_dir))  # type: ignore[arg-type]
-        self.notify(f"started {launch.command_string(argv)}")
-        self.pop_screen()
-        self._refresh_list()
-        self.open_progress(Path(run_dir))  # type: ignore[arg-type]
+        def started(run_dir: object) -> None:
+            path = Path(run_dir)  # type: ignore[arg-type]
+            self.attach(path)
+            self.notify(f"started {launch.command_string(argv)}")
+            self.pop_screen()
+            self._refresh_list()
+            self.open_progress(path)
+
+        self._in_worker("launch", lambda: launch.launch(
+            argv, cwd=self.settings.cwd, program=self.settings.program), started)
 
     def stop_run(self, path: Path) -> None:
-        pid = self._try("stop", lambda: launch.stop(path))
-        if pid is not None:
-            self.notify(f"sent Ctrl-C (SIGINT) to worker {pid}: in-flight cells go back to pending")
+        self._in_worker("stop", lambda: launch.stop(path), lambda pid: self.notify(
+            f"sent Ctrl-C (SIGINT) to worker {pid}: in-flight cells go back to pending"))
 
     def resume_run(self, path: Path) -> None:
-        pid = self._try("resume", lambda: launch.resume(path))
-        if pid is not None:
-            self.notify(f"resumed {path.name} as pid {pid} (done cells are kept)")
+        self._in_worker("resume", lambda: launch.resume(path), lambda pid: self.notify(
+            f"resumed {path.name} as pid {pid} (done cells are kept)"))
 
     def delete_run(self, path: Path) -> None:
+        def deleted(_: object) -> None:
+            self.notify(f"deleted {path}")
+            if path in self.run_dirs:
+                self.run_dirs.remove(path)
+            self._refresh_list()
+
         def answer(yes: bool | None) -> None:
-            if yes and self._try("delete", lambda: launch.delete(path)) is not False:
-                if not path.exists():
-                    self.notify(f"deleted {path}")
-                    if path in self.run_dirs:
-                        self.run_dirs.remove(path)
-                self._refresh_list()
+            if yes:
+                self._in_worker("delete", lambda: launch.delete(path), deleted)
 
         self.push_screen(ConfirmScreen(f"Delete {path} and all its results?"), answer)

@@ -126,7 +126,10 @@ class ProgressScreen(Screen):
         self._wake.set()
 
     def action_results(self) -> None:
-        self.app.open_results(self.path)
+        if self.progress is None or not self.progress.run.done:
+            self.notify("no finished cells to show yet", severity="warning")
+            return
+        self.app.open_results(self.path, self.progress.run.kind)
 
     def action_stop(self) -> None:
         self.app.stop_run(self.path)
