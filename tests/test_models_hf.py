@@ -1,0 +1,54 @@
+"""Hugging Face fine-tuning with the real pretrained MiniLM (tiny runs; offline)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robustlab.errors import InputError
+from robustlab.models.registry import load_model, make_model
+from robustlab.resources import ResourceMissing, minilm_path
+
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def minilm_dir():
+    try:
+        return minilm_path()
+    except ResourceMissing as exc:
+        pytest.skip(str(exc))
+
+
+def _data(n: int = 24):
+    pos = ["a wonderful , moving film .", "truly great acting .", "i loved every minute ."]
+    neg = ["a dull , tedious film .", "truly awful acting .", "i hated every minute ."]
+    texts = [(pos if i % 2 else neg)[i % 3] for i in range(n)]
+    return texts, [i % 2 for i in range(n)]
+
+
+def test_minilm_fit_predict_save_load(minilm_dir, tmp_path):
+    texts, labels = _data()
+    m = make_model("minilm", steps=4, batch_size=8, lr=1e-4, num_threads=2)
+    assert m.checkpoint == str(minilm_dir) and "minilm" in m.model_id()
+    m.fit(texts, labels)
+    assert len(m.losses_) == 4 and m.n_classes_ == 2
+    p = m.predict_proba(texts[:6])
+    assert p.shape == (6, 2) and np.allclose(p.sum(1), 1.0)
+    m.save(tmp_path / "m")
+    assert (tmp_path / "m" / "model.safetensors").is_file()
+    again = load_model(tmp_path / "m")
+    np.testing.assert_allclose(again.predict_proba(texts[:6]), p, atol=1e-5)
+    # sentence pairs go through the tokenizer's own pair encoding
+    pairs = [(t, "the film") for t in texts[:4]]
+    assert again.predict_proba(pairs).shape == (4, 2)
+
+
+def test_checkpoint_dir_and_bad_hub_id(minilm_dir):
+    m = make_model(str(minilm_dir), steps=1)
+    assert m.family == "hf" and m.checkpoint == str(minilm_dir)
+    with pytest.raises(InputError, match="cannot load Hugging Face checkpoint"):
+        make_model("hf:robustlab-test/no-such-model", steps=1).fit(["a", "b"], [0, 1])
+    with pytest.raises(InputError, match="mixing"):
+        m.tokenizer_ = None  # _encode checks the inputs before tokenizing
+        m._encode(["a", ("b", "c")])
