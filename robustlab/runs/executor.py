@@ -1,0 +1,294 @@
+"""The one executor loop, with pluggable backends (in-process, local processes, Ray).
+
+A study is a list of :class:`~robustlab.runs.store.Cell`; a *cell function* is a top-level
+(importable, picklable) callable ``fn(kind, params) -> CellOutput | dict``. :func:`run_cells`
+registers the cells in the store, skips the ones already done (resume), claims each remaining
+cell atomically, runs it on the chosen backend and writes its outputs in one transaction as soon
+as it finishes. Only the parent process writes results, so every backend has the same store and
+resume semantics; a heartbeat thread keeps in-flight cells visibly alive for the TUI.
+
+Failures are results: a cell that raises is stored as ``failed`` with its traceback and the loop
+goes on. Ctrl-C puts in-flight cells back to ``pending`` and marks the run ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from robustlab.errors import InputError
+from robustlab.runs.store import Cell, RunStore, worker_id
+
+EXECUTORS = ("sequential", "process", "ray")
+HEARTBEAT_SECONDS = 10.0
+
+
+@dataclass
+class CellOutput:
+    """What a cell function returns: a JSON-able result and optional per-example records."""
+
+    result: dict[str, Any]
+    records: Sequence[Any] = field(default_factory=list)
+    signature: str | None = None
+
+
+CellFn = Callable[[str, dict[str, Any]], "CellOutput | dict[str, Any]"]
+
+
+def _call(fn: CellFn, kind: str, params: dict[str, Any]) -> tuple[bool, Any, float]:
+    """Run one cell; never raises (errors come back as a traceback string)."""
+    t0 = time.perf_counter()
+    try:
+        out = fn(kind, params)
+        if not isinstance(out, CellOutput):
+            out = CellOutput(result=dict(out))
+        return True, out, time.perf_counter() - t0
+    except Exception:
+        return False, traceback.format_exc(), time.perf_counter() - t0
+
+
+# ---- backends ------------------------------------------------------------------------------------
+
+
+class _Sequential:
+    def __init__(self, fn: CellFn, workers: int) -> None:
+        self.fn = fn
+
+    def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
+        for cell in cells:
+            yield (cell, *_call(self.fn, cell.kind, cell.params))
+
+    def close(self) -> None:
+        pass
+
+
+class _Processes:
+    """A local process pool (spawn: safe with torch threads); bounded number of cells in flight."""
+
+    def __init__(self, fn: CellFn, workers: int) -> None:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        self.fn = fn
+        self.workers = max(1, workers)
+        self.pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"))
+
+    def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
+        import concurrent.futures as cf
+
+        pending: dict[Any, Cell] = {}
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * self.workers:
+                cell = next(cells, None)
+                if cell is None:
+                    exhausted = True
+                    break
+                pending[self.pool.submit(_call, self.fn, cell.kind, cell.params)] = cell
+            if not pending:
+                return
+            done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                cell = pending.pop(fut)
+                try:
+                    yield (cell, *fut.result())
+                except Exception:  # the worker process itself died (OOM, kill)
+                    yield cell, False, traceback.format_exc(), 0.0
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _Ray:
+    """Cells as Ray tasks on an existing cluster (``address``) or a local ``ray.init``."""
+
+    def __init__(self, fn: CellFn, workers: int, address: str | None = None,
+                 num_gpus: float = 0.0, num_cpus: float = 1.0) -> None:
+        try:
+            import ray
+        except ModuleNotFoundError as exc:
+            raise InputError("--executor ray needs ray: pip install 'robustlab[ray]'") from exc
+        self.ray = ray
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "ignore_reinit_error": True,
+                                      "log_to_driver": False}
+            if address:
+                kwargs["address"] = address
+            else:
+                kwargs["num_cpus"] = max(1, workers)
+            ray.init(**kwargs)
+        self.remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(_call)
+        self.fn = fn
+        self.workers = max(1, workers)
+
+    def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
+        ray = self.ray
+        pending: dict[Any, Cell] = {}
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * self.workers:
+                cell = next(cells, None)
+                if cell is None:
+                    exhausted = True
+                    break
+                pending[self.remote.remote(self.fn, cell.kind, cell.params)] = cell
+            if not pending:
+                return
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                cell = pending.pop(ref)
+                try:
+                    yield (cell, *ray.get(ref))
+                except Exception:  # the task or its worker died
+                    yield cell, False, traceback.format_exc(), 0.0
+
+    def close(self) -> None:
+        pass
+
+
+def make_backend(name: str, fn: CellFn, workers: int = 1, **options: Any):
+    if name == "sequential":
+        return _Sequential(fn, workers)
+    if name == "process":
+        return _Processes(fn, workers)
+    if name == "ray":
+        return _Ray(fn, workers, **options)
+    raise InputError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
+
+
+# ---- the loop --------------------------------------------------------------------------------------
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, store_path: os.PathLike[str], inflight: set[str]) -> None:
+        super().__init__(daemon=True)
+        self.store_path, self.inflight = store_path, inflight
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        store = RunStore(self.store_path)
+        try:
+            while not self.stop.wait(HEARTBEAT_SECONDS):
+                store.heartbeat(list(self.inflight))
+        finally:
+            store.close()
+
+
+@dataclass
+class RunReport:
+    total: int
+    done: int
+    failed: int
+    skipped: int
+    seconds: float
+
+    @property
+    def complete(self) -> bool:
+        return self.done == self.total
+
+
+def _reclaim_dead(store: RunStore) -> None:
+    """Cells left 'running' by a process on this host that no longer exists go back to pending."""
+    host = worker_id().split(":")[0]
+    dead = []
+    for cell in store.cells("running"):
+        whost, _, pid = (cell.worker or "").partition(":")
+        if whost == host and pid.isdigit() and not _pid_alive(int(pid)):
+            dead.append(cell.key)
+    store.release(dead)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # our own earlier claims are not in flight any more
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_cells(
+    store: RunStore,
+    cells: Sequence[Cell],
+    fn: CellFn,
+    *,
+    executor: str = "sequential",
+    workers: int = 1,
+    progress: bool = True,
+    desc: str = "cells",
+    on_result: Callable[[Cell, bool, Any], None] | None = None,
+    stale_after: float = 600.0,
+    **backend_options: Any,
+) -> RunReport:
+    """Run every cell not yet done and store each result as soon as it finishes."""
+    t0 = time.perf_counter()
+    keys = [c.key for c in cells]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate cell keys in a study")
+    store.add_cells(cells)
+    _reclaim_dead(store)
+    store.fail_stale(stale_after)
+    done0 = store.done_keys()
+    todo = [c for c in cells if c.key not in done0]
+    me = worker_id()
+    inflight: set[str] = set()
+    hb = _Heartbeat(store.path, inflight)
+    hb.start()
+
+    def claimed() -> Iterator[Cell]:
+        for c in todo:
+            if store.claim(c.key, me):
+                inflight.add(c.key)
+                yield c
+
+    bar = _progress(len(cells), len(done0), desc, progress)
+    backend = make_backend(executor, fn, workers, **backend_options)
+    failed = 0
+    try:
+        for cell, ok, payload, seconds in backend.run(claimed()):
+            if ok:
+                store.finish(cell.key, payload.result, records=payload.records,
+                             signature=payload.signature, seconds=seconds)
+            else:
+                failed += 1
+                store.fail(cell.key, payload)
+                if bar is not None:
+                    bar.write(f"cell {cell.key} failed: {payload.strip().splitlines()[-1]}")
+            inflight.discard(cell.key)
+            if on_result is not None:
+                on_result(cell, ok, payload)
+            if bar is not None:
+                bar.update(1)
+                if failed:
+                    bar.set_postfix(failed=failed)
+    except KeyboardInterrupt:
+        store.release(list(inflight))
+        store.set_run_status("interrupted", "interrupted by the user (Ctrl-C); rerun to resume")
+        raise
+    finally:
+        hb.stop.set()
+        backend.close()
+        if bar is not None:
+            bar.close()
+    counts = store.counts()
+    done = sum(1 for k in keys if k in store.done_keys())
+    return RunReport(total=len(cells), done=done, failed=counts["failed"],
+                     skipped=len(done0 & set(keys)), seconds=time.perf_counter() - t0)
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="cell", file=sys.stderr,
+                dynamic_ncols=True, smoothing=0.1)

@@ -1,0 +1,58 @@
+"""Writing a run directory's final files atomically (see docs/run-directory.md).
+
+A file that exists is complete: everything goes through a temporary file in the same directory
+and ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from robustlab.runs.store import _json_default
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Any], None], mode: str = "w") -> Path:
+    """Call ``write(fileobj)`` on a temporary file, then move it to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        kwargs = {"encoding": "utf-8", "newline": ""} if "b" not in mode else {}
+        with os.fdopen(fd, mode, **kwargs) as f:
+            write(f)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    return atomic_write(
+        path, lambda f: f.write(json.dumps(obj, indent=2, sort_keys=False, default=_json_default)
+                                + "\n"))
+
+
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> Path:
+    def w(f):
+        for r in records:
+            f.write(json.dumps(r, default=_json_default, ensure_ascii=False) + "\n")
+
+    return atomic_write(path, w)
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> Path:
+    """Save a matplotlib figure atomically (Agg backend; never needs a display)."""
+    return atomic_write(path, lambda f: fig.savefig(f, format="png", **kwargs), mode="wb")

@@ -1,0 +1,426 @@
+"""The SQLite run store: one file (``store.sqlite``) per run directory.
+
+Contract (what callers and the TUI may rely on):
+
+* **One run per store.** The ``run`` table has one row: kind (``learnability``, ``attack``,
+  ``bias``, ``cross-domain``, ...), configuration, status, command line, pid, versions.
+* **Cells are keyed.** A study expands into a deterministic list of cell keys; a key is stored
+  at most once (PRIMARY KEY). Resuming runs exactly the keys with no ``done`` row.
+* **A cell's outputs are atomic.** Its result JSON, its per-example records and its ``done``
+  status commit in one transaction, so a crash, Ctrl-C or ``kill -9`` loses at most the cells in
+  flight and never leaves a half-written cell looking done. Done cells are immutable.
+* **Concurrent writers are safe.** WAL journal, ``BEGIN IMMEDIATE`` write transactions and a
+  busy timeout; :meth:`RunStore.claim` is an atomic compare-and-set, so two processes running the
+  same study never compute the same cell twice at once.
+* **Dead workers are detected.** Running cells carry a heartbeat; :meth:`RunStore.fail_stale`
+  turns stale ones into ``failed`` ("stalled"), which a resume runs again.
+* **Schema is versioned in the file** (``meta`` table). A store written by a newer schema is
+  refused with a clear message.
+* Readers (the TUI) open the store read-only and never block writers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robustlab import __version__
+from robustlab.errors import RobustlabError
+
+SCHEMA_VERSION = 1
+STORE_NAME = "store.sqlite"
+CELL_STATES = ("pending", "running", "done", "failed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS run (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    config TEXT NOT NULL,
+    status TEXT NOT NULL,
+    command TEXT,
+    pid INTEGER,
+    host TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    heartbeat REAL,
+    error TEXT,
+    versions TEXT
+);
+CREATE TABLE IF NOT EXISTS cells (
+    key TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    params TEXT NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    signature TEXT,
+    worker TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    started REAL,
+    finished REAL,
+    seconds REAL,
+    heartbeat REAL
+);
+CREATE INDEX IF NOT EXISTS cells_status ON cells(status);
+CREATE TABLE IF NOT EXISTS records (
+    cell TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (cell, idx)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    level TEXT NOT NULL,
+    message TEXT NOT NULL,
+    cell TEXT
+);
+"""
+
+
+class StoreError(RobustlabError):
+    """The store is missing, corrupt, or from a newer robustlab."""
+
+
+@dataclass
+class Cell:
+    """One unit of work: a key unique within the run, a kind and JSON-able parameters."""
+
+    key: str
+    kind: str
+    params: dict[str, Any]
+    status: str = "pending"
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    signature: str | None = None
+    seconds: float | None = None
+    started: float | None = None
+    finished: float | None = None
+    attempts: int = 0
+    worker: str | None = None
+    heartbeat: float | None = None
+
+
+@dataclass
+class RunInfo:
+    kind: str
+    name: str
+    config: dict[str, Any]
+    status: str
+    command: str | None
+    pid: int | None
+    host: str | None
+    created: float
+    updated: float
+    heartbeat: float | None
+    error: str | None
+    versions: dict[str, Any] = field(default_factory=dict)
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=_json_default, allow_nan=True)
+
+
+def _json_default(o: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class RunStore:
+    """Read and write one run directory's ``store.sqlite`` (see the module docstring)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
+        p = Path(path)
+        self.path = p / STORE_NAME if p.is_dir() or p.suffix != ".sqlite" else p
+        self.run_dir = self.path.parent
+        self.readonly = readonly
+        if readonly and not self.path.exists():
+            raise StoreError(f"no run store at {self.path} (not a robustlab run directory?)")
+        self._conn: sqlite3.Connection | None = None
+
+    # ---- connection ---------------------------------------------------------------------------
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            if self.readonly:
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+            else:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+            conn.execute("PRAGMA busy_timeout=60000")
+            conn.row_factory = sqlite3.Row
+            self._check_schema(conn)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a readable robustlab store: {exc}") from exc
+        return conn
+
+    def _check_schema(self, conn: sqlite3.Connection) -> None:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            if self.readonly:
+                raise StoreError(f"{self.path} has no robustlab schema (empty or foreign file)")
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                         (str(SCHEMA_VERSION),))
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('robustlab_version', ?)", (__version__,))
+            return
+        if int(row[0]) > SCHEMA_VERSION and not self.readonly:
+            raise StoreError(
+                f"{self.path} was written by a newer robustlab (schema {row[0]} > {SCHEMA_VERSION}); "
+                "upgrade robustlab to write to it"
+            )
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (BEGIN IMMEDIATE): all or nothing."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    # ---- the run ------------------------------------------------------------------------------
+    def init_run(self, kind: str, name: str, config: dict[str, Any], *, command: str | None = None,
+                 versions: dict[str, Any] | None = None) -> RunInfo:
+        """Create the run row, or check that an existing one has the same kind and config."""
+        now = time.time()
+        with self.transaction() as c:
+            row = c.execute("SELECT kind, config FROM run WHERE id=1").fetchone()
+            if row is None:
+                c.execute(
+                    "INSERT INTO run (id, kind, name, config, status, command, pid, host, created,"
+                    " updated, heartbeat, versions) VALUES (1,?,?,?,?,?,?,?,?,?,?,?)",
+                    (kind, name, _dumps(config), "running", command, os.getpid(),
+                     socket.gethostname(), now, now, now, _dumps(versions or {})),
+                )
+            else:
+                if row["kind"] != kind or json.loads(row["config"]) != json.loads(_dumps(config)):
+                    raise StoreError(
+                        f"{self.run_dir} already holds a different {row['kind']} run; resume it "
+                        "with the same options or choose another --out directory"
+                    )
+                c.execute(
+                    "UPDATE run SET status='running', pid=?, host=?, updated=?, heartbeat=?,"
+                    " error=NULL, command=COALESCE(?, command) WHERE id=1",
+                    (os.getpid(), socket.gethostname(), now, now, command),
+                )
+        return self.run_info()  # type: ignore[return-value]
+
+    def run_info(self) -> RunInfo | None:
+        row = self.conn.execute("SELECT * FROM run WHERE id=1").fetchone()
+        if row is None:
+            return None
+        return RunInfo(
+            kind=row["kind"], name=row["name"], config=json.loads(row["config"]),
+            status=row["status"], command=row["command"], pid=row["pid"], host=row["host"],
+            created=row["created"], updated=row["updated"], heartbeat=row["heartbeat"],
+            error=row["error"], versions=json.loads(row["versions"] or "{}"),
+        )
+
+    def set_run_status(self, status: str, error: str | None = None) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE run SET status=?, error=?, updated=?, heartbeat=? WHERE id=1",
+                      (status, error, time.time(), time.time()))
+
+    def run_heartbeat(self) -> None:
+        with self.transaction() as c:
+            c.execute("UPDATE run SET heartbeat=? WHERE id=1", (time.time(),))
+
+    # ---- cells --------------------------------------------------------------------------------
+    def add_cells(self, cells: Sequence[Cell]) -> int:
+        """Register cells (idempotent: existing keys are left as they are). Returns new count."""
+        with self.transaction() as c:
+            base = c.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM cells").fetchone()[0]
+            before = c.total_changes
+            c.executemany(
+                "INSERT OR IGNORE INTO cells (key, seq, kind, params, status) VALUES (?,?,?,?,?)",
+                [(cell.key, base + i, cell.kind, _dumps(cell.params), "pending")
+                 for i, cell in enumerate(cells)],
+            )
+            return c.total_changes - before
+
+    def claim(self, key: str, worker: str | None = None) -> bool:
+        """Atomically mark a pending/failed cell running for ``worker``; False if someone has it."""
+        now = time.time()
+        with self.transaction() as c:
+            cur = c.execute(
+                "UPDATE cells SET status='running', worker=?, started=?, heartbeat=?,"
+                " attempts=attempts+1, error=NULL WHERE key=? AND status IN ('pending','failed')",
+                (worker or worker_id(), now, now, key),
+            )
+            return cur.rowcount == 1
+
+    def heartbeat(self, keys: Iterable[str]) -> None:
+        keys = list(keys)
+        if not keys:
+            return
+        now = time.time()
+        with self.transaction() as c:
+            c.executemany("UPDATE cells SET heartbeat=? WHERE key=? AND status='running'",
+                          [(now, k) for k in keys])
+            c.execute("UPDATE run SET heartbeat=? WHERE id=1", (now,))
+
+    def finish(self, key: str, result: dict[str, Any], *, records: Sequence[Any] = (),
+               signature: str | None = None, seconds: float | None = None) -> None:
+        """Store a cell's result, its per-example records and ``done`` in one transaction."""
+        now = time.time()
+        with self.transaction() as c:
+            status = c.execute("SELECT status FROM cells WHERE key=?", (key,)).fetchone()
+            if status is None:
+                raise StoreError(f"unknown cell {key!r}")
+            if status[0] == "done":
+                return  # done cells are immutable; a duplicate finisher is ignored
+            c.execute("DELETE FROM records WHERE cell=?", (key,))
+            c.executemany("INSERT INTO records (cell, idx, payload) VALUES (?,?,?)",
+                          [(key, i, _dumps(r)) for i, r in enumerate(records)])
+            c.execute(
+                "UPDATE cells SET status='done', result=?, signature=?, seconds=?, finished=?,"
+                " error=NULL, heartbeat=? WHERE key=?",
+                (_dumps(result), signature, seconds, now, now, key),
+            )
+
+    def fail(self, key: str, error: str) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE cells SET status='failed', error=?, finished=? WHERE key=? AND status!='done'",
+                (error, time.time(), key),
+            )
+            c.execute("INSERT INTO events (ts, level, message, cell) VALUES (?,?,?,?)",
+                      (time.time(), "error", error.strip().splitlines()[-1][:500], key))
+
+    def release(self, keys: Iterable[str]) -> None:
+        """Put running cells back to pending (Ctrl-C: they were never finished)."""
+        with self.transaction() as c:
+            c.executemany("UPDATE cells SET status='pending', worker=NULL WHERE key=? AND "
+                          "status='running'", [(k,) for k in keys])
+
+    def fail_stale(self, timeout: float) -> list[str]:
+        """Running cells whose heartbeat is older than ``timeout`` seconds become failed."""
+        cutoff = time.time() - timeout
+        with self.transaction() as c:
+            keys = [r[0] for r in c.execute(
+                "SELECT key FROM cells WHERE status='running' AND COALESCE(heartbeat, 0) < ?",
+                (cutoff,))]
+            c.executemany("UPDATE cells SET status='failed', error=? WHERE key=?",
+                          [(f"stalled: no heartbeat for {timeout:.0f}s (worker died?)", k)
+                           for k in keys])
+        return keys
+
+    # ---- reading ------------------------------------------------------------------------------
+    def _cell(self, row: sqlite3.Row) -> Cell:
+        return Cell(
+            key=row["key"], kind=row["kind"], params=json.loads(row["params"]),
+            status=row["status"], result=json.loads(row["result"]) if row["result"] else None,
+            error=row["error"], signature=row["signature"], seconds=row["seconds"],
+            started=row["started"], finished=row["finished"], attempts=row["attempts"],
+            worker=row["worker"], heartbeat=row["heartbeat"],
+        )
+
+    def cells(self, status: str | None = None) -> list[Cell]:
+        q = "SELECT * FROM cells" + (" WHERE status=?" if status else "") + " ORDER BY seq"
+        return [self._cell(r) for r in self.conn.execute(q, (status,) if status else ())]
+
+    def cell(self, key: str) -> Cell | None:
+        row = self.conn.execute("SELECT * FROM cells WHERE key=?", (key,)).fetchone()
+        return self._cell(row) if row else None
+
+    def done_keys(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT key FROM cells WHERE status='done'")}
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(CELL_STATES, 0)
+        for status, n in self.conn.execute("SELECT status, COUNT(*) FROM cells GROUP BY status"):
+            out[status] = n
+        return out
+
+    def records(self, key: str | None = None, *, offset: int = 0,
+                limit: int | None = None) -> list[Any]:
+        q = "SELECT payload FROM records"
+        args: list[Any] = []
+        if key is not None:
+            q += " WHERE cell=?"
+            args.append(key)
+        q += " ORDER BY cell, idx"
+        if limit is not None:
+            q += " LIMIT ? OFFSET ?"
+            args += [limit, offset]
+        return [json.loads(r[0]) for r in self.conn.execute(q, args)]
+
+    def log(self, message: str, level: str = "info", cell: str | None = None) -> None:
+        with self.transaction() as c:
+            c.execute("INSERT INTO events (ts, level, message, cell) VALUES (?,?,?,?)",
+                      (time.time(), level, message, cell))
+
+    def events(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT ts, level, message, cell FROM events ORDER BY id DESC LIMIT ?", (limit,))
+        return [dict(r) for r in rows][::-1]
+
+    def check(self) -> list[str]:
+        """Integrity problems (an empty list means healthy): duplicate work, bad states."""
+        problems = []
+        ok = self.conn.execute("PRAGMA integrity_check").fetchone()[0]
+        if ok != "ok":
+            problems.append(f"sqlite integrity: {ok}")
+        bad = self.conn.execute(
+            "SELECT COUNT(*) FROM cells WHERE status NOT IN ('pending','running','done','failed')"
+        ).fetchone()[0]
+        if bad:
+            problems.append(f"{bad} cells in an unknown state")
+        orphan = self.conn.execute(
+            "SELECT COUNT(*) FROM records WHERE cell NOT IN (SELECT key FROM cells WHERE "
+            "status='done')").fetchone()[0]
+        if orphan:
+            problems.append(f"{orphan} records of unfinished cells")
+        return problems
+
+
+def is_run_dir(path: str | os.PathLike[str]) -> bool:
+    return (Path(path) / STORE_NAME).exists()
