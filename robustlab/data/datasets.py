@@ -43,7 +43,7 @@ HF_DATASETS: dict[str, tuple[str, str | None, tuple[str, ...], str]] = {
 LABEL_COLUMN_NAMES = ("label", "labels", "gold_label", "gold", "class", "sentiment", "target", "y")
 PAIR_COLUMNS = (("sentence1", "sentence2"), ("question1", "question2"), ("premise", "hypothesis"),
                 ("text_a", "text_b"))
-_LABEL_TEXT_LINE = re.compile(r"^-?\d+ \s*\S")
+_LABEL_TEXT_LINE = re.compile(r"^-?\d+(?: |$)")  # label-only lines occur (CR, MPQA)
 
 
 @dataclass
@@ -194,7 +194,7 @@ def _balanced_cap(ds: Dataset, n: int) -> int:
 
 def _sniff(path: Path, text: str) -> str:
     lines = [ln for ln in text.split("\n")[:200] if ln.strip()]
-    if lines and all(_LABEL_TEXT_LINE.match(ln) for ln in lines):
+    if any(" " in ln.strip() for ln in lines) and all(_LABEL_TEXT_LINE.match(ln) for ln in lines):
         return "label-text"
     if lines and all("\t" in ln for ln in lines):
         return "tsv"
