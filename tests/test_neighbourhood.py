@@ -102,6 +102,7 @@ def test_mlm_unloadable_model_is_a_clear_input_error(tmp_path):
 def test_word_spans_and_case():
     assert word_spans("A film, a movie.", ["A", "film", "a", "movie"]) == [(0, 1), (2, 6),
                                                                           (8, 9), (10, 15)]
+    assert word_spans("the cat ate a film", ["the", "cat", "ate", "a", "film"])[3] == (12, 13)
     assert match_case("Good", "great") == "Great"
     assert match_case("GOOD", "great") == "GREAT"
     assert match_case("good", "great") == "great"

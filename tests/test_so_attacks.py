@@ -160,3 +160,15 @@ def test_runs_through_textattack_attacker(so, tmp_path):
     kinds = [type(r).__name__ for r in results]
     assert kinds == ["SuccessfulAttackResult", "SkippedAttackResult"]
     assert (tmp_path / "ta.csv").read_text().count("Successful") == 1
+
+
+@pytest.mark.parametrize(("text", "index"), [
+    ("The cat ate a film .", 3), ("it 's a good film , truly", 4), ("Film-ish FILM", 1)])
+def test_fast_patch_splice_equals_textattack_replacement(so, text, index):
+    from textattack.shared import AttackedText
+
+    from robustlab.recipes.patch_words import Patch
+
+    at = AttackedText(text)
+    p = Patch(at.words[index].lower(), "movie", index, 0.0)
+    assert so["so"].patched_input(at, p) == so["so"].apply_patch(at, p).text

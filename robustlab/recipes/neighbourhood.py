@@ -49,12 +49,13 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     """Character spans of ``words`` (in order) inside ``text``; -1 spans when a word is not found."""
     spans, pos = [], 0
     for w in words:
-        i = text.find(w, pos)
-        if i < 0:
+        # whole-word match: "a" must not be found inside "ate"
+        m = re.compile(r"(?<!\w)" + re.escape(w) + r"(?!\w)").search(text, pos)
+        if m is None:
             spans.append((-1, -1))
             continue
-        spans.append((i, i + len(w)))
-        pos = i + len(w)
+        spans.append(m.span())
+        pos = m.end()
     return spans
 
 
