@@ -115,3 +115,38 @@ def test_texts_the_tokenizer_empties_are_rejected(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "has no tokens" in err and "example 9" in err
     assert not out.exists()
+
+
+def test_failed_cells_are_reported_and_retried(tmp_path, capsys):
+    """A perturbation that crashes for seed 1 fails only its cells; a rerun retries them."""
+    from robustlab.adapters.base import Perturbation
+    from robustlab.adapters.registry import register
+
+    class Flaky(Perturbation):
+        name = "test_flaky_seed1"
+        broken = True
+
+        def apply(self, text, rng):
+            return text + " !"
+
+        def perturb_batch(self, texts, seed=0):
+            if seed == 1 and Flaky.broken:
+                raise RuntimeError("flaky perturbation failed")
+            return super().perturb_batch(texts, seed)
+
+    register(Flaky)
+    spec = toy_spec(tmp_path / "data", n_train=60, n_test=30)
+    args = _args(spec, tmp_path / "run", "--no-plots")
+    args[args.index("--perturbations") + 1] = "test_flaky_seed1"
+    args[args.index("--seeds") + 1] = "0,1"
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "flaky perturbation failed" in err and "rerun the same command" in err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["complete"] is False
+    assert summary["failed_cells"] and all("seed=1" in k for k in summary["failed_cells"])
+    assert RunStore(tmp_path / "run", readonly=True).run_info().status == "failed"
+    Flaky.broken = False
+    assert main(args) == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["complete"] is True and summary["n_done"] == summary["n_cells"]

@@ -193,10 +193,23 @@ def execute(args: argparse.Namespace, name: str) -> int:
     print(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
           f"{', '.join(summary['files'])}")
     if not summary["complete"]:
-        print(f"{len(summary['failed_cells'])} cells failed (see `robustlab runs show {out}`); "
-              "rerun the same command to retry them", file=sys.stderr)
+        _print_failures(out, summary["failed_cells"])
         return 1
     return 0
+
+
+def _print_failures(out: Path, keys: list[str]) -> None:
+    from robustlab.runs.store import RunStore
+
+    print(f"{len(keys)} cells did not finish; rerun the same command to retry them:",
+          file=sys.stderr)
+    with RunStore(out, readonly=True) as store:
+        for key in keys[:5]:
+            cell = store.cell(key)
+            last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
+            print(f"  {key}: {last}", file=sys.stderr)
+    if len(keys) > 5:
+        print(f"  … and {len(keys) - 5} more (all in {out / 'summary.json'})", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
