@@ -190,6 +190,15 @@ class TorchClassifier(TextClassifier):
     def _p(self) -> dict[str, Any]:
         return self.get_params()
 
+    #: parameters that change speed, not results: left out of :meth:`model_id`
+    RUNTIME_ONLY: ClassVar[tuple[str, ...]] = ("num_threads", "predict_batch_size", "device")
+
+    def model_id(self) -> str:
+        """Stable identifier for signatures: family + every parameter that affects results."""
+        params = ",".join(f"{k}={v}" for k, v in sorted(self.get_params().items())
+                          if k not in self.RUNTIME_ONLY)
+        return f"{self.family}({params})"
+
     # -- training --
 
     def fit(self, texts: Sequence[Any], labels: Sequence[int], *,
