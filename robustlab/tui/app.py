@@ -64,6 +64,8 @@ class RobustlabApp(App):
         self.settings = settings or Settings()
         self.run_dirs: list[Path] = [Path(p) for p in run_dirs] or [
             self.settings.cwd / self.settings.runs_root]
+        # the default folder may not exist yet: that is "no runs", not a missing run
+        self.implicit_root = None if run_dirs else self.run_dirs[0]
         self.theme = self.settings.theme
 
     def on_mount(self) -> None:

@@ -118,8 +118,13 @@ def read_run(path: str | os.PathLike[str],
             if info.status == "running" and launch.same_host(info.host) and not alive(info.pid):
                 summary.status = "died"
                 summary.error = _died_reason(path, info.pid, store)
-            elif summary.counts.get("failed") and not summary.error:
-                summary.error = f"{summary.counts['failed']} failed cells"
+            elif summary.counts.get("failed"):
+                row = store.conn.execute("SELECT key, error FROM cells WHERE status='failed' "
+                                         "AND error IS NOT NULL LIMIT 1").fetchone()
+                first = (f"; first: {row[0]}: {row[1].strip().splitlines()[-1]}"
+                         if row and row[1] and row[1].strip() else "")
+                summary.error = (summary.error or f"{summary.counts['failed']} failed cells") \
+                    + first
     except (StoreError, Exception) as exc:  # noqa: BLE001 - a bad store must not crash the UI
         summary.status = "corrupt"
         summary.error = f"cannot read {path / STORE_NAME}: {exc}"

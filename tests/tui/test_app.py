@@ -244,3 +244,13 @@ async def test_delete_asks_for_confirmation(settings, tmp_path):
         await pilot.pause(0.2)
         await pilot.press("y")
         await wait_for(pilot, lambda: not run.exists())
+
+
+async def test_no_runs_yet_is_an_empty_list_with_a_hint(tmp_path):
+    from robustlab.tui.app import Settings
+
+    app = RobustlabApp([], Settings(cwd=tmp_path, poll_seconds=0.2))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "No runs yet" in text_of(
+            app.screen.query_one("#run-detail", Static)))
+        assert app.screen.query_one("#runs", DataTable).row_count == 0

@@ -64,7 +64,8 @@ class RunsScreen(Screen):
         worker = get_current_worker()
         settings = self.app.settings
         while not worker.is_cancelled:
-            dirs = data.find_run_dirs(self.app.run_dirs)
+            dirs = [d for d in data.find_run_dirs(self.app.run_dirs)
+                    if d != self.app.implicit_root or d.exists() and any(d.iterdir())]
             self.post_message(RunsScanned([data.read_run(d, settings.alive) for d in dirs]))
             self._wake.wait(settings.poll_seconds * 2)
             self._wake.clear()
