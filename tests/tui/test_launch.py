@@ -162,3 +162,18 @@ async def test_launch_a_real_learnability_study_on_the_demo_data(tmp_path):
                        app.screen.view is not None)
         assert app.screen.view.table.rows[0][:2] == ["bow", "shuffle_word"]
     assert (tmp_path / "runs" / "demo-learn" / "summary.json").exists()
+
+
+def test_a_worker_that_dies_before_its_store_exists_is_shown_with_its_error(tmp_path, settings):
+    from robustlab.tui import data
+
+    run_dir = launch.launch(["sleepy", "--out", "bad", "--cells", "many"], cwd=tmp_path,
+                            program=settings.program)
+    pid = launch.read_worker(run_dir)["pid"]
+    for _ in range(200):
+        if not launch.pid_alive(pid):
+            break
+        time.sleep(0.05)
+    run = data.read_run(run_dir)
+    assert run.status == "died" and not (run_dir / "store.sqlite").exists()
+    assert "invalid int value: 'many'" in run.error  # the reason, from worker.log
