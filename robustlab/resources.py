@@ -44,6 +44,7 @@ __all__ = [
     "shared_data_dir",
     "stopwords",
     "wordnet",
+    "wordnet_sense_counts",
 ]
 
 
@@ -189,6 +190,28 @@ def wordnet():
     except Exception as exc:  # a half-copied corpus: say so instead of a deep NLTK traceback
         raise ResourceMissing("NLTK WordNet", PREPARE_CMD, f"failed to load: {exc}") from exc
     return wn
+
+
+_SENSE_COUNTS: dict[str, int] | None = None
+
+
+def wordnet_sense_counts() -> dict[str, int]:
+    """SemCor tag count per WordNet sense key (``cntlist.rev``), read once into a dict: NLTK's
+    ``Lemma.count()`` binary-searches the file on every call. Empty when the file is absent."""
+    global _SENSE_COUNTS
+    if _SENSE_COUNTS is None:
+        import nltk
+
+        ensure_nltk("corpora/wordnet")
+        path = Path(str(nltk.data.find("corpora/wordnet"))) / "cntlist.rev"
+        counts: dict[str, int] = {}
+        if path.exists():
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    key, _, rest = line.rstrip("\n").partition(" ")
+                    counts[key] = int(rest.rsplit(" ", 1)[-1])
+        _SENSE_COUNTS = counts
+    return _SENSE_COUNTS
 
 
 # ---- TextAttack --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from robustlab.adapters.grammar import CONTRACTIONS, Token, Verb, find_verbs, in
 from robustlab.adapters.pps import PPSPerturbation
 from robustlab.adapters.registry import register
 from robustlab.adapters.text_utils import match_case, replace_spans
-from robustlab.resources import stopwords, wordnet
+from robustlab.resources import stopwords, wordnet, wordnet_sense_counts
 
 __all__ = [
     "Negation",
@@ -90,10 +90,11 @@ def wordnet_synonyms(word: str) -> tuple[str, ...]:
     from lemminflect import getInflection
 
     wn = wordnet()
+    counts = wordnet_sense_counts()
     scored = []
     for syn in wn.synsets(word):
         base = wn.morphy(word, syn.pos()) or word
-        count = sum(lem.count() for lem in syn.lemmas() if lem.name().lower() == base)
+        count = sum(counts.get(lem.key(), 0) for lem in syn.lemmas() if lem.name().lower() == base)
         scored.append((syn, base, count))
     if not scored:
         return ()
@@ -135,6 +136,7 @@ class WordSynonym(PPSPerturbation):
 
     def setup(self) -> None:
         wordnet()  # fail early with the ResourceMissing fix, not on the first text
+        wordnet_sense_counts()
         self._stop = frozenset(stopwords())
 
     def apply(self, text: str, rng: random.Random) -> str:
