@@ -99,11 +99,14 @@ def test_bad_input_exits_with_a_message(files, monkeypatch, capsys):
     assert "unknown recipe 'so-nope'" in capsys.readouterr().err
     assert main(attack_args(files, files / "o2", "--recipe", "so-enum", "-k", "3")) == 2
     assert main(attack_args(files, files / "o3", "--num-examples", "0")) == 2
-    bad = files / "bad.csv"
-    bad.write_text("text,label\nfine,positive\n")
-    assert main(["attack", "--recipe", "so-beam", "--model", "x", "--dataset", str(bad),
-                 "--out", str(files / "o4")]) == 2
-    assert "not an integer" in capsys.readouterr().err
+    assert main(["attack", "--recipe", "so-beam", "--model", "x", "--dataset",
+                 str(files / "missing.txt"), "--out", str(files / "o4")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    pairs = files / "pairs.tsv"
+    pairs.write_text("sentence1\tsentence2\tlabel\na film\ta movie\t1\nb\tc\t0\n")
+    assert main(["attack", "--recipe", "so-beam", "--model", "x", "--dataset", str(pairs),
+                 "--out", str(files / "o5")]) == 2
+    assert "sentence pairs are not supported" in capsys.readouterr().err
 
 
 def test_bias_command(files, monkeypatch, capsys):

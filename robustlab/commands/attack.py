@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
@@ -88,53 +87,19 @@ def load_victim(spec: str) -> tuple[Any, str]:
     return model_wrapper_for(model), getattr(model, "model_id", lambda: spec)()
 
 
-def _label_text_like(path: Path) -> bool:
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace").splitlines()[:20]
-    except OSError:
-        return False
-    return bool(head) and all(ln.split(" ", 1)[0].lstrip("-").isdigit() for ln in head if ln)
-
-
 def load_examples(spec: str, split: str = "test", fmt: str | None = None,
                   n: int | None = None) -> list[tuple[str, int]]:
-    """(text, label) pairs from a file or a dataset name (helper C's ``robustlab.data``)."""
-    path = Path(spec)
-    if path.is_file():
-        from robustlab.data.files import format_for, read_rows
+    """The first ``n`` (text, label) pairs of a dataset (``robustlab.data.datasets``)."""
+    from robustlab.data.datasets import load_dataset
 
-        if fmt is None and format_for(path) == "text" and _label_text_like(path):
-            fmt = "label-text"
-        table = read_rows(path, fmt)
-        tcol = table.column_name(None)
-        lcol = "label" if "label" in table.columns else None
-        if lcol is None:
-            raise InputError(f"--dataset {spec}: no 'label' column (columns: "
-                             f"{', '.join(table.columns)}); use label-text, TSV/CSV/JSONL with "
-                             "text and label columns")
-        out = []
-        for i, row in enumerate(table.rows):
-            try:
-                out.append((str(row[tcol]), int(str(row[lcol]).strip())))
-            except ValueError:
-                raise InputError(f"--dataset {spec}, line {table.lines[i] if table.lines else i+1}"
-                                 f": label {row[lcol]!r} is not an integer") from None
-    else:
-        try:
-            from robustlab.data import datasets
-        except ImportError as exc:
-            raise InputError(f"--dataset {spec!r} is not a file and named datasets are "
-                             f"unavailable ({exc})") from exc
-        ds = datasets.load_dataset(spec, split=split) if hasattr(datasets, "load_dataset") \
-            else datasets.load(spec, split=split)
-        texts = getattr(ds, "texts", None) or [x[0] for x in ds]
-        labels = getattr(ds, "labels", None) or [x[1] for x in ds]
-        out = [(str(t), int(y)) for t, y in zip(texts, labels, strict=False)]
-    if n is not None:
-        if n < 1:
-            raise InputError(f"--num-examples must be >= 1 (got {n})")
-        out = out[:n]
-    return out
+    if n is not None and n < 1:
+        raise InputError(f"--num-examples must be >= 1 (got {n})")
+    ds = load_dataset(spec, split=split, fmt=fmt, validate=False)
+    if ds.is_pairs:
+        raise InputError(f"--dataset {spec}: sentence pairs are not supported by second-order "
+                         "attacks or the bias study (single texts only)")
+    out = [(str(t), int(y)) for t, y in zip(ds.texts, ds.labels, strict=False)]
+    return out[:n] if n is not None else out
 
 
 def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
