@@ -222,6 +222,10 @@ async def test_theme_toggle_and_back_navigation(runs, settings):
         assert app.theme == "textual-dark"
         await pilot.press("t")
         assert app.theme == "textual-light"
+        await pilot.press("question_mark")  # every key of the screen, in a side panel
+        await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: not app.screen.query("HelpPanel"))
         await open_run(pilot, app, "learn-done")
         assert isinstance(app.screen, LearnabilityScreen)
         await pilot.press("escape")

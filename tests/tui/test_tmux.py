@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -61,8 +62,16 @@ def test_tui_in_tmux(runs, tmp_path):
         tmux.wait_for("f Filter")
         tmux("send-keys", "-t", "tui", "Down", "Down")
         tmux.wait_for("vulnerable he delivers a gentle performance")
-        tmux("send-keys", "-t", "tui", "Escape", "t")
-        tmux.wait_for("attack-sobeam")
+        tmux("send-keys", "-t", "tui", "Escape")  # (a key right after ESC would read as alt+key)
+        tmux.wait_for("learn-running")
+        time.sleep(0.5)
+        dark = tmux("capture-pane", "-p", "-e", "-t", "tui")
+        tmux("send-keys", "-t", "tui", "t")  # light theme: same text, other colours
+        end = time.monotonic() + 10
+        while time.monotonic() < end and tmux("capture-pane", "-p", "-e", "-t", "tui") == dark:
+            time.sleep(0.2)
+        light = tmux("capture-pane", "-p", "-e", "-t", "tui")
+        assert light != dark and "learn-running" in tmux.screen()
         tmux("send-keys", "-t", "tui", "q")
         end = time.monotonic() + 15
         while time.monotonic() < end and "tui" in tmux("list-sessions"):
@@ -70,3 +79,43 @@ def test_tui_in_tmux(runs, tmp_path):
         assert "tui" not in tmux("list-sessions"), "q must quit the app"
     finally:
         tmux("kill-server")
+
+
+def test_a_study_started_in_the_tui_survives_the_terminal_going_away(tmp_path):
+    """Start a study from the form in tmux, kill tmux (like a dropped SSH connection: SIGHUP to
+    the TUI), and the detached study still finishes."""
+    import sqlite3
+
+    tmux = Tmux(f"robustlab-test-hup-{os.getpid()}")
+    app = Path(__file__).with_name("tmux_app.py")
+    tmux("new-session", "-d", "-s", "tui", "-e", "TERM=xterm-256color",
+         f"{sys.executable} {app} {tmp_path}")
+    try:
+        tmux.wait_for("No runs yet")
+        tmux("send-keys", "-t", "tui", "n")
+        tmux.wait_for("$ robustlab sleepy --out runs/sleepy-")
+        for key in ("Enter", "Tab", "End", "BSpace"):  # into the form; --cells: 6 → 30
+            tmux("send-keys", "-t", "tui", key)
+            time.sleep(0.3)
+        tmux("send-keys", "-t", "tui", "-l", "30")
+        tmux.wait_for("--cells 30")
+        tmux("send-keys", "-t", "tui", "C-l")
+        tmux.wait_for("running")
+        tmux.wait_for("done 2")  # a couple of cells finished while we watched
+    finally:
+        tmux("kill-server")
+    [run_dir] = list((tmp_path / "runs").iterdir())
+    store = run_dir / "store.sqlite"
+
+    def done() -> int:
+        conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM cells WHERE status='done'").fetchone()[0]
+        finally:
+            conn.close()
+
+    end = time.monotonic() + 60
+    while time.monotonic() < end and done() < 30:
+        time.sleep(0.5)
+    assert done() == 30, (run_dir / "worker.log").read_text()
+    assert "finished 30/30 cells" in (run_dir / "worker.log").read_text()
