@@ -363,8 +363,8 @@ class BoW(TorchClassifier):
 
 class CNN(TorchClassifier):
     family = "cnn"
-    defaults: ClassVar[dict[str, Any]] = {"embed_dim": 100, "hidden": 100,
-                                          "kernel_sizes": (3, 4, 5), "dropout": 0.5}
+    defaults: ClassVar[dict[str, Any]] = {"embed_dim": 100, "hidden": 100, "lr": 5e-3,
+                                          "kernel_sizes": (3, 4, 5), "dropout": 0.3}
     net = CNNNet
 
     def _min_width(self) -> int:
@@ -384,7 +384,7 @@ class Transformer(TorchClassifier):
     """Seed 002's small Transformer: 3 layers, 4 heads, 64 hidden."""
 
     family = "transformer"
-    defaults: ClassVar[dict[str, Any]] = {"layers": 3, "heads": 4, "lr": 1e-3, "dropout": 0.1}
+    defaults: ClassVar[dict[str, Any]] = {"layers": 3, "heads": 4, "lr": 3e-3, "dropout": 0.1}
     net = TransformerNet
 
 
