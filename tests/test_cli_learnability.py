@@ -33,6 +33,13 @@ def test_learnability_cli_end_to_end_and_correlate(tmp_path, capsys):
     assert f"--out {out.resolve()}" in info.command and "--p-grid 0.05,1" in info.command
     summary = json.loads((out / "summary.json").read_text())
     assert summary["complete"] and len(summary["pairs"]) == 3
+    # the stored command resumes the same run (the TUI relaunches it): nothing is recomputed
+    import shlex
+
+    stored = shlex.split(info.command)[1:]
+    finished = {c.key: c.finished for c in RunStore(out, readonly=True).cells()}
+    assert main([*stored, "--quiet"]) == 0
+    assert {c.key: c.finished for c in RunStore(out, readonly=True).cells()} == finished
     # correlate recomputes the same hypothesis tests from the store
     assert main(["correlate", str(out), "--json", str(tmp_path / "corr.json")]) == 0
     corr = json.loads((tmp_path / "corr.json").read_text())["correlations"]
