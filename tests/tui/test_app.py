@@ -98,9 +98,9 @@ async def test_attaching_follows_a_run_written_through_the_store(runs, settings)
         await wait_for(pilot, lambda: screen.progress is not None)
         assert screen.progress.run.counts["done"] == 53
         cells = screen.query_one("#cells", HeatTable)
-        assert cells.get_row_at(0)[1] == "running"
+        assert cells.get_row_at(0)[0] == "running"
         # a writer (like the command line) finishes a running cell: the screen follows
-        key = cells.get_row_at(0)[0]
+        key = cells.get_row_at(0)[1]
         with RunStore(runs["learn-running"]) as store:
             store.finish(key, {"accuracy": 0.5})
         await wait_for(pilot, lambda: screen.progress.run.counts["done"] == 54)

@@ -97,12 +97,12 @@ class ProgressScreen(Screen):
         self.query_one("#rate", Static).update(
             f" {rate} · ETA {data.fmt_duration(prog.eta)}")
         table = self.query_one("#cells", HeatTable)
-        rows = [[c.key, c.status, c.seconds, c.attempts,
+        rows = [[c.status, c.key, c.seconds, c.attempts,
                  (c.error or "").strip().splitlines()[-1][:80] if c.error else ""]
                 for c in prog.cells]
         title = f"cells ({self.filter or 'all'}: {len(rows)} of {prog.shown_of} shown)"
         if table.spec is None or table.spec.rows != rows:  # redraw only what changed
-            table.show(Table(title, ["cell", "status", "seconds", "attempts", "error"], rows,
+            table.show(Table(title, ["status", "cell", "seconds", "attempts", "error"], rows,
                              keys=[c.key for c in prog.cells]), keep_cursor=True)
         table.border_title = title
         self._show_error()
