@@ -38,6 +38,10 @@ SUBJ_3SG = frozenset("he she it this that everyone everybody someone somebody no
 SUBJ_PL = frozenset("we they you these those".split())
 SUBJ_1SG = frozenset({"i"})
 WH = frozenset("who what which where when why how".split())
+PREPOSITIONS = frozenset(
+    """of in on at to for with by from about into onto over after before under between through
+    during without within against among toward towards upon than as like""".split()
+)
 NON_SUBJECT = frozenset(
     """a an the my your his her its our their some any every each no another such
     of in on at to for with by from about into onto over after before under between through
@@ -192,12 +196,15 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
     clause_has_main = False
     skip_until = -1
     subject: Token | None = None  # subject of the last clause, shared by "and writes"
+    in_pp = False  # a preposition was seen in this clause: "of horror films" is a noun phrase
+    rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
     for i, t in enumerate(toks):
         if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
-            prev, clause_has_main, subject = None, False, None
+            prev, clause_has_main, subject, in_pp = None, False, None, False
         if t.low in CLAUSE_BREAK:
             keep = t.low in ("and", "or", "but") and clause_has_main and subject is not None
             prev, clause_has_main = None, False
+            in_pp = in_pp and t.low in ("and", "or")  # "a bag of golf and tennis clubs"
             if keep and i + 1 < len(toks):
                 forms = [f for f in verb_forms(toks[i + 1].low) if f[0] != "VBP" or
                          _person(subject) != "3sg"]
@@ -208,10 +215,26 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
                     clause_has_main, skip_until, prev = True, i + 1, toks[i + 1]
             else:
                 subject = None
+            rel = t.low if t.low in ("who", "which", "that") else None
             continue
         if i <= skip_until or is_adverb(t.low):
             continue
+        if t.low in PREPOSITIONS:
+            in_pp = True
         aux = _aux_kind(t.low)
+        r, rel = rel, None
+        hyphenated = text[t.start - 1 : t.start] == "-" or text[t.end : t.end + 1] == "-"
+        if aux is not None and prev is not None and (prev.low in MODALS or prev.low == "to"):
+            prev = t  # "might have", "to have": not finite
+            continue
+        if aux is None and r is not None and not hyphenated:
+            forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]
+            if forms:
+                tag, lemma = forms[0]
+                person = "pl" if tag == "VBP" else "3sg"
+                verbs.append(Verb(i, "main", tag, lemma, None, False, person, False, None))
+                clause_has_main, subject, prev = True, None, t
+                continue
         if aux is not None:
             kind, tag, lemma = aux
             contracted = t.low in CONTRACTIONS
@@ -239,12 +262,14 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
             prev = t
             continue
         if not clause_has_main and prev is not None and prev.low not in NON_SUBJECT \
-                and _aux_kind(prev.low) is None and prev.low not in WH:
+                and _aux_kind(prev.low) is None and prev.low not in WH and not hyphenated:
             forms = verb_forms(t.low)
             if forms:
                 person = _person(prev)
-                is_subject = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or _nounish(
-                    prev.low, prev.text[:1].isupper()) is not None
+                pronoun = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG
+                is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None
+                if in_pp and not pronoun and _nounish(t.low, False) is not None:
+                    is_subject = False  # "a bag of golf clubs": noun after a prepositional noun
                 pick = None
                 for tag, lemma in forms:
                     if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
