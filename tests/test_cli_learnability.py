@@ -46,6 +46,21 @@ def test_learnability_cli_end_to_end_and_correlate(tmp_path, capsys):
     assert corr["learnability_vs_robustness"] == summary["correlations"][
         "learnability_vs_robustness"]
     assert "Table 4" in capsys.readouterr().out
+    # several run directories (e.g. one per model) are pooled into one set of pairs
+    out2 = tmp_path / "run2"
+    args2 = _args(spec, out2, "--no-plots")
+    args2[args2.index("--model") + 1] = "bow:hidden=16"
+    assert main(args2) == 0
+    assert main(["correlate", str(out), str(out2), "--json", str(tmp_path / "both.json")]) == 0
+    both = json.loads((tmp_path / "both.json").read_text())
+    assert len(both["pairs"]) == 6
+    assert both["correlations"]["learnability_vs_robustness"]["n"] == 6
+    bad_grid = tmp_path / "run3"
+    args3 = _args(spec, bad_grid, "--no-plots")
+    args3[args3.index("--p-grid") + 1] = "0.5,1"
+    assert main(args3) == 0
+    assert main(["correlate", str(out), str(bad_grid)]) == 2  # different grids: not comparable
+    assert main(["correlate", str(tmp_path)]) == 2  # not a run directory
 
 
 def test_cent_alias_and_robustness_command(tmp_path):
