@@ -65,8 +65,11 @@ def test_learnability_cli_end_to_end_and_correlate(tmp_path, capsys):
 
 def test_cent_alias_and_robustness_command(tmp_path):
     spec = toy_spec(tmp_path / "data", n_train=80, n_test=40)
-    assert main(["cent", *_args(spec, tmp_path / "cent")[1:]]) == 0
+    assert main(["cent", *_args(spec, tmp_path / "cent")[1:], "--experiments", "learnability"]) == 0
     assert RunStore(tmp_path / "cent", readonly=True).run_info().kind == "learnability"
+    cent = [json.loads(x) for x in (tmp_path / "cent" / "results.jsonl").read_text().splitlines()]
+    assert {r["experiment"] for r in cent} == {"learnability"} and len(cent) == 3 * 2
+    assert main(["cent", *_args(spec, tmp_path / "x")[1:], "--experiments", "nope"]) == 2
     rob = ["robustness", "--model", "bow", "--data", spec["path"], "--test-data",
            spec["test_path"], "--format", "label-text", "--perturbations", "identity,leet_letters",
            "--seeds", "0", "--steps", "30", "--quiet", "--no-plots", "--out",

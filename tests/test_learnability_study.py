@@ -245,3 +245,13 @@ def test_process_executor_gives_the_same_results(tmp_path):
     assert _stable(tmp_path / "proc" / "results.jsonl") == _stable(tmp_path / "seq" /
                                                                     "results.jsonl")
     assert par["pairs"] == seq["pairs"]
+
+
+def test_sentence_pairs_are_perturbed_on_both_sides():
+    from robustlab.adapters.registry import make
+    from robustlab.recipes.learnability import perturb_examples
+
+    pairs = [("how do I cook rice", "what is the way to cook rice"), ("a", "b")]
+    new, changed = perturb_examples(make("append_token", token="zz"), pairs, seed=0)
+    assert new == [("how do I cook rice zz", "what is the way to cook rice zz"), ("a zz", "b zz")]
+    assert changed.tolist() == [True, True]

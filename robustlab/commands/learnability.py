@@ -61,6 +61,9 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     if learnability:
         g.add_argument("--p-grid", default=DEFAULT_GRID, metavar="LIST",
                        help=f"perturbation probabilities (default {DEFAULT_GRID})")
+        g.add_argument("--experiments", default="standard,robustness,augmentation,learnability",
+                       metavar="LIST", help="which of exp 0/1/2/3-4 to run (default all; "
+                       "'learnability' alone gives CENT without the robustness side)")
     g.add_argument("--seeds", default="0,1,2", metavar="LIST", help="seeds (default 0,1,2)")
     g.add_argument("--steps", type=int, default=200,
                    help="training steps, the same for every experiment (default 200)")
@@ -117,6 +120,16 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
     return {"name": args.dataset or "demo"}
 
 
+def _check_experiments(text: str) -> bool:
+    from robustlab.recipes.learnability import EXPERIMENTS
+
+    bad = sorted(set(_split(text)) - set(EXPERIMENTS))
+    if bad or not _split(text):
+        raise InputError(f"--experiments: unknown {', '.join(bad) or '(empty)'}; choose from "
+                         f"{', '.join(EXPERIMENTS)}")
+    return True
+
+
 def study_from_args(args: argparse.Namespace):
     from robustlab.recipes.learnability import (
         EXPERIMENTS,
@@ -133,7 +146,9 @@ def study_from_args(args: argparse.Namespace):
         dataset=dataset_spec(args),
         p_grid=_floats(args.p_grid, "--p-grid") if kind == "learnability" else (),
         seeds=_ints(args.seeds, "--seeds"),
-        experiments=EXPERIMENTS if kind == "learnability" else ROBUSTNESS_EXPERIMENTS,
+        experiments=tuple(e for e in EXPERIMENTS if e in _split(args.experiments))
+        if kind == "learnability" and _check_experiments(args.experiments)
+        else ROBUSTNESS_EXPERIMENTS,
         steps=args.steps, max_train=args.max_train, max_test=args.max_test, kind=kind,
     )
 
@@ -156,7 +171,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
                 argv += [flag, str(ds[key])]
     argv += ["--perturbations", ",".join(study.perturbations)]
     if study.kind == "learnability":
-        argv += ["--p-grid", ",".join(format(p, "g") for p in study.p_grid)]
+        argv += ["--p-grid", ",".join(format(p, "g") for p in study.p_grid),
+                 "--experiments", ",".join(study.experiments)]
     argv += ["--seeds", ",".join(str(s) for s in study.seeds), "--steps", str(study.steps)]
     for flag, v in (("--max-train", study.max_train), ("--max-test", study.max_test)):
         if v is not None:
