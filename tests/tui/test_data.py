@@ -160,3 +160,10 @@ def test_pid_alive():
 
     assert launch.pid_alive(os.getpid()) and not launch.pid_alive(DEAD_PID)
     assert not launch.pid_alive(None)
+
+
+def test_tui_command_rejects_bad_options(capsys):
+    from robustlab.cli import main
+
+    assert main(["tui", "--poll", "0"]) == 2
+    assert "--poll must be positive" in capsys.readouterr().err
