@@ -172,3 +172,18 @@ def test_fast_patch_splice_equals_textattack_replacement(so, text, index):
     at = AttackedText(text)
     p = Patch(at.words[index].lower(), "movie", index, 0.0)
     assert so["so"].patched_input(at, p) == so["so"].apply_patch(at, p).text
+
+
+@pytest.mark.parametrize(("text", "index"), [
+    ("The cat ate a film .", 3), ("it 's a good film , truly", 0), ("Film-ish FILM", 1)])
+def test_fast_swap_equals_textattack_replacement(so, text, index):
+    from textattack.shared import AttackedText
+
+    from robustlab.recipes.second_order import AttackState, NeighbourSwap
+
+    at = AttackedText(text)
+    fast = NeighbourSwap(so["table"], AttackState()).swap(at, index, "movie")
+    slow = at.replace_word_at_index(index, "movie")
+    assert fast.text == slow.text and fast.words == slow.words
+    assert at.all_words_diff(fast) == {index}
+    assert fast.attack_attrs["newly_modified_indices"] == {index}

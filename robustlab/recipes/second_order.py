@@ -293,11 +293,37 @@ class NeighbourSwap(Transformation):
         if items:
             self.source.candidates_many(items, self._exclude())
 
+    def swap(self, current_text: Any, i: int, word: str,
+             spans: list[tuple[int, int]] | None = None) -> Any:
+        """One substitution. Single-text inputs are spliced into a new AttackedText (one
+        tokenisation; TextAttack's ``replace_word_at_index`` re-tokenises once per word);
+        the attack attributes TextAttack keeps are carried over."""
+        from textattack.shared import AttackedText
+
+        if len(current_text._text_input) != 1:
+            return current_text.replace_word_at_index(i, word)
+        text = current_text.text
+        spans = spans or word_spans(text, current_text.words)
+        start, end = spans[i]
+        if start < 0:
+            return current_text.replace_word_at_index(i, word)
+        attrs = current_text.attack_attrs
+        return AttackedText(text[:start] + word + text[end:], attack_attrs={
+            "original_index_map": attrs["original_index_map"],  # word count is unchanged
+            "modified_indices": set(attrs["modified_indices"]) | {i},
+            "newly_modified_indices": {i},
+            "previous_attacked_text": current_text,
+            "last_transformation": self,
+        })
+
+    def candidates(self, current_text: Any, indices: Iterable[int]) -> dict[int, list[str]]:
+        return self.source.candidates(current_text.text, current_text.words, sorted(indices),
+                                      self._exclude())
+
     def _get_transformations(self, current_text, indices_to_modify):
-        cands = self.source.candidates(current_text.text, current_text.words,
-                                       sorted(indices_to_modify), self._exclude())
-        return [current_text.replace_word_at_index(i, w)
-                for i in sorted(cands) for w in cands[i]]
+        cands = self.candidates(current_text, indices_to_modify)
+        spans = word_spans(current_text.text, current_text.words)
+        return [self.swap(current_text, i, w, spans) for i in sorted(cands) for w in cands[i]]
 
     def extra_repr_keys(self):
         return []
@@ -427,13 +453,14 @@ class RandomWalks(_SOSearch):
         x0 = initial_result.attacked_text
         rng = rng_for(self.seed, x0.text, "so-random")
         current, best = [x0] * self.walks, initial_result
+        tr = self.transformation
         for _ in range(self.max_changes):
             self._prefetch(list({t.text: t for t in current}.values()))
             nxt = []
             for t in current:
-                opts = self.get_transformations(t, original_text=x0)
-                if opts:
-                    nxt.append(opts[rng.randrange(len(opts))])
+                step = self._random_step(t, x0, rng, tr)
+                if step is not None:
+                    nxt.append(step)
             if not nxt:
                 break
             results, over = self.get_goal_results(nxt)
@@ -447,6 +474,23 @@ class RandomWalks(_SOSearch):
                 break
             current = [r.attacked_text for r in results]
         return best
+
+    def _random_step(self, t: Any, x0: Any, rng: Any, tr: Any) -> Any | None:
+        """A uniformly random member of Neighbor_1(t) that passes the attack's constraints,
+        drawn without building the whole neighbourhood."""
+        from robustlab.recipes.neighbourhood import word_spans
+
+        if not hasattr(tr, "swap"):  # an Attack assembled by hand: the generic (slower) path
+            opts = self.get_transformations(t, original_text=x0)
+            return opts[rng.randrange(len(opts))] if opts else None
+        cands = tr.candidates(t, tr._positions(t))
+        flat = [(i, w) for i in sorted(cands) for w in cands[i]]
+        spans = word_spans(t.text, t.words)
+        for j in rng.sample(range(len(flat)), len(flat)):
+            new = tr.swap(t, flat[j][0], flat[j][1], spans)
+            if self.filter_transformations([new], t, x0):
+                return new
+        return None
 
     def extra_repr_keys(self):
         return ["max_changes", "walks", "seed"]
