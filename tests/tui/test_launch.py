@@ -177,3 +177,25 @@ def test_a_worker_that_dies_before_its_store_exists_is_shown_with_its_error(tmp_
     run = data.read_run(run_dir)
     assert run.status == "died" and not (run_dir / "store.sqlite").exists()
     assert "invalid int value: 'many'" in run.error  # the reason, from worker.log
+
+
+async def test_stop_a_run_started_from_the_command_line(settings, tmp_path):
+    """Not launched by the TUI (no worker.json): stop signals the pid stored in the run."""
+    import subprocess
+
+    proc = subprocess.Popen([*settings.program, "sleepy", "--out", str(tmp_path / "cli"),
+                             "--cells", "40", "--delay", "0.3"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        run_dir = tmp_path / "cli"
+        app = RobustlabApp([run_dir], settings)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 1, 60)
+            assert app.screen.runs[0].status == "running"
+            assert launch.read_worker(run_dir) is None
+            await pilot.press("s")
+            await wait_for(pilot, lambda: app.screen.runs[0].status == "interrupted", 30)
+        assert proc.wait(timeout=30) == -2  # died of its (uncaught) KeyboardInterrupt, cleanly
+    finally:
+        if proc.poll() is None:
+            proc.kill()
