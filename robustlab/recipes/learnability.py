@@ -90,7 +90,8 @@ class LearnabilityStudy:
             raise InputError(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
         if "learnability" in self.experiments:
             p = list(self.p_grid)
-            if not p or any(not (0 < x <= 1) for x in p) or any(b <= a for a, b in zip(p, p[1:], strict=False)):
+            increasing = all(b > a for a, b in zip(p, p[1:], strict=False))
+            if not p or any(not (0 < x <= 1) for x in p) or not increasing:
                 raise InputError(f"--p-grid: probabilities must be increasing values in (0, 1], "
                                  f"got {p}")
         if int(self.steps) < 1:
@@ -197,12 +198,13 @@ def perturbed_split(splits: Any, split: str, pert: Any, seed: int) -> tuple[list
 def perturb_examples(pert: Any, examples: Sequence[Any], seed: int) -> tuple[list[Any], np.ndarray]:
     """Perturb texts, or both sides of sentence pairs; ``changed`` flags texts g altered."""
     if examples and not isinstance(examples[0], str):
-        sides = list(zip(*examples, strict=False))
+        sides = list(zip(*examples, strict=True))
         done = [pert.perturb_batch(list(s), seed) for s in sides]
-        new = [tuple(parts) for parts in zip(*done, strict=False)]
+        new = [tuple(parts) for parts in zip(*done, strict=True)]
     else:
         new = pert.perturb_batch(list(examples), seed)
-    changed = np.fromiter((a != b for a, b in zip(new, examples, strict=False)), dtype=bool, count=len(new))
+    changed = np.fromiter((a != b for a, b in zip(new, examples, strict=True)), dtype=bool,
+                          count=len(new))
     return new, changed
 
 
@@ -263,7 +265,7 @@ def learnability_train_set(texts: Sequence[Any], perturbed: Sequence[Any], label
                            z: np.ndarray, p: float) -> tuple[list[Any], np.ndarray]:
     """Eq. 3: x*_i = g(x_i) if l'_i = 1 and z_i < p, else x_i. Returns texts and the mask."""
     mask = (labels == 1) & (z < p)
-    return [g if m else x for x, g, m in zip(texts, perturbed, mask, strict=False)], mask
+    return [g if m else x for x, g, m in zip(texts, perturbed, mask, strict=True)], mask
 
 
 def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:

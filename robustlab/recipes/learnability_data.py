@@ -174,7 +174,10 @@ def check_tokenizable(model: Any, texts: list[Any], where: str) -> None:
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(checkpoint)
-    sides = [texts] if not texts or isinstance(texts[0], str) else [list(s) for s in zip(*texts, strict=True)]
+    if not texts or isinstance(texts[0], str):
+        sides = [texts]
+    else:
+        sides = [list(side) for side in zip(*texts, strict=True)]
     for side in sides:
         ids = tok(side, add_special_tokens=False)["input_ids"]
         for i, row in enumerate(ids):

@@ -67,7 +67,8 @@ def summarize_pairs(results: list[dict[str, Any]], p_grid: list[float]) -> list[
             rec["noop_rate"] = _spread([r.get("noop_rate") for r in learn.values()])["mean"]
         a0 = {s: r["accuracy"] for s, r in exp.get("standard", {}).items()}
         a1 = {s: r["accuracy"] for s, r in exp.get("robustness", {}).items()}
-        a1_clean = {s: r.get("accuracy_clean", a0.get(s)) for s, r in exp.get("robustness", {}).items()}
+        a1_clean = {s: r.get("accuracy_clean", a0.get(s))
+                    for s, r in exp.get("robustness", {}).items()}
         a2 = {s: r["accuracy"] for s, r in exp.get("augmentation", {}).items()}
         rec["accuracy_standard"] = _spread([a0.get(s) for s in seeds]) if a0 else None
         rec["accuracy_robustness"] = _spread([a1.get(s) for s in seeds]) if a1 else None
@@ -228,7 +229,7 @@ def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[
     if any(r.get("learnability_at") for r in pairs) and p_grid:
         fig = Figure(figsize=(4.2 * len(models), 3.6), layout="constrained")
         axes = fig.subplots(1, len(models), squeeze=False)[0]
-        for ax, model in zip(axes, models, strict=False):
+        for ax, model in zip(axes, models, strict=True):
             for r in (x for x in pairs if x["model"] == model and x.get("learnability_at")):
                 at = r["learnability_at"]
                 m = np.array([_mean(at.get(format(p, "g"))) for p in p_grid])
@@ -263,7 +264,8 @@ def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[
         fig = Figure(figsize=(9, 3.8), layout="constrained")
         for ax, field, name, cname in zip(fig.subplots(1, 2), ("robustness", "delta"),
                                           ("robustness (A1 − A0)", "post-augmentation Δ (A2 − A1)"),
-                                          ("learnability_vs_robustness", "learnability_vs_delta"), strict=False):
+                                          ("learnability_vs_robustness", "learnability_vs_delta"),
+                                          strict=True):
             for model in models:
                 sel = [r for r in pairs if r["model"] == model]
                 ax.scatter([_mean(r.get("avg_learnability")) for r in sel],
@@ -292,8 +294,9 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
     rows = [[r["model"], r["perturbation"], fmt(r.get("avg_learnability")), fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
-    lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)) for row in [head, *rows]]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True))
+             for row in [head, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
