@@ -192,3 +192,23 @@ def test_perplexity_with_a_tiny_causal_lm(files, tmp_path):
                          ppl_model=str(lm_dir), progress=False)
     assert s["perplexity"]["n"] == 1 and s["perplexity"]["original"] > 1
     assert s["perplexity"]["perturbed"] > 1
+
+
+@pytest.mark.slow
+def test_attack_a_real_trained_model_end_to_end(files, shared_data):
+    """A TextRNN trained with the registry, saved, and attacked through the CLI (no mocks)."""
+    from robustlab.models.registry import make_model
+
+    lines = (shared_data / "sst" / "stsa.binary.train").read_text().splitlines()[:400]
+    texts, labels = [ln[2:] for ln in lines], [int(ln[0]) for ln in lines]
+    model_dir = files / "textrnn"
+    make_model("textrnn").fit(texts, labels, steps=30).save(model_dir)
+    out = files / "real"
+    table = shared_data / "synonyms" / "counterfitted_neighbors.json"
+    assert main(["attack", "--recipe", "so-beam", "--model", str(model_dir), "--dataset",
+                 str(shared_data / "sst" / "stsa.binary.dev"), "-n", "4", "--source",
+                 f"table:{table}", "--patch-table", str(table), "--out", str(out),
+                 "--no-progress"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["complete"] and sum(s["counts"].values()) == 4
+    assert s["source"] == "table:counterfitted_neighbors.json"
