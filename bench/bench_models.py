@@ -73,17 +73,23 @@ def bench_sklearn(train, dev) -> dict:
 
 
 def bench_minilm(train, steps: int, batch_size: int = 32) -> dict:
+    """Seconds per fine-tuning step: (fit of 1 + steps) minus (fit of 1), so loading the
+    checkpoint and tokenizing are not counted as training."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from robustlab.models.registry import make_model
 
     sub = train.subsample(256, seed=0)
-    model = make_model("minilm", steps=steps, batch_size=batch_size, max_length=64)
-    w0, c0 = time.perf_counter(), time.process_time()
-    model.fit(sub.texts, sub.labels)
-    w1, c1 = time.perf_counter(), time.process_time()
+    times = []
+    for n in (1, 1 + steps):
+        model = make_model("minilm", steps=n, batch_size=batch_size, max_length=64)
+        w0, c0 = time.perf_counter(), time.process_time()
+        model.fit(sub.texts, sub.labels)
+        times.append((time.perf_counter() - w0, time.process_time() - c0))
+    per_wall = (times[1][0] - times[0][0]) / steps
+    per_cpu = (times[1][1] - times[0][1]) / steps
     return {"family": "minilm", "steps": steps, "batch_size": batch_size,
-            "fit_wall_s": w1 - w0, "fit_cpu_s": c1 - c0, "wall_s_per_step": (w1 - w0) / steps,
-            "note": "includes loading the checkpoint", "load": load_str()}
+            "wall_s_per_step": per_wall, "cpu_s_per_step": per_cpu,
+            "one_step_fit_wall_s": times[0][0], "load": load_str()}
 
 
 def main() -> int:
@@ -113,9 +119,9 @@ def main() -> int:
     if args.minilm_steps:
         r = bench_minilm(train, args.minilm_steps)
         rows.append(r)
-        print(f"minilm       {r['steps']} steps at batch {r['batch_size']}, length 64: "
-              f"{r['wall_s_per_step']:.2f} s/step wall (incl. load; {r['fit_cpu_s']:.1f} s CPU)"
-              f"  [{r['load']}]", flush=True)
+        print(f"minilm       batch {r['batch_size']}, length <= 64: {r['wall_s_per_step']:.2f} "
+              f"s/step wall ({r['cpu_s_per_step']:.2f} s CPU; a 1-step fit incl. loading "
+              f"{r['one_step_fit_wall_s']:.1f} s)  [{r['load']}]", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2, default=str))
     return 0

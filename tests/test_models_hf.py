@@ -39,6 +39,7 @@ def test_minilm_fit_predict_save_load(minilm_dir, tmp_path):
     assert (tmp_path / "m" / "model.safetensors").is_file()
     again = load_model(tmp_path / "m")
     np.testing.assert_allclose(again.predict_proba(texts[:6]), p, atol=1e-5)
+    assert again.checkpoint == str(tmp_path / "m") and again.base_checkpoint_ == str(minilm_dir)
     # sentence pairs go through the tokenizer's own pair encoding
     pairs = [(t, "the film") for t in texts[:4]]
     assert again.predict_proba(pairs).shape == (4, 2)

@@ -203,6 +203,9 @@ class HFClassifier(TextClassifier):
         d = Path(directory)
         meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
         obj = cls(**meta["params"])
+        # a refit of a loaded model starts from these fine-tuned weights, not the original base
+        obj.base_checkpoint_ = obj.checkpoint
+        obj.checkpoint = str(d)
         obj.n_classes_ = int(meta["n_classes"])
         obj.steps_ = int(meta.get("steps", obj.steps))
         obj.device_ = str(resolve_device(obj.device))
