@@ -245,6 +245,11 @@ def test_process_executor_gives_the_same_results(tmp_path):
     assert _stable(tmp_path / "proc" / "results.jsonl") == _stable(tmp_path / "seq" /
                                                                     "results.jsonl")
     assert par["pairs"] == seq["pairs"]
+    # the two workers share the clean model of exp 0/1 through the run's cache: trained once
+    rows = [json.loads(x) for x in (tmp_path / "proc" / "results.jsonl").read_text().splitlines()]
+    clean = [r for r in rows if r["experiment"] in ("standard", "robustness")]
+    assert len(clean) == 4 and sum(r["train_seconds"] > 0 for r in clean) == 1
+    assert not (tmp_path / "proc" / ".model-cache").exists()  # removed when complete
 
 
 def test_sentence_pairs_are_perturbed_on_both_sides():

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -46,6 +47,8 @@ from robustlab.runs.signature import make_signature
 from robustlab.runs.store import Cell
 
 KIND = "learnability"
+#: hidden directory of a run where worker processes share trained clean models (removed at the end)
+CACHE_DIR = ".model-cache"
 EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
 ROBUSTNESS_EXPERIMENTS = ("standard", "robustness", "augmentation")
 #: the eight perturbations of paper 000 (registered by robustlab.adapters.learnability_perturbations)
@@ -111,16 +114,18 @@ class LearnabilityStudy:
             d[k] = list(d[k])
         return d
 
-    def cells(self, fingerprint: str = "", num_threads: int | None = 1) -> list[Cell]:
+    def cells(self, fingerprint: str = "", num_threads: int | None = 1,
+              cache_dir: str | None = None) -> list[Cell]:
         """Deterministic expansion into cells (order: model → seed → perturbation → exp → p).
 
         ``num_threads`` (torch threads per training) is a runtime option, not configuration:
-        it does not change what is computed, so a resume may use another executor.
+        it does not change what is computed, so a resume may use another executor. So is
+        ``cache_dir``, where worker processes share the clean model of exp 0/1.
         """
         out: list[Cell] = []
         common = {"dataset": self.dataset, "steps": int(self.steps), "max_train": self.max_train,
                   "max_test": self.max_test, "data_fingerprint": fingerprint,
-                  "num_threads": num_threads}
+                  "num_threads": num_threads, "cache_dir": cache_dir}
         for model in self.models:
             for seed in self.seeds:
                 for pert in self.perturbations:
@@ -148,7 +153,7 @@ def cell_key(model: str, pert: str, exp: str, p: float | None, seed: int) -> str
 _DATA: dict[str, Any] = {}
 _PERTURBED: OrderedDict[tuple[str, str, int, str], tuple[list[Any], np.ndarray, float]] = \
     OrderedDict()
-_CLEAN: OrderedDict[tuple[Any, ...], tuple[Any, np.ndarray, float]] = OrderedDict()
+_CLEAN: OrderedDict[tuple[Any, ...], tuple[Any, np.ndarray]] = OrderedDict()
 _PERTURBED_MAX, _CLEAN_MAX = 64, 2
 
 
@@ -215,22 +220,32 @@ def _new_model(spec: str, seed: int, steps: int, num_threads: int | None):
 
 
 def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, float, float]:
-    """The (model, seed) model trained on clean data, its clean-test probabilities, its train
-    time, and the model time spent in this call (0 on a cache hit)."""
+    """The (model, seed) model trained on clean data and its clean-test probabilities, with the
+    training time spent in this call and the model time (fit/load + predict) spent in this call
+    (both 0 on an in-memory cache hit)."""
     key = (params["model"], splits.fingerprint, params["seed"], params["steps"])
     hit = _CLEAN.get(key)
     if hit is not None:
         _CLEAN.move_to_end(key)
-        return (*hit, 0.0)
-    model = _new_model(params["model"], params["seed"], params["steps"], params.get("num_threads"))
+        return hit[0], hit[1], 0.0, 0.0
+    from robustlab.recipes.learnability_data import shared_fit
+
+    def build() -> Any:
+        return _new_model(params["model"], params["seed"], params["steps"],
+                          params.get("num_threads"))
+
+    def fit(model: Any) -> float:
+        t = time.perf_counter()
+        model.fit(splits.train_texts, splits.train_labels, steps=params["steps"])
+        return time.perf_counter() - t
+
     t0 = time.perf_counter()
-    model.fit(splits.train_texts, splits.train_labels, steps=params["steps"])
-    train_s = time.perf_counter() - t0
-    hit = (model, np.asarray(model.predict_proba(splits.test_texts)), train_s)
+    model, train_s, trained_here = shared_fit(params.get("cache_dir"), repr(key), build, fit)
+    hit = (model, np.asarray(model.predict_proba(splits.test_texts)))
     _CLEAN[key] = hit
     while len(_CLEAN) > _CLEAN_MAX:
         _CLEAN.popitem(last=False)
-    return (*hit, time.perf_counter() - t0)
+    return hit[0], hit[1], train_s if trained_here else 0.0, time.perf_counter() - t0
 
 
 def clear_caches() -> None:
@@ -285,10 +300,9 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
     records: list[dict[str, Any]] = []
     t_model = 0.0  # time inside fit / predict_proba (the "model" share for the benchmark)
     if exp in ("standard", "robustness"):
-        model, proba_clean, train_s, fresh = _clean_model(params, splits)
+        # train_seconds is 0 when the cell reused a clean model trained elsewhere
+        model, proba_clean, res["train_seconds"], t_model = _clean_model(params, splits)
         a0 = _acc(proba_clean.argmax(1), test_labels)
-        res["train_seconds"] = train_s if fresh else 0.0  # 0: reused the cached clean model
-        t_model += fresh
         if exp == "standard":
             res["accuracy"] = a0
         else:
@@ -398,8 +412,11 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
                        study.max_train, study.max_test)
     _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
     _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
-    cells = study.cells(splits.fingerprint, num_threads=threads)
     out = Path(out_dir)
+    # worker processes share the clean model of exp 0/1 through files (one process per machine
+    # trains it, the others load it); the sequential executor shares it in memory
+    cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
+    cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache)
     t0 = time.perf_counter()
     store = RunStore(out)
     try:
@@ -414,6 +431,8 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
         store.set_run_status("done" if report.complete else "failed",
                              None if report.complete else
                              f"{report.total - report.done} cells not done; rerun to retry them")
+        if report.complete:
+            shutil.rmtree(out / CACHE_DIR, ignore_errors=True)
     finally:
         store.close()
     return summary

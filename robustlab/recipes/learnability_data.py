@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,52 @@ def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:
     else:
         names = set(inspect.signature(cls.__init__).parameters) - {"self"}
     return {k: v for k, v in options.items() if v is not None and k in names}
+
+
+def shared_fit(cache_dir: str | None, key: str, build: Callable[[], Any],
+               fit: Callable[[Any], float]) -> tuple[Any, float, bool]:
+    """Train ``build()`` with ``fit`` once per ``key`` among processes sharing ``cache_dir``.
+
+    The first process takes a file lock, trains and saves the model (``save``/``load`` of the
+    TextClassifier interface); the others wait on the lock and load it, so a clean model is
+    trained once per machine instead of once per worker. Returns (model, train seconds, trained
+    here). Without ``cache_dir`` (or without POSIX locks) it just trains.
+    """
+    if not cache_dir:
+        model = build()
+        return model, fit(model), True
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no shared cache
+        model = build()
+        return model, fit(model), True
+    import json
+    import os
+    import shutil
+
+    from robustlab.runs.outputs import write_json
+    from robustlab.runs.signature import fingerprint
+
+    d = Path(cache_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    name = fingerprint(key, n=16)
+    target, meta = d / name, d / name / "robustlab_cache.json"
+    with open(d / f"{name}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if meta.is_file():
+                model = type(build()).load(target)
+                return model, float(json.loads(meta.read_text())["train_seconds"]), False
+            model = build()
+            seconds = fit(model)
+            tmp = d / f".{name}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            model.save(tmp)
+            write_json(tmp / meta.name, {"key": key, "train_seconds": seconds})
+            os.replace(tmp, target)
+            return model, seconds, True
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def check_tokenizable(model: Any, texts: list[Any], where: str) -> None:
