@@ -28,11 +28,11 @@ def _data(n: int = 24):
 
 
 def test_minilm_fit_predict_save_load(minilm_dir, tmp_path):
-    texts, labels = _data()
-    m = make_model("minilm", steps=4, batch_size=8, lr=1e-4, num_threads=2)
+    texts, labels = _data(12)
+    m = make_model("minilm", steps=3, batch_size=4, lr=1e-4, num_threads=2)
     assert m.checkpoint == str(minilm_dir) and "minilm" in m.model_id()
     m.fit(texts, labels)
-    assert len(m.losses_) == 4 and m.n_classes_ == 2
+    assert len(m.losses_) == 3 and m.n_classes_ == 2
     p = m.predict_proba(texts[:6])
     assert p.shape == (6, 2) and np.allclose(p.sum(1), 1.0)
     m.save(tmp_path / "m")
@@ -53,3 +53,11 @@ def test_checkpoint_dir_and_bad_hub_id(minilm_dir):
     with pytest.raises(InputError, match="mixing"):
         m.tokenizer_ = None  # _encode checks the inputs before tokenizing
         m._encode(["a", ("b", "c")])
+
+
+@pytest.mark.slow
+def test_minilm_fine_tuning_learns(minilm_dir):
+    texts, labels = _data(48)
+    m = make_model("minilm", steps=30, batch_size=16, lr=1e-4, seed=1).fit(texts, labels)
+    held_out = ["a wonderful film .", "an awful film .", "great acting .", "dull acting ."]
+    assert list(m.predict(held_out)) == [1, 0, 1, 0]
