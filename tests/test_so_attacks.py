@@ -187,3 +187,8 @@ def test_fast_swap_equals_textattack_replacement(so, text, index):
     assert fast.text == slow.text and fast.words == slow.words
     assert at.all_words_diff(fast) == {index}
     assert fast.attack_attrs["newly_modified_indices"] == {index}
+    from robustlab.recipes.neighbourhood import word_spans
+
+    twice = NeighbourSwap(so["table"], AttackState()).swap(fast, len(fast.words) - 1, "x")
+    assert twice.text == fast.replace_word_at_index(len(fast.words) - 1, "x").text
+    assert twice._rl_spans == word_spans(twice.text, twice.words)

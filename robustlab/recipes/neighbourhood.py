@@ -45,17 +45,27 @@ def match_case(template: str, word: str) -> str:
     return word
 
 
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
-    """Character spans of ``words`` (in order) inside ``text``; -1 spans when a word is not found."""
-    spans, pos = [], 0
+    """Character spans of ``words`` (in order) inside ``text``; -1 spans when a word is not found.
+
+    Whole-word matches only ("a" is not found inside "ate"); plain ``str.find`` with a boundary
+    check, because this runs for every candidate sentence of an attack.
+    """
+    spans, pos, n = [], 0, len(text)
     for w in words:
-        # whole-word match: "a" must not be found inside "ate"
-        m = re.compile(r"(?<!\w)" + re.escape(w) + r"(?!\w)").search(text, pos)
-        if m is None:
+        i = text.find(w, pos)
+        while i >= 0 and ((i > 0 and _is_word_char(text[i - 1]))
+                          or (i + len(w) < n and _is_word_char(text[i + len(w)]))):
+            i = text.find(w, i + 1)
+        if i < 0:
             spans.append((-1, -1))
             continue
-        spans.append(m.span())
-        pos = m.end()
+        spans.append((i, i + len(w)))
+        pos = i + len(w)
     return spans
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ from textattack.goal_function_results import (  # noqa: E402
 )
 from textattack.goal_functions import GoalFunction  # noqa: E402
 from textattack.search_methods import SearchMethod  # noqa: E402
+from textattack.shared import AttackedText  # noqa: E402
 from textattack.transformations import Transformation  # noqa: E402
 
 from robustlab.recipes.neighbourhood import (  # noqa: E402
@@ -53,6 +55,9 @@ from robustlab.recipes.neighbourhood import (  # noqa: E402
 from robustlab.recipes.patch_words import Patch, PatchSelector  # noqa: E402
 
 EPS = 1e-12
+#: the fast AttackedText construction relies on textattack 0.3.x's private fields
+_FAST_OK = all(hasattr(AttackedText("a b"), f) for f in
+               ("_text_input", "_words", "_words_per_input", "_pos_tags", "_ner_tags"))
 SUCCEEDED = GoalFunctionResultStatus.SUCCEEDED
 
 
@@ -108,6 +113,26 @@ def apply_patch(attacked_text: Any, patch: Patch) -> Any:
     return attacked_text.replace_word_at_index(patch.index, match_case(words[patch.index], patch.p2))
 
 
+def spans_of(attacked_text: Any) -> list[tuple[int, int]]:
+    """Word spans of an AttackedText, cached on the object (swaps derive them from the parent)."""
+    spans = getattr(attacked_text, "_rl_spans", None)
+    if spans is None:
+        spans = word_spans(attacked_text.text, attacked_text.words)
+        attacked_text._rl_spans = spans
+    return spans
+
+
+def _fast_attacked_text(cls: type, text: str, words: list[str], attrs: dict) -> Any:
+    """An AttackedText whose words are known: skips ``__init__``'s re-tokenisation (the single
+    largest non-model cost of the search). Mirrors textattack 0.3.11's ``__init__``."""
+    at = cls.__new__(cls)
+    at._text_input = OrderedDict([("text", text)])
+    at._words, at._words_per_input = words, None
+    at._pos_tags = at._ner_tags = None
+    at.attack_attrs = attrs
+    return at
+
+
 def patched_input(attacked_text: Any, patch: Patch) -> Any:
     """The model input of x ⊕ p. Single-text inputs take a string splice (TextAttack's
     ``replace_word_at_index`` re-tokenises the sentence, which dominated the non-model time);
@@ -115,7 +140,7 @@ def patched_input(attacked_text: Any, patch: Patch) -> Any:
     if len(attacked_text._text_input) != 1:
         return apply_patch(attacked_text, patch).tokenizer_input
     text, words = attacked_text.text, attacked_text.words
-    start, end = word_spans(text, words[: patch.index + 1])[patch.index]
+    start, end = spans_of(attacked_text)[patch.index]
     if start < 0:
         return apply_patch(attacked_text, patch).tokenizer_input
     return text[:start] + match_case(words[patch.index], patch.p2) + text[end:]
@@ -295,26 +320,30 @@ class NeighbourSwap(Transformation):
 
     def swap(self, current_text: Any, i: int, word: str,
              spans: list[tuple[int, int]] | None = None) -> Any:
-        """One substitution. Single-text inputs are spliced into a new AttackedText (one
-        tokenisation; TextAttack's ``replace_word_at_index`` re-tokenises once per word);
-        the attack attributes TextAttack keeps are carried over."""
-        from textattack.shared import AttackedText
-
-        if len(current_text._text_input) != 1:
+        """One substitution. Single-text inputs are spliced into a new AttackedText whose words
+        and spans are derived from the parent (TextAttack's ``replace_word_at_index``
+        re-tokenises once per word); the attack attributes TextAttack keeps are carried over."""
+        if len(current_text._text_input) != 1 or not _FAST_OK:
             return current_text.replace_word_at_index(i, word)
         text = current_text.text
-        spans = spans or word_spans(text, current_text.words)
+        spans = spans_of(current_text)
         start, end = spans[i]
         if start < 0:
             return current_text.replace_word_at_index(i, word)
         attrs = current_text.attack_attrs
-        return AttackedText(text[:start] + word + text[end:], attack_attrs={
+        words = list(current_text.words)
+        words[i] = word
+        new = _fast_attacked_text(type(current_text), text[:start] + word + text[end:], words, {
             "original_index_map": attrs["original_index_map"],  # word count is unchanged
             "modified_indices": set(attrs["modified_indices"]) | {i},
             "newly_modified_indices": {i},
             "previous_attacked_text": current_text,
             "last_transformation": self,
         })
+        shift = len(word) - (end - start)
+        new._rl_spans = spans[:i] + [(start, start + len(word))] + [
+            (a + shift, b + shift) if a >= 0 else (a, b) for a, b in spans[i + 1:]]
+        return new
 
     def candidates(self, current_text: Any, indices: Iterable[int]) -> dict[int, list[str]]:
         return self.source.candidates(current_text.text, current_text.words, sorted(indices),
@@ -322,8 +351,7 @@ class NeighbourSwap(Transformation):
 
     def _get_transformations(self, current_text, indices_to_modify):
         cands = self.candidates(current_text, indices_to_modify)
-        spans = word_spans(current_text.text, current_text.words)
-        return [self.swap(current_text, i, w, spans) for i in sorted(cands) for w in cands[i]]
+        return [self.swap(current_text, i, w) for i in sorted(cands) for w in cands[i]]
 
     def extra_repr_keys(self):
         return []
@@ -478,16 +506,13 @@ class RandomWalks(_SOSearch):
     def _random_step(self, t: Any, x0: Any, rng: Any, tr: Any) -> Any | None:
         """A uniformly random member of Neighbor_1(t) that passes the attack's constraints,
         drawn without building the whole neighbourhood."""
-        from robustlab.recipes.neighbourhood import word_spans
-
         if not hasattr(tr, "swap"):  # an Attack assembled by hand: the generic (slower) path
             opts = self.get_transformations(t, original_text=x0)
             return opts[rng.randrange(len(opts))] if opts else None
         cands = tr.candidates(t, tr._positions(t))
         flat = [(i, w) for i in sorted(cands) for w in cands[i]]
-        spans = word_spans(t.text, t.words)
         for j in rng.sample(range(len(flat)), len(flat)):
-            new = tr.swap(t, flat[j][0], flat[j][1], spans)
+            new = tr.swap(t, flat[j][0], flat[j][1])
             if self.filter_transformations([new], t, x0):
                 return new
         return None
