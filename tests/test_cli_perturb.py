@@ -141,6 +141,16 @@ def test_label_text_and_cp1252(tmp_path, capsys):
                                                "0 dull zxqv\n")
 
 
+def test_label_text_input_to_txt_output_keeps_labels(tmp_path, capsys):
+    src = tmp_path / "train.txt"
+    src.write_text("1 a fine film\n0 a dull one\n", encoding="utf-8")
+    out = tmp_path / "train.perturbed.txt"
+    rc, _, _ = run(["perturb", "-p", "append_token", "-i", src, "-o", out, "--format",
+                    "label-text"], capsys)
+    assert rc == 0
+    assert out.read_text(encoding="utf-8") == "1 a fine film zxqv\n0 a dull one zxqv\n"
+
+
 # ---- bad input: one clear message, exit 2, no output ------------------------------------------
 
 

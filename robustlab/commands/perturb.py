@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
             format_for(args.output) if _known_extension(args.output) else None)
         table = read_rows(args.input, args.fmt, args.encoding, args.header)
         out_fmt = out_fmt or table.fmt
+        if args.output_format is None and out_fmt == "text" and table.fmt == "label-text":
+            out_fmt = "label-text"  # a .txt output keeps the labels of a `<label> <text>` input
         column = table.column_name(args.column)
         if out_fmt == "label-text" and (column != "text" or "label" not in table.columns):
             raise RobustlabError("--output-format label-text needs a 'label' column and the "
