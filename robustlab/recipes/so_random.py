@@ -3,8 +3,8 @@ recipe.
 
 "Randomly replacing up to 6 words" with the same masked LM and thresholds as SO-Beam. Settled
 ambiguities: ``walks`` = 20 independent seeded random walks (as many as SO-Beam's beam, so the
-two search the same number of candidates per round); each step substitutes one random
-Neighbor_1 candidate and is evaluated; the first F ≠ 0 ends the search. The walk is a pure
+two search the same number of candidates per round); each step picks a random position (never
+the patch word) and a random candidate the source proposes for it, and is evaluated; the first F ≠ 0 ends the search. The walk is a pure
 function of (``seed``, sentence).
 """
 
