@@ -80,6 +80,7 @@ def bench_one(model, recipe: str, source, examples, pairs: str) -> dict:
         "skipped": n - len(att),
         "success_rate": len(succ) / len(att) if att else None,
         "mean_l0": sum(r["l0"] for r in succ) / len(succ) if succ else None,
+        "x0_vulnerable": sum(r["l0"] == 0 for r in succ),
         "s_per_example": total / n, "queries_per_example": goal.total_model_queries / n,
         "model_share": goal.total_model_seconds / total, "mlm_share": lm / total,
         "other_share": 1 - (goal.total_model_seconds + lm) / total,
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 sr = "n/a" if r["success_rate"] is None else f"{r['success_rate']:.1%}"
                 l0 = "n/a" if r["mean_l0"] is None else f"{r['mean_l0']:.2f}"
                 print(f"  {recipe:9s} {r['source']:32s} n={r['n']:4d} success {sr:>6s} "
-                      f"l0 {l0:>4s}  {r['s_per_example']:.3f} s/ex  "
+                      f"l0 {l0:>4s} (l0=0: {r['x0_vulnerable']:2d})  {r['s_per_example']:.3f} s/ex  "
                       f"{r['queries_per_example']:8.0f} q/ex  model {r['model_share']:.0%}  "
                       f"mlm {r['mlm_share']:.0%}  other {r['other_share']:.0%}", flush=True)
         if args.pwws:
