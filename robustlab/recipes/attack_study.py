@@ -140,6 +140,19 @@ def write_csv(path: Path, records: list[dict[str, Any]]) -> Path:
     return atomic_write(path, w)
 
 
+def _config_value(v: Any) -> Any:
+    """A stable JSON value for the run config (objects by name, so a resume matches)."""
+    if isinstance(v, (int, float, str, bool, type(None))):
+        return v
+    if hasattr(v, "name"):
+        return str(v.name)
+    if isinstance(v, dict):
+        from robustlab.runs.signature import fingerprint
+
+        return f"dict:{fingerprint(v)}"
+    return type(v).__name__
+
+
 def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                      examples: Sequence[tuple[str, int]], out: str | Path,
                      dataset_name: str = "", recipe_kwargs: dict[str, Any] | None = None,
@@ -156,8 +169,7 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     out = Path(out)
     config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
               "n": len(examples), "data": fingerprint(list(examples)),
-              **{k: (v if isinstance(v, (int, float, str, bool, type(None))) else str(v))
-                 for k, v in kwargs.items()}}
+              **{k: _config_value(v) for k, v in kwargs.items()}}
     store = RunStore(out)
     store.init_run("attack", f"{recipe} {model_name}", config, command=command,
                    versions=versions())
