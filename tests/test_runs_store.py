@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -115,8 +116,21 @@ def test_newer_schema_refused(tmp_path):
     assert len(RunStore(tmp_path, readonly=True).cells()) == 1  # still readable
 
 
-@pytest.mark.parametrize("executor", ["process"])
-def test_process_pool(tmp_path, executor):
-    store = RunStore(tmp_path)
-    rep = run_cells(store, cells(4), square, executor=executor, workers=2, progress=False)
-    assert rep.complete and [c.result["y"] for c in store.cells()] == [0, 1, 4, 9]
+@pytest.mark.parametrize("executor", ["process", "ray"])
+def test_parallel_backends_store_like_sequential(tmp_path, executor):
+    if executor == "ray":
+        ray = pytest.importorskip("ray")
+        # the cell function lives in this test module: Ray's workers need its folder on the path
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}})
+    try:
+        store = RunStore(tmp_path)
+        rep = run_cells(store, cells(5, boom=True), square, executor=executor, workers=2,
+                        progress=False)
+        assert rep.done == 4 and rep.failed == 1
+        assert {c.key: c.result["y"] for c in store.cells("done")} == {
+            "x=0": 0, "x=1": 1, "x=2": 4, "x=4": 16}
+        assert len(store.records("x=4")) == 4 and "planted failure" in store.cell("x=3").error
+    finally:
+        if executor == "ray":
+            ray.shutdown()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.runs.procs import pid_alive
 from robustlab.runs.store import Cell, RunStore, worker_id
 
 EXECUTORS = ("sequential", "process", "ray")
@@ -68,8 +69,46 @@ class _Sequential:
         pass
 
 
-class _Processes:
-    """A local process pool (spawn: safe with torch threads); bounded number of cells in flight."""
+class _Pool:
+    """A bounded window of cells in flight (2 per worker) over some asynchronous submit/wait."""
+
+    workers: int
+
+    def _submit(self, cell: Cell) -> Any:
+        raise NotImplementedError
+
+    def _wait(self, handles: list[Any]) -> list[Any]:
+        """Block until at least one handle is finished; return the finished ones."""
+        raise NotImplementedError
+
+    def _result(self, handle: Any) -> tuple[bool, Any, float]:
+        raise NotImplementedError
+
+    def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
+        pending: dict[Any, Cell] = {}
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < 2 * self.workers:
+                cell = next(cells, None)
+                if cell is None:
+                    exhausted = True
+                    break
+                pending[self._submit(cell)] = cell
+            if not pending:
+                return
+            for handle in self._wait(list(pending)):
+                cell = pending.pop(handle)
+                try:
+                    yield (cell, *self._result(handle))
+                except Exception:  # the worker process or task itself died (OOM, kill)
+                    yield cell, False, traceback.format_exc(), 0.0
+
+    def close(self) -> None:
+        pass
+
+
+class _Processes(_Pool):
+    """A local process pool (spawn: safe with torch threads)."""
 
     def __init__(self, fn: CellFn, workers: int) -> None:
         import concurrent.futures as cf
@@ -79,33 +118,22 @@ class _Processes:
         self.workers = max(1, workers)
         self.pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"))
 
-    def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
+    def _submit(self, cell: Cell) -> Any:
+        return self.pool.submit(_call, self.fn, cell.kind, cell.params)
+
+    def _wait(self, handles: list[Any]) -> list[Any]:
         import concurrent.futures as cf
 
-        pending: dict[Any, Cell] = {}
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * self.workers:
-                cell = next(cells, None)
-                if cell is None:
-                    exhausted = True
-                    break
-                pending[self.pool.submit(_call, self.fn, cell.kind, cell.params)] = cell
-            if not pending:
-                return
-            done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
-            for fut in done:
-                cell = pending.pop(fut)
-                try:
-                    yield (cell, *fut.result())
-                except Exception:  # the worker process itself died (OOM, kill)
-                    yield cell, False, traceback.format_exc(), 0.0
+        return list(cf.wait(handles, return_when=cf.FIRST_COMPLETED)[0])
+
+    def _result(self, handle: Any) -> tuple[bool, Any, float]:
+        return handle.result()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-class _Ray:
+class _Ray(_Pool):
     """Cells as Ray tasks on an existing cluster (``address``) or a local ``ray.init``."""
 
     def __init__(self, fn: CellFn, workers: int, address: str | None = None,
@@ -127,29 +155,14 @@ class _Ray:
         self.fn = fn
         self.workers = max(1, workers)
 
-    def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
-        ray = self.ray
-        pending: dict[Any, Cell] = {}
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * self.workers:
-                cell = next(cells, None)
-                if cell is None:
-                    exhausted = True
-                    break
-                pending[self.remote.remote(self.fn, cell.kind, cell.params)] = cell
-            if not pending:
-                return
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                cell = pending.pop(ref)
-                try:
-                    yield (cell, *ray.get(ref))
-                except Exception:  # the task or its worker died
-                    yield cell, False, traceback.format_exc(), 0.0
+    def _submit(self, cell: Cell) -> Any:
+        return self.remote.remote(self.fn, cell.kind, cell.params)
 
-    def close(self) -> None:
-        pass
+    def _wait(self, handles: list[Any]) -> list[Any]:
+        return self.ray.wait(handles, num_returns=1)[0]
+
+    def _result(self, handle: Any) -> tuple[bool, Any, float]:
+        return self.ray.get(handle)
 
 
 def make_backend(name: str, fn: CellFn, workers: int = 1, **options: Any):
@@ -194,26 +207,18 @@ class RunReport:
 
 
 def _reclaim_dead(store: RunStore) -> None:
-    """Cells left 'running' by a process on this host that no longer exists go back to pending."""
+    """Cells left 'running' by a process on this host that no longer exists go back to pending.
+
+    Our own pid counts as dead too: a cell we claimed earlier in this process is not in flight.
+    """
     host = worker_id().split(":")[0]
     dead = []
     for cell in store.cells("running"):
         whost, _, pid = (cell.worker or "").partition(":")
-        if whost == host and pid.isdigit() and not _pid_alive(int(pid)):
+        if whost == host and pid.isdigit() and (int(pid) == os.getpid()
+                                                 or not pid_alive(int(pid))):
             dead.append(cell.key)
     store.release(dead)
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # our own earlier claims are not in flight any more
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_cells(
