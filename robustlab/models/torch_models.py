@@ -52,7 +52,11 @@ COMMON: dict[str, Any] = {
     "dropout": 0.2,
     "max_len": 50,         # tokens per example (pairs: shared between the sides)
     "max_vocab": 30000,
-    "min_freq": 1,
+    # Training singletons map to <unk>, so the <unk> embedding is trained on the rare-word
+    # distribution that unseen (e.g. perturbed) test words resemble; with min_freq=1 it stayed at
+    # its random init. Measured on SST-2 dev, 3 seeds, 200 steps: textrnn 0.728 -> 0.755,
+    # bow 0.765 -> 0.772 accuracy, with a smaller seed spread.
+    "min_freq": 2,
     "lowercase": False,    # keep case: case perturbations must stay visible to the model
     "seed": 0,
     "num_threads": 1,      # torch intra-op threads in fit/predict (small ops: 1 is fastest; None: leave)
