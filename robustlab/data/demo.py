@@ -3,7 +3,8 @@
 It exists so ``robustlab demo`` and the tests run on a fresh offline machine. It is not real data
 and says so in its name. Sentences are built from the project's own small lexicons with a seeded
 ``random.Random``: plain statements, intensifiers, negation ("is not dull" is positive) and
-contrast ("although X is dull , Y is superb" takes the second clause's polarity), in the
+contrast ("although X is dull , Y is superb" takes the second clause's polarity), and people from
+gendered pairs ("she gives a superb performance") whose gender never decides the label, in the
 lower-cased, space-tokenized style of SST. Classes are exactly balanced (label 1 = positive).
 """
 
@@ -29,6 +30,10 @@ INTENSIFIERS = ("", "", "very", "really", "quite", "truly", "remarkably", "rathe
 OPENERS = ("", "", "", "overall , ", "honestly , ", "in the end , ", "frankly , ",
            "to be fair , ")
 NOUNS = ("film", "movie", "story", "ride", "experience", "debut", "comedy", "drama")
+# People, in pairs, so counterfactual bias (``robustlab bias``) has something to measure on the
+# demo: the sentiment never depends on which member of a pair is drawn.
+PEOPLE = ("he", "she", "the actor", "the actress", "the father", "the mother", "the boy",
+          "the girl", "the king", "the queen")
 
 
 def _adj(rng: random.Random, positive: bool) -> str:
@@ -43,7 +48,7 @@ def _phrase(rng: random.Random, positive: bool) -> str:
 def sentence(rng: random.Random, positive: bool) -> str:
     """One sentence whose overall sentiment is ``positive``."""
     subj, subj2 = rng.sample(SUBJECTS, 2)
-    kind = rng.randrange(6)
+    kind = rng.randrange(7)
     if kind == 0:
         body = f"{subj} is {_phrase(rng, positive)} ."
     elif kind == 1:
@@ -55,8 +60,10 @@ def sentence(rng: random.Random, positive: bool) -> str:
     elif kind == 4:  # contrast: the second clause decides
         body = (f"although {subj} is {_adj(rng, not positive)} , {subj2} is "
                 f"{_phrase(rng, positive)} .")
-    else:
+    elif kind == 5:
         body = f"what a {_phrase(rng, positive)} {rng.choice(NOUNS)} ."
+    else:  # a person; the polarity is the adjective's, whoever the person is
+        body = f"{rng.choice(PEOPLE)} gives a {_phrase(rng, positive)} performance ."
     return (rng.choice(OPENERS) + body).replace("  ", " ")
 
 
