@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from robustlab.adapters.base import Level, Perturbation, PerturbationError
-from robustlab.adapters.nlaugmenter_adapter import isolated_global_rng
+from robustlab.adapters.global_rng import seeded_global_rng
 
 __all__ = [
     "CheckListPerturbation",
@@ -231,14 +231,9 @@ class CheckListPerturbation(Perturbation):
             raise PerturbationError(f"{self.name}: not callable")
 
     def apply(self, text: str, rng: random.Random) -> str:
-        import numpy as np
-
         if not text.strip():  # CheckList's string functions index into the text (add_typos)
             return text
-        seed = rng.getrandbits(32)
-        with isolated_global_rng():
-            random.seed(seed)
-            np.random.seed(seed)
+        with seeded_global_rng(rng.getrandbits(32)):
             out = self.fn(text, **(self.kwargs or {}))
         if isinstance(out, str):
             outs = [out]

@@ -28,12 +28,10 @@ from __future__ import annotations
 import enum
 import importlib
 import random
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from robustlab.adapters.base import Level, Perturbation, PerturbationError
+from robustlab.adapters.global_rng import isolated_global_rng
 
 __all__ = [
     "NLAugmenterPerturbation",
@@ -128,28 +126,6 @@ def _real_interface() -> tuple[type, Any] | None:
         if isinstance(base, type) and task_type is not None:
             return base, task_type
     return None
-
-
-# ---- global RNG isolation ---------------------------------------------------------------------
-
-
-@contextmanager
-def isolated_global_rng() -> Iterator[None]:
-    """Restore the global ``random`` (and, if loaded, ``numpy.random``) state on exit.
-
-    NL-Augmenter and TextAttack draw from, and often reseed, these module-level generators.
-    Restoring them keeps robustlab's promise never to change anyone's global RNG state.
-    (torch's global generator is not covered: save/restore of it is costly and rarely needed.)
-    """
-    state = random.getstate()
-    np = sys.modules.get("numpy")
-    np_state = np.random.get_state() if np is not None else None
-    try:
-        yield
-    finally:
-        random.setstate(state)
-        if np is not None and np_state is not None:
-            np.random.set_state(np_state)
 
 
 # ---- NL-Augmenter -> robustlab -------------------------------------------------------------------

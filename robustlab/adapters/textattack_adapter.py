@@ -46,7 +46,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from robustlab.adapters.base import Level, Perturbation, PerturbationError, rng_for
-from robustlab.adapters.nlaugmenter_adapter import _snake, isolated_global_rng
+from robustlab.adapters.global_rng import seeded_global_rng
+from robustlab.adapters.nlaugmenter_adapter import _snake
 
 __all__ = [
     "TextAttackPerturbation",
@@ -64,17 +65,6 @@ def _textattack():
     import textattack
 
     return textattack
-
-
-@contextlib.contextmanager
-def _seeded_globals(seed: int) -> Iterator[None]:
-    """Global ``random``/``numpy.random`` seeded from ``seed`` inside, restored on exit."""
-    import numpy as np
-
-    with isolated_global_rng():
-        random.seed(seed)
-        np.random.seed(seed % 2**32)
-        yield
 
 
 # ---- robustlab -> TextAttack ------------------------------------------------------------------
@@ -171,7 +161,7 @@ def _classes() -> dict[str, type]:
             self.seed = seed
 
         def augment(self, text: str) -> Any:
-            with _seeded_globals(rng_for(self.seed, text, "augment").getrandbits(63)):
+            with seeded_global_rng(rng_for(self.seed, text, "augment").getrandbits(63)):
                 return super().augment(text)
 
     return {"word": RobustlabWordSwap, "text": RobustlabTextTransformation,
@@ -267,7 +257,7 @@ class TextAttackPerturbation(Perturbation):
     def apply(self, text: str, rng: random.Random) -> str:
         if not text.strip():
             return text
-        with _seeded_globals(rng.getrandbits(63)):
+        with seeded_global_rng(rng.getrandbits(63)):
             if self._is_augmenter:
                 outs = sorted({o for o in self.component.augment(text) if o != text})
                 return rng.choice(outs) if outs else text
