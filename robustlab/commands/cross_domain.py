@@ -12,6 +12,8 @@ import shlex
 import sys
 from typing import Any
 
+from robustlab.textfmt import align
+
 _EPILOG = """examples:
   robustlab cross-domain mt --wmt22-dir ../shared/data/wmt22_general --pair ru-en --out runs/ru-en
   robustlab cross-domain mt --systems A=a.txt B=b.txt --refs ref.txt --domains dom.txt \\
@@ -215,9 +217,7 @@ def print_table(summary: dict[str, Any]) -> None:
                      f"{r['gamma'][e_show]:.3f}", f"{r['gamma_auc']:.3f}",
                      f"{r['bagging']['cov']:.3f}", f"{r['design_bagging']['cov']:.3f}",
                      f"{min(loo):.3f}–{max(loo):.3f}"])
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
-    for row in [head, *rows]:
-        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)))
+    print(align(head, rows))
     print()
     for name, order in summary.get("rankings", {}).items():
         print(f"{name:>10}: {' > '.join(order)}")

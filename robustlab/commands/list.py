@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from robustlab.textfmt import align
+
 
 def _perturbations() -> list[dict[str, Any]]:
     from robustlab.adapters.registry import describe
@@ -87,12 +89,7 @@ def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
             return "yes" if v else "no"
         return str(v) if v not in (None, "") else "-"
 
-    body = [[cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(b[i]) for b in body]) for i, c in enumerate(columns)]
-    widths[-1] = len(columns[-1])  # the last column (summary) is not padded
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)).rstrip() for b in body]
-    return "\n".join(lines)
+    return align(columns, [[cell(r.get(c)) for c in columns] for r in rows])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread, spe
 from robustlab.runs.outputs import atomic_write, save_figure, write_json, write_jsonl
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import RunStore
+from robustlab.textfmt import align
 
 RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "accuracy_clean",
                "accuracy_perturbed", "robustness", "learnability_acc", "learnability_prob",
@@ -294,11 +295,7 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
     rows = [[r["model"], r["perturbation"], fmt(r.get("avg_learnability")), fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
-    lines = ["  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True))
-             for row in [head, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return align(head, rows, rule=True)
 
 
 def correlations_text(corr: dict[str, Any]) -> str:
