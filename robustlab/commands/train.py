@@ -61,9 +61,6 @@ def _col(v: str | None) -> str | int | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    import shutil
-    import tempfile
     import time
     from pathlib import Path
 
@@ -72,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.data.datasets import load_dataset
     from robustlab.errors import InputError
     from robustlab.models.registry import is_saved_model, make_model
-    from robustlab.runs.outputs import write_json
+    from robustlab.runs.outputs import atomic_dir, write_json
 
     out = Path(args.out)
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not args.force:
@@ -107,9 +104,7 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - t0
     train_acc = float(np.mean(model.predict(train.texts) == np.asarray(train.labels)))
     test_acc = float(np.mean(model.predict(test.texts) == np.asarray(test.labels)))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with atomic_dir(out) as tmp:
         model.save(tmp)
         write_json(tmp / "train_info.json", {
             "model": args.model, "model_id": model.model_id(), "data": args.data,
@@ -118,12 +113,6 @@ def run(args: argparse.Namespace) -> int:
             "test": {"name": test.name, "n": len(test), "fingerprint": test.fingerprint},
             "seed": args.seed, "steps": getattr(model, "steps_", args.steps),
             "train_accuracy": train_acc, "test_accuracy": test_acc, "seconds": seconds})
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     print(f"train accuracy {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
           f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
     return 0

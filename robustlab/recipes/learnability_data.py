@@ -172,10 +172,8 @@ def shared_fit(cache_dir: str | None, key: str, build: Callable[[], Any],
         model = build()
         return model, fit(model), True
     import json
-    import os
-    import shutil
 
-    from robustlab.runs.outputs import write_json
+    from robustlab.runs.outputs import atomic_dir, write_json
     from robustlab.runs.signature import fingerprint
 
     d = Path(cache_dir)
@@ -190,11 +188,9 @@ def shared_fit(cache_dir: str | None, key: str, build: Callable[[], Any],
                 return model, float(json.loads(meta.read_text())["train_seconds"]), False
             model = build()
             seconds = fit(model)
-            tmp = d / f".{name}.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            model.save(tmp)
-            write_json(tmp / meta.name, {"key": key, "train_seconds": seconds})
-            os.replace(tmp, target)
+            with atomic_dir(target) as tmp:
+                model.save(tmp)
+                write_json(tmp / meta.name, {"key": key, "train_seconds": seconds})
             return model, seconds, True
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
