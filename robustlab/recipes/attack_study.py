@@ -75,7 +75,7 @@ def example_record(result: Any, attack: Any, index: int, seconds: float) -> dict
     return rec
 
 
-def perplexities(texts: Sequence[str], model: str, batch_size: int = 16) -> list[float]:
+def perplexities(texts: Sequence[str], model: str) -> list[float]:
     """Per-sentence perplexity under a causal LM (``--ppl-model``: gpt2 or a local directory)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -195,11 +195,11 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     if ppl_model:
         succ = [r for r in records if r["result_type"] == "successful"]
         ppl = {"original": None, "perturbed": None, "model": ppl_model, "n": len(succ)}
-        if succ:
-            ppl["original"] = statistics.median(perplexities([r["original"] for r in succ],
-                                                             ppl_model))
-            ppl["perturbed"] = statistics.median(perplexities([r["perturbed"] for r in succ],
-                                                              ppl_model))
+        if succ:  # one call: the causal LM is loaded once for both sides
+            both = perplexities([r["original"] for r in succ] + [r["perturbed"] for r in succ],
+                                ppl_model)
+            ppl["original"] = statistics.median(both[:len(succ)])
+            ppl["perturbed"] = statistics.median(both[len(succ):])
     summary = summarise(records, recipe, ppl)
     files = []
     if csv_name:
