@@ -285,7 +285,8 @@ def run_cells(
         if bar is not None:
             bar.close()
     counts = store.counts()
-    done = sum(1 for k in keys if k in store.done_keys())
+    done_now = store.done_keys()
+    done = sum(1 for k in keys if k in done_now)
     return RunReport(total=len(cells), done=done, failed=counts["failed"],
                      skipped=len(done0 & set(keys)), seconds=time.perf_counter() - t0)
 
