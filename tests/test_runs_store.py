@@ -35,6 +35,14 @@ def test_run_and_resume(tmp_path):
     assert store.check() == []
 
 
+def test_done_results_in_study_order(tmp_path):
+    store = RunStore(tmp_path)
+    run_cells(store, cells(5, boom=True), square, progress=False)
+    assert store.done_results() == [("x=0", {"y": 0}), ("x=1", {"y": 1}), ("x=2", {"y": 4}),
+                                    ("x=4", {"y": 16})]
+    assert store.done_results(limit=2) == [("x=0", {"y": 0}), ("x=1", {"y": 1})]
+
+
 def test_failures_are_results_and_rerun(tmp_path):
     store = RunStore(tmp_path)
     store.init_run("test", "t", {})

@@ -371,6 +371,13 @@ class RunStore:
         row = self.conn.execute("SELECT * FROM cells WHERE key=?", (key,)).fetchone()
         return self._cell(row) if row else None
 
+    def done_results(self, limit: int | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """(key, result) of done cells in study order: the cheap read for result viewers."""
+        q = "SELECT key, result FROM cells WHERE status='done' AND result IS NOT NULL ORDER BY seq"
+        rows = self.conn.execute(q + (" LIMIT ?" if limit is not None else ""),
+                                 (limit,) if limit is not None else ())
+        return [(k, json.loads(r)) for k, r in rows]
+
     def done_keys(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT key FROM cells WHERE status='done'")}
 

@@ -8,7 +8,6 @@ what is done so far. Field names follow docs/run-directory.md.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 from collections import defaultdict
@@ -18,12 +17,6 @@ from typing import Any
 from robustlab.runs.store import RunStore
 from robustlab.tui.data import read_summary
 from robustlab.tui.specs import Plot, Series, Table
-
-
-def _done_results(store: RunStore) -> list[tuple[str, dict[str, Any]]]:
-    rows = store.conn.execute(
-        "SELECT key, result FROM cells WHERE status='done' AND result IS NOT NULL ORDER BY seq")
-    return [(k, json.loads(r)) for k, r in rows]
 
 
 def _num(v: Any) -> float | None:
@@ -89,7 +82,7 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
     # in progress: per-p means of the finished learnability cells, nothing recomputed beyond that
     acc: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     with RunStore(path, readonly=True) as store:
-        for _, r in _done_results(store):
+        for _, r in store.done_results():
             v = r.get("learnability_acc")
             if r.get("p") is not None and isinstance(v, (int, float)):
                 acc[f"{r.get('model')} / {r.get('perturbation')}"][float(r["p"])].append(v)
@@ -194,7 +187,7 @@ def load_bias(path: str | os.PathLike[str]) -> BiasView:
     cells: dict[tuple[str, int], str] = {}
     values: dict[str, dict[int, Any]] = defaultdict(dict)
     with RunStore(path, readonly=True) as store:
-        for key, r in _done_results(store):
+        for key, r in store.done_results():
             pair = "/".join(map(str, r.get("pair") or [])) or key
             k = int(r.get("k", 0))
             cells[(pair, k)] = key
@@ -226,7 +219,7 @@ class CrossDomainView:
 
 def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
     with RunStore(path, readonly=True) as store:
-        results = [r for _, r in _done_results(store)]
+        results = [r for _, r in store.done_results()]
     summary = read_summary(path) or {}
     domains = sorted({d for r in results for d in (r.get("per_domain") or {})})
     has_corpus = any(r.get("corpus") for r in results)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from textual.app import ComposeResult
 
 from robustlab.runs.store import RunStore
@@ -15,9 +13,7 @@ from robustlab.tui.widgets.heat_table import HeatTable
 def load_generic(path) -> Table:
     """Scalar fields of every done cell's result (the store's view of any study)."""
     with RunStore(path, readonly=True) as store:
-        rows = store.conn.execute("SELECT key, result FROM cells WHERE status='done' "
-                                  "ORDER BY seq LIMIT 5000").fetchall()
-    results = [(k, json.loads(r or "{}")) for k, r in rows]
+        results = store.done_results(limit=5000)
     cols: list[str] = []
     for _, r in results:
         cols += [c for c, v in r.items() if c not in cols and not isinstance(v, (dict, list))]
