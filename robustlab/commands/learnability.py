@@ -78,6 +78,9 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     e.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs per Ray task")
     e.add_argument("--threads", type=int, default=1,
                    help="torch threads per training (default 1; see docs/learnability.md)")
+    from robustlab.models.device import add_device_option
+
+    add_device_option(e)
     e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -183,6 +186,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
         argv += ["--ray-address", args.ray_address]
     if args.gpus_per_task:
         argv += ["--gpus-per-task", str(args.gpus_per_task)]
+    if getattr(args, "device", "auto") != "auto":
+        argv += ["--device", args.device]
     if args.no_plots:
         argv.append("--no-plots")
     return shlex.join(argv)
@@ -200,7 +205,8 @@ def execute(args: argparse.Namespace, name: str) -> int:
     summary = run_study(study, args.out, executor=args.executor, workers=args.workers,
                         ray_address=args.ray_address, gpus_per_task=args.gpus_per_task,
                         command=command_line(args, name, study), progress=not args.quiet,
-                        plots=not args.no_plots, threads=args.threads)
+                        plots=not args.no_plots, threads=args.threads,
+                        device=getattr(args, "device", "auto"))
     print(results_table(summary["pairs"]))
     if study.kind == "learnability":
         print()

@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="model parameter, repeatable (e.g. --param hidden=128)")
     p.add_argument("--out", required=True, help="directory to write the trained model to")
     p.add_argument("--force", action="store_true", help="replace an existing --out directory")
+    from robustlab.models.device import add_device_option
+
+    add_device_option(p)
     p.set_defaults(func=run)
 
 
@@ -79,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--steps must be >= 1, got {args.steps}")
     if not 0 < args.test_size < 1:
         raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
+    from robustlab.models.device import resolve_device
+
+    resolve_device(args.device)  # a missing GPU fails here, before any data is read
     if is_saved_model(args.model):
         raise InputError(f"--model {args.model}: is already a trained model; pass a family or a "
                          "checkpoint to train a new one")
@@ -96,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     params = _params(args.param)
     if args.steps is not None:
         params["steps"] = args.steps  # so the stored model id names the steps actually used
-    model = make_model(args.model, **{"seed": args.seed, **params})
+    model = make_model(args.model, **{"seed": args.seed, **params, "device": args.device})
     print(f"training {model.model_id()} on {train.name}: {len(train)} examples, "
           f"{train.n_classes} classes; held out: {len(test)}", flush=True)
     t0 = time.perf_counter()

@@ -122,13 +122,18 @@ def _user_class(spec: str) -> type | None:
     return cls if inspect.isclass(cls) else None
 
 
-def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = None) -> Any:
+def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = None,
+                device: str | None = None) -> Any:
     """A fresh, untrained classifier for ``spec`` seeded with ``seed``.
 
     A saved model directory stands for its family and hyperparameters: the study retrains it
     (a Hugging Face model restarts from its saved weights), since every cell trains its own.
+    ``device`` and ``num_threads`` are runtime options (not in the model id or a signature);
+    a Hugging Face model's checkpoint and tokenizer are loaded once per process
+    (:mod:`robustlab.models.hf`), so building one per cell costs nothing.
     """
-    options = {"seed": seed, "steps": steps, "num_threads": num_threads}
+    options = {"seed": seed, "steps": steps, "num_threads": num_threads,
+               "device": None if device in (None, "auto") else device}
     cls = _user_class(spec)
     if cls is not None:
         return cls(**_accepted(cls, options))
