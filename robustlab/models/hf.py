@@ -436,10 +436,13 @@ class HFClassifier(TextClassifier):
         batches = _batches(np.random.default_rng(self.seed), enc.lengths,
                            min(int(self.batch_size), len(y)))
         losses = []
-        sync = bool(getattr(self, "profile_", False))  # bench: time forward/backward exactly
-        self.fwd_bwd_seconds_ = 0.0
+        # bench hooks (bench/bench_hf.py): exact forward/backward timing (a device sync per
+        # step) and a callback after given steps (evaluation; its time is not training time)
+        sync = bool(getattr(self, "profile_", False))
+        callback = getattr(self, "step_callback_", None)
+        self.fwd_bwd_seconds_ = self.callback_seconds_ = 0.0
         t_loop = time.perf_counter()
-        for _ in range(steps):
+        for step in range(1, steps + 1):
             idx = next(batches)
             width = int(enc.lengths[idx].max())
             ii = torch.from_numpy(idx)
@@ -466,8 +469,14 @@ class HFClassifier(TextClassifier):
                     torch.cuda.synchronize(dev)
                 self.fwd_bwd_seconds_ += time.perf_counter() - t_s
             losses.append(loss.detach())  # no per-step host sync; read once at the end
+            if callback is not None:
+                t_c = time.perf_counter()
+                model.eval()
+                callback(step)
+                model.train()
+                self.callback_seconds_ += time.perf_counter() - t_c
         self.losses_: list[float] = torch.stack(losses).float().cpu().tolist()
-        self.train_loop_seconds_ = time.perf_counter() - t_loop
+        self.train_loop_seconds_ = time.perf_counter() - t_loop - self.callback_seconds_
 
     def predict_proba(self, texts: Sequence[Any]) -> np.ndarray:
         import torch
