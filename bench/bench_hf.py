@@ -104,10 +104,13 @@ def bench_robustlab(ckpt: str, data, steps: int, eval_at: list[int], args, label
             t, c = time.perf_counter(), time.process_time()
             acc_at[step] = float(np.mean(model.predict(xdv) == np.asarray(ydv)))
             evals.append((step, time.perf_counter() - t, time.process_time() - c))
+            train_wall = t - t_fit - sum(e[1] for e in evals[:-1])
+            print(f"  [{label}] step {step}: dev accuracy {acc_at[step]:.4f} after "
+                  f"{train_wall:.0f} s of fit() ({load_str()})", flush=True)
 
     model.step_callback_ = on_step
     _reset_peak()
-    t0 = time.perf_counter()
+    t0 = t_fit = time.perf_counter()
     model.fit(xtr, ytr)
     fit_s = time.perf_counter() - t0 - model.callback_seconds_
     if steps not in acc_at:
@@ -325,6 +328,19 @@ def bench_study(ckpt: str, args) -> dict:
             "rho_learnability_robustness": rho, "load": load_str()}
 
 
+def export_fp16(src: str, dest: str) -> None:
+    """Copy a checkpoint's encoder in fp16 (MiniLM: 45 MB instead of 91 MB) so it fits a
+    size-limited transfer to a GPU machine; robustlab loads it back in fp32 (``.float()``)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(src).to(torch.float16)
+    model.save_pretrained(dest, safe_serialization=True)
+    AutoTokenizer.from_pretrained(src).save_pretrained(dest)
+    size = sum(f.stat().st_size for f in Path(dest).iterdir() if f.is_file())
+    print(f"wrote {dest} ({size / 2**20:.1f} MiB, fp16 weights of {src})")
+
+
 # ---- driver --------------------------------------------------------------------------------------
 
 
@@ -359,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-trainer", action="store_true")
     ap.add_argument("--skip-cli", action="store_true")
     ap.add_argument("--skip-minilm", action="store_true")
+    ap.add_argument("--only", choices=("robustlab", "trainer"), default=None,
+                    help="run one side of (a)/(b) (e.g. two processes side by side, same load)")
     ap.add_argument("--study", action="store_true", help="run the study also on CPU")
     ap.add_argument("--skip-study", action="store_true")
     ap.add_argument("--study-steps", type=int, default=200)
@@ -367,9 +385,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--study-experiments", default="standard,robustness,learnability")
     ap.add_argument("--sst-dir", default=None,
                     help="folder with stsa.binary.train/dev (default ../shared/data/sst)")
+    ap.add_argument("--export-fp16", metavar="DIR", default=None,
+                    help="only write an fp16 copy of the checkpoint to DIR (for a GPU machine)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     SST_DIR[0] = args.sst_dir
+    if args.export_fp16:
+        export_fp16(checkpoint_dir(args.checkpoint), args.export_fp16)
+        return 0
 
     from robustlab.models.device import resolve_device
 
@@ -382,15 +405,24 @@ def main(argv: list[str] | None = None) -> int:
     data = load_sst(args.max_train)
     print(f"SST-2: {len(data[0])} train / {len(data[2])} dev", flush=True)
     rows: list[dict] = []
-    if not args.skip_minilm:
+    if args.only == "trainer":
+        from robustlab.models import hf
+
+        tk = hf._tokenizer(ckpt)
+        lengths = np.fromiter((len(r[0]) for r in hf._tokens(tk, data[0], None)), dtype=int)
+        t = bench_trainer(ckpt, data, args.steps, eval_at, hf.auto_max_length(lengths, 512),
+                          args)
+        rows.append(t)
+        print(json.dumps(t), flush=True)
+    if not args.skip_minilm and args.only != "trainer":
         r = bench_robustlab(ckpt, data, args.steps, eval_at, args, "robustlab")
         rows.append(r)
         print(json.dumps(r), flush=True)
-        if not args.skip_trainer:
+        if not args.skip_trainer and args.only is None:
             t = bench_trainer(ckpt, data, args.steps, eval_at, r["max_length"], args)
             rows.append(t)
             print(json.dumps(t), flush=True)
-        if not args.skip_cli:
+        if not args.skip_cli and args.only is None:
             c = bench_cli(args.steps, args)
             rows.append(c)
             print(json.dumps(c), flush=True)

@@ -138,6 +138,20 @@ def test_tiny_bert_learns_and_reuses_the_cached_initial_state(tiny, tmp_path, ca
     assert meta["max_length"] == 16 and meta["params"]["lr"] == 1e-3
     loaded = load_model(tmp_path / "saved", device="cpu")
     np.testing.assert_allclose(loaded.predict_proba(test), m.predict_proba(test), atol=1e-5)
+    # a study cell "like" the saved model reads its metadata only (no weights per cell) and
+    # refits from the saved weights
+    from robustlab.recipes.learnability_data import build_model
+
+    real = transformers.AutoModelForSequenceClassification.from_pretrained
+    transformers.AutoModelForSequenceClassification.from_pretrained = \
+        lambda *a, **k: calls.append(a) or real(*a, **k)
+    try:
+        like = build_model(str(tmp_path / "saved"), seed=2, steps=5)
+    finally:
+        transformers.AutoModelForSequenceClassification.from_pretrained = real
+    assert calls == [] and isinstance(like, hf.HFClassifier)
+    assert like.checkpoint == str(tmp_path / "saved") and (like.seed, like.steps) == (2, 5)
+    assert like.lr == 1e-3 and like.model_id() != m.model_id()
 
 
 def test_tokenization_is_cached_per_text_and_shared(tiny):

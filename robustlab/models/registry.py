@@ -148,3 +148,31 @@ def load_saved(directory: str | os.PathLike[str], device: str | None = None):
 
         return HFClassifier.load(d, device=device)
     raise InputError(f"{d / META_FILE}: unknown model family {family!r}")
+
+
+def saved_params(directory: str | os.PathLike[str]) -> tuple[type, dict[str, Any]]:
+    """(class, constructor parameters) of a saved model, read from its metadata only.
+
+    What a study needs to train a new model "like" a saved one, without loading its weights
+    once per cell. A Hugging Face model's checkpoint becomes the saved directory itself, so a
+    refit starts from the saved (fine-tuned) weights with the tokenizer saved beside them.
+    """
+    d = Path(directory)
+    try:
+        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+    family = meta.get("family")
+    params = {k: tuple(v) if isinstance(v, list) else v
+              for k, v in dict(meta.get("params") or {}).items()
+              if k != "device"}  # where it ran is not what it is
+    if family in TORCH_FAMILIES:
+        from robustlab.models.torch_models import FAMILIES
+
+        return FAMILIES[family], params
+    if family == "hf":
+        from robustlab.models.hf import HFClassifier
+
+        params.update(checkpoint=str(d), tokenizer=None)
+        return HFClassifier, params
+    raise InputError(f"{d / META_FILE}: unknown model family {family!r}")

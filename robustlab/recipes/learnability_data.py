@@ -140,8 +140,8 @@ def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = N
     from robustlab.models import registry
 
     if registry.is_saved_model(spec):
-        saved = registry.load_saved(spec)
-        return type(saved)(**{**saved.get_params(), **_accepted(type(saved), options)})
+        saved_cls, saved = registry.saved_params(spec)  # metadata only: no weights per cell
+        return saved_cls(**{**saved, **_accepted(saved_cls, options)})
     name, params = registry.parse_model_spec(spec)
     probe = registry.make_model(spec)
     return registry.make_model(name, **params, **{k: v for k, v in
