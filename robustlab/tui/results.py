@@ -35,6 +35,7 @@ class LearnabilityView:
     scatter_points: list[tuple[str, float | None, float | None, float | None]]
     correlations: dict[str, Any] = field(default_factory=dict)
     partial: bool = False
+    estimate: dict[str, Any] | None = None  # summary.json "estimate" (the quick estimate block)
 
     def curve_plot(self, pair: str | None = None) -> Plot:
         names = [pair] if pair and pair in self.curves else list(self.curves)
@@ -76,9 +77,20 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
             curves[name] = {float(p): _num(v) for p, v in (r.get("learnability_at") or {}).items()
                             if _num(v) is not None}
             points.append((name, _num(avg), _num(r.get("robustness")), _num(r.get("delta"))))
-        return LearnabilityView(Table("average learnability", cols, rows,
-                                      heat=["avg_learnability", "robustness", "delta"]),
-                                curves, points, summary.get("correlations") or {})
+        est = summary.get("estimate")
+        heat = ["avg_learnability", "robustness", "delta"]
+        if est:  # the learnability estimate: its own columns, never the log-AUC's
+            name = f"estimate@{est['estimate_p']:g}"
+            by = {(e["model"], e["perturbation"]): e for e in est.get("pairs", [])}
+            cols = [*cols, name, "learn@1"]
+            heat.append(name)
+            for row in rows:
+                e = by.get((row[0], row[1])) or {}
+                row += [_num(e.get("learnability_estimate")), _num(e.get("learnability_at_1"))]
+        title = ("learnability ESTIMATE (quick run: no log-AUC)"
+                 if est and est.get("mode") == "quick" else "average learnability")
+        return LearnabilityView(Table(title, cols, rows, heat=heat), curves, points,
+                                summary.get("correlations") or {}, estimate=est)
     # in progress: per-p means of the finished learnability cells, nothing recomputed beyond that
     acc: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     with RunStore(path, readonly=True) as store:

@@ -47,6 +47,13 @@ class LearnabilityScreen(RunScreen):
             c = corr.get(f"learnability_vs_{name}") or {}
             if c.get("rho") is not None:
                 parts.append(f"ρ(learnability, {name})={fmt(c['rho'])} (p={c['p_value']:.3g})")
+        est = view.estimate
+        if est:
+            c = (est.get("correlations") or {}).get("estimate_vs_robustness") or {}
+            parts.append(f"estimate = learnability@{est['estimate_p']:g} "
+                         f"({est['cost']['trainings']} trainings, {est['cost']['seconds']:.0f} s)"
+                         + (f", ρ(estimate, robustness)={fmt(c['rho'])}"
+                            if c.get("rho") is not None else ""))
         if view.partial:
             parts.append("run in progress: per-p means so far")
         self.query_one("#status").update(" · ".join(parts))
