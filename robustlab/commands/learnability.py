@@ -235,7 +235,7 @@ def execute(args: argparse.Namespace, name: str) -> int:
             print(correlations_text(summary["correlations"]))
     if summary.get("estimate"):
         print()
-        print(estimate_text(summary["estimate"]))
+        print(estimate_text(summary["estimate"], table=study.estimate == "quick"))
     out = Path(args.out)
     print(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
           f"{', '.join(summary['files'])}")

@@ -227,8 +227,9 @@ def estimate_table(block: dict[str, Any]) -> str:
     return align(head, rows, rule=True)
 
 
-def estimate_text(block: dict[str, Any] | None) -> str:
-    """What stdout says about the estimate (a separate section: never the log-AUC)."""
+def estimate_text(block: dict[str, Any] | None, *, table: bool = True) -> str:
+    """What stdout says about the estimate (a separate section: never the log-AUC); ``table``
+    False leaves out the per-pair table (a full grid already printed its own)."""
     if not block:
         return ""
     p = format(block["estimate_p"], "g")
@@ -239,7 +240,8 @@ def estimate_text(block: dict[str, Any] | None) -> str:
     if block.get("full_cost"):
         fc = block["full_cost"]
         lines[0] += (f" (the full grid: {fc['trainings']} trainings, {fc['seconds']:.0f} s)")
-    lines.append(estimate_table(block))
+    if table:
+        lines.append(estimate_table(block))
     for name, label in (("estimate_vs_robustness", "robustness"), ("estimate_vs_delta", "Δ"),
                         ("estimate_vs_avg_learnability", "average learnability (log-AUC)")):
         c = (block.get("correlations") or {}).get(name)
