@@ -134,6 +134,25 @@ def test_full_grid_reports_the_estimate_from_its_own_cells(tmp_path):
     sig = {k: v["sigma"] for k, v in full["correlations"]["at_p"].items() if k != "avg"}
     assert fe["most_discriminating_p"]["p"] == float(max(sig, key=sig.get))
     assert "most_discriminating_p" not in qe
+    # the validation script reads both runs through the store and accounts the cost
+    v = _validator().validate(tmp_path / "full", tmp_path / "quick", 0.02)
+    assert v["cost"]["full_learnability"]["trainings"] == 2 * len(grid)
+    assert v["cost"]["estimate_same_seed"]["trainings"] == 4
+    assert v["cost"]["estimate_independent"]["trainings"] == 4
+    assert [n["p"] for n in v["seed_noise"]] == list(grid)
+    text = _validator().render(v)
+    assert "Agreement with the full log-AUC" in text and "Seed noise at each p" in text
+
+
+def _validator():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "validate_estimate.py"
+    spec = importlib.util.spec_from_file_location("validate_estimate", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _cli(spec, out, *extra):

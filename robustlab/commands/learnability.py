@@ -280,4 +280,12 @@ def run_correlate(args: argparse.Namespace) -> int:
         raise InputError(f"{quick[0]}: a quick-estimate run has no log-AUC; use --measure "
                          "estimate (or auto)")
     print("measure: average learnability = log-AUC over the p-grid (paper 000 Eq. 5)")
-    return correlate_dirs(dirs, json_path=args.json, write=not args.no_write)
+    rc = correlate_dirs(dirs, json_path=args.json, write=not args.no_write)
+    if len(dirs) == 1 and not args.no_write:  # the grid's own estimate, and its best p
+        from robustlab.recipes.learnability_estimate import estimate_text
+        from robustlab.recipes.learnability_report import load_summary
+
+        text = estimate_text(load_summary(dirs[0]).get("estimate"), table=False)
+        if text:
+            print(f"\n{text}")
+    return rc
