@@ -65,7 +65,7 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     g.add_argument("--perturbations", default=DEFAULT_PERTURBATIONS, metavar="LIST",
                    help="comma-separated perturbation specs (default: the paper's eight)")
     if learnability:
-        g.add_argument("--p-grid", default=None, metavar="LIST",
+        g.add_argument("--p-grid", default=DEFAULT_GRID, metavar="LIST",
                        help=f"perturbation probabilities (default {DEFAULT_GRID})")
         g.add_argument("--estimate", choices=("full", "quick"), default="full",
                        help="full: the whole p-grid and its log-AUC (default); quick: a cheap "
@@ -156,14 +156,14 @@ def study_from_args(args: argparse.Namespace):
         raise InputError("--model: give at least one model (e.g. --model bow)")
     estimate = getattr(args, "estimate", "full") if kind == "learnability" else "full"
     estimate_p = getattr(args, "estimate_p", None)
-    p_grid_text = getattr(args, "p_grid", None)
-    if estimate == "quick" and p_grid_text is not None:
+    p_grid_text = getattr(args, "p_grid", None) or DEFAULT_GRID
+    if estimate == "quick" and _floats(p_grid_text, "--p-grid") != _floats(DEFAULT_GRID, ""):
         raise InputError("--p-grid does not go with --estimate quick (its p are --estimate-p and "
                          "1); drop one of them")
     return LearnabilityStudy(
         models=tuple(models), perturbations=tuple(_split(args.perturbations)),
         dataset=dataset_spec(args),
-        p_grid=_floats(p_grid_text or DEFAULT_GRID, "--p-grid") if kind == "learnability"
+        p_grid=_floats(p_grid_text, "--p-grid") if kind == "learnability"
         else (),
         seeds=_ints(args.seeds, "--seeds"),
         experiments=tuple(e for e in EXPERIMENTS if e in _split(args.experiments))
