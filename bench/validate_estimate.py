@@ -131,8 +131,10 @@ def validate(full_dir: Path, est_dir: Path | None, p: float) -> dict[str, Any]:
             return [_mean(by_pair[k].get("avg_learnability")) for k in sel]
         if what in ("robustness", "delta"):
             return [_mean(by_pair[k].get(what)) for k in sel]
-        src = same if what == "same" else indep
-        return [_mean((src.get(k) or {}).get("learnability_estimate")) for k in sel]
+        src = same if what.startswith("same") else indep
+        field = "learnability_estimate_area" if what.endswith("_area") else \
+            "learnability_estimate"
+        return [_mean((src.get(k) or {}).get(field)) for k in sel]
 
     agreement, tests = [], []
     for group in [*models, "pooled"]:
@@ -142,11 +144,13 @@ def validate(full_dir: Path, est_dir: Path | None, p: float) -> dict[str, Any]:
                "same_vs_auc": _rho(col(sel, "same"), auc),
                "indep_vs_auc": _rho(col(sel, "indep"), auc) if indep else None,
                "retest": _rho(col(sel, "same"), col(sel, "indep")) if indep else None,
+               "same_area_vs_auc": _rho(col(sel, "same_area"), auc),
+               "indep_area_vs_auc": _rho(col(sel, "indep_area"), auc) if indep else None,
                "noise_at_p": seed_noise(_seed_matrix(full, p, sel))}
         agreement.append(row)
         t = {"group": group}
-        for what in ("auc", "same", "indep"):
-            if what == "indep" and not indep:
+        for what in ("auc", "same", "indep", "same_area", "indep_area"):
+            if what.startswith("indep") and not indep:
                 continue
             for against in ("robustness", "delta"):
                 t[f"{what}_vs_{against}"] = _rho(col(sel, what), col(sel, against))
@@ -213,10 +217,19 @@ def render(v: dict[str, Any]) -> str:
         rows.append(r)
     out += ["**Agreement with the full log-AUC** (Spearman ρ, scipy; p-value in brackets)", "",
             _md(head, rows), ""]
+    head = ["models", "ρ(area same seeds, log-AUC)"] + (
+        ["ρ(area independent seeds, log-AUC)"] if indep else [])
+    rows = [[a["group"], _rp(a["same_area_vs_auc"])]
+            + ([_rp(a["indep_area_vs_auc"])] if indep else []) for a in v["agreement"]]
+    out += [f"Variant from the same cells: `learnability_estimate_area`, the trapezoidal area "
+            f"against log10 p of (0.001 → 0, {p} → estimate, 1 → learnability@1 of the first "
+            "seed)", "", _md(head, rows), ""]
     head = ["models", "measure", "ρ with robustness", "ρ with Δ"]
     rows = []
     names = {"auc": "log-AUC (full grid)", "same": f"estimate@{p}, same seeds",
-             "indep": f"estimate@{p}, independent seeds"}
+             "indep": f"estimate@{p}, independent seeds",
+             "same_area": "three-point area, same seeds",
+             "indep_area": "three-point area, independent seeds"}
     for t in v["tests"]:
         for what, name in names.items():
             if f"{what}_vs_robustness" in t:

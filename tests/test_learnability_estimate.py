@@ -14,7 +14,7 @@ from learnability_toy import toy_spec
 from robustlab.cli import main
 from robustlab.metrics.learnability import most_discriminating_p, seed_noise
 from robustlab.recipes.learnability import LearnabilityStudy, clear_caches, run_study
-from robustlab.recipes.learnability_estimate import estimate_pairs
+from robustlab.recipes.learnability_estimate import estimate_area, estimate_pairs
 
 
 def _study(spec, **kw) -> LearnabilityStudy:
@@ -78,6 +78,12 @@ def test_estimate_pairs_from_hand_made_cells():
     assert rec["check_seed"] == 0 and rec["learnability_at_1"] == pytest.approx(0.05)
     assert rec["learnable"] is False
     assert rec["cost"] == {"trainings": 4, "seconds": 4.0}
+    # three-point area (0.001 → 0, 0.02 → 0.4, 1 → 0.05), trapezoids on log10 p, by hand:
+    # 0.2 * log10(20) + 0.225 * log10(50)
+    assert rec["learnability_estimate_area"] == pytest.approx(
+        0.2 * math.log10(20) + 0.225 * math.log10(50))
+    assert estimate_area(0.02, 1.0, 1.0) == pytest.approx(0.5 * math.log10(20) + math.log10(50))
+    assert estimate_area(0.02, 0.4, None) is None
     assert estimate_pairs(results, 0.05) == []
 
 

@@ -107,6 +107,8 @@ def estimate_pairs(results: list[dict[str, Any]], estimate_p: float) -> list[dic
             rec["check_seed"], rec["learnability_at_1"] = None, None
         a1 = rec["learnability_at_1"]
         rec["learnable"] = None if a1 is None else bool(a1 >= LEARNABLE_MIN)
+        rec["learnability_estimate_area"] = estimate_area(
+            float(estimate_p), rec["learnability_estimate"]["mean"], a1)
         noop = [_num(cells[s].get("noop_rate")) for s in seeds]
         rec["noop_rate"] = seed_spread(noop)["mean"]
         rec["cost"] = {"trainings": len(used),
@@ -114,6 +116,21 @@ def estimate_pairs(results: list[dict[str, Any]], estimate_p: float) -> list[dic
                                             if math.isfinite(_num(c.get("seconds")))))}
         out.append(rec)
     return out
+
+
+def estimate_area(p: float, at_p: float | None, at_1: float | None) -> float | None:
+    """Area under the three-point curve (p_min → 0, p → learnability@p, 1 → learnability@1)
+    against log10 p (trapezoidal, as the log-AUC): a coarse stand-in for the log-AUC from the
+    estimate's own two cells. p_min is the paper grid's smallest p (0.001), where nothing is
+    learnable in the papers' figures; the value is *not* the log-AUC (max 2.35 at p = 0.02)."""
+    from robustlab.metrics.learnability import DEFAULT_P_GRID, log_auc
+
+    if at_p is None or at_1 is None or not p < CHECK_P:
+        return None
+    p_min = DEFAULT_P_GRID[0]
+    if p <= p_min:
+        return log_auc([p, CHECK_P], [at_p, at_1])
+    return log_auc([p_min, p, CHECK_P], [0.0, at_p, at_1])
 
 
 def _mean(v: Any) -> float:
@@ -316,7 +333,8 @@ def _plot(path: Path, block: dict[str, Any]) -> None:
                           1.2 + 0.45 * len(perts)), layout="constrained")
     axes = fig.subplots(1, 2 if scatter else 1, squeeze=False)[0]
     ax = axes[0]
-    im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    low = float(np.nanmin(mat)) if np.isfinite(mat).any() else 0.0
+    im = ax.imshow(mat, cmap="viridis", vmin=min(0.0, low), vmax=1, aspect="auto")
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
     ax.set_yticks(range(len(perts)), perts)
     for i in range(len(perts)):
@@ -324,8 +342,8 @@ def _plot(path: Path, block: dict[str, Any]) -> None:
             if math.isfinite(mat[i, j]):
                 ax.text(j, i, f"{mat[i, j]:.2f}" + (" ✗" if flag[i, j] else ""), ha="center",
                         va="center", color="w", fontsize=8)
-    ax.set_title(f"learnability ESTIMATE (learnability@{p}; ✗: < {block['learnable_min']} at p=1)",
-                 fontsize=9)
+    ax.set_title(f"learnability ESTIMATE = learnability@{p}\n(✗: < {block['learnable_min']} at "
+                 "p=1, not learnable)", fontsize=9)
     fig.colorbar(im, ax=ax, label=f"learnability at p={p}")
     if scatter:
         ax = axes[1]
@@ -335,8 +353,7 @@ def _plot(path: Path, block: dict[str, Any]) -> None:
         c = (block.get("correlations") or {}).get("estimate_vs_robustness") or {}
         rho = "n/a" if c.get("rho") is None else f"{c['rho']:.3f}"
         pv = "" if c.get("p_value") is None else f", p={c['p_value']:.2g}"
-        ax.set_title(f"estimate vs robustness: Spearman ρ = {rho}{pv} (n={c.get('n', 0)})",
-                     fontsize=9)
+        ax.set_title(f"Spearman ρ = {rho}{pv} (n={c.get('n', 0)})", fontsize=9)
         ax.set_xlabel(f"learnability estimate (p={p})")
         ax.set_ylabel("robustness (A1 − A0)")
         ax.grid(alpha=0.3)
