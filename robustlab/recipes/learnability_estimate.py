@@ -289,12 +289,13 @@ def write_estimate_files(out_dir: Path, block: dict[str, Any] | None,
     from robustlab.recipes.learnability_report import _csv_text
 
     header = ["model", "perturbation", "learnability_estimate", "learnability_estimate_std",
-              "learnability_prob_estimate", "learnability_at_1", "learnable", "robustness",
-              "delta", "trainings", "seconds"]
+              "learnability_prob_estimate", "learnability_at_1", "learnable",
+              "learnability_estimate_area", "robustness", "delta", "trainings", "seconds"]
     rows = [[r["model"], r["perturbation"], _mean(r.get("learnability_estimate")),
              (r.get("learnability_estimate") or {}).get("std"),
              _mean(r.get("learnability_prob_estimate")), r.get("learnability_at_1"),
-             r.get("learnable"), _mean(r.get("robustness")), _mean(r.get("delta")),
+             r.get("learnable"), r.get("learnability_estimate_area"), _mean(r.get("robustness")),
+             _mean(r.get("delta")),
              r["cost"]["trainings"], r["cost"]["seconds"]] for r in block["pairs"]]
     atomic_write(Path(out_dir) / ESTIMATE_FILES[0], lambda f: f.write(_csv_text(header, rows)))
     files = [ESTIMATE_FILES[0]]
