@@ -90,6 +90,29 @@ def _seconds(results: list[dict[str, Any]]) -> float:
                      if math.isfinite(_mean(r.get("seconds")))))
 
 
+def _cost(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Trainings, summed cell seconds and summed training seconds (inside fit) of cells."""
+    # (exp 0 and 1 share a clean model: the cell that reused it has train_seconds 0)
+    return {"trainings": _trainings(results), "seconds": _seconds(results),
+            "train_seconds": float(sum(_mean(r.get("train_seconds")) for r in results
+                                       if math.isfinite(_mean(r.get("train_seconds")))))}
+
+
+def _design_cells(results: list[dict[str, Any]], est: dict[tuple[str, str], dict[str, Any]],
+                  p: float) -> list[dict[str, Any]]:
+    """The cells of the quick design that ``estimate_pairs`` used: every seed at p, the check
+    seed at p = 1."""
+    out = []
+    for r in results:
+        e = est.get((r.get("model"), r.get("perturbation")))
+        if e is None or r.get("experiment") != "learnability":
+            continue
+        if math.isclose(float(r["p"]), p) and r["seed"] in e["seeds"] or \
+                math.isclose(float(r["p"]), 1.0) and r["seed"] == e.get("check_seed"):
+            out.append(r)
+    return out
+
+
 def _seed_matrix(results: list[dict[str, Any]], p: float,
                  pairs: list[tuple[str, str]]) -> np.ndarray:
     seeds = sorted({r["seed"] for r in results if r.get("experiment") == "learnability"})
@@ -155,20 +178,19 @@ def validate(full_dir: Path, est_dir: Path | None, p: float) -> dict[str, Any]:
             for against in ("robustness", "delta"):
                 t[f"{what}_vs_{against}"] = _rho(col(sel, what), col(sel, against))
         tests.append(t)
-    # cost: the quick design (estimate_pairs counts its cells: every seed at p + first seed at 1)
+    # cost: the quick design (every seed at p + the first seed at 1, as estimate_pairs counts)
     learn_full = [r for r in full if r.get("experiment") == "learnability"]
-    cost = {"full_learnability": {"trainings": len(learn_full), "seconds": _seconds(learn_full)},
-            "full_study": {"trainings": _trainings(full), "seconds": _seconds(full)},
-            "estimate_same_seed": {"trainings": sum(r["cost"]["trainings"] for r in same.values()),
-                                   "seconds": sum(r["cost"]["seconds"] for r in same.values())}}
+    cost = {"full_learnability": _cost(learn_full), "full_study": _cost(full),
+            "estimate_same_seed": _cost(_design_cells(full, same, p))}
     if indep:
-        cost["estimate_independent"] = {
-            "trainings": sum(r["cost"]["trainings"] for r in indep.values()),
-            "seconds": sum(r["cost"]["seconds"] for r in indep.values())}
+        cost["estimate_independent"] = _cost(_design_cells(est_results, indep, p))
         rob_exps = [r for r in full if r.get("experiment") != "learnability"]
         cost["estimate_plus_exp012"] = {
-            "trainings": cost["estimate_independent"]["trainings"] + _trainings(rob_exps),
-            "seconds": cost["estimate_independent"]["seconds"] + _seconds(rob_exps)}
+            k: cost["estimate_independent"][k] + _cost(rob_exps)[k]
+            for k in ("trainings", "seconds", "train_seconds")}
+    for name, src in (("estimate_same_seed", same), ("estimate_independent", indep)):
+        if src:  # the same accounting as the estimate's own cost (summary.json)
+            assert cost[name]["trainings"] == sum(r["cost"]["trainings"] for r in src.values())
     # seed noise and agreement at every p (Table 4 with the noise beside it)
     noise = []
     auc_all = col(keys, "auc")
@@ -238,21 +260,25 @@ def render(v: dict[str, Any]) -> str:
     out += ["**Hypothesis tests** (robustness and Δ from the full grid)", "", _md(head, rows), ""]
     c = v["cost"]
     fl, fs = c["full_learnability"], c["full_study"]
-    head = ["what", "trainings", "cell seconds", "÷ full learnability grid (trainings / s)",
-            "÷ full study (trainings / s)"]
+    head = ["what", "trainings", "cell s", "training s",
+            "÷ full learnability grid: trainings / cell s / training s",
+            "÷ full study: trainings / cell s / training s"]
 
     def ratio(a: dict[str, Any], b: dict[str, Any]) -> str:
-        return f"{a['trainings'] / b['trainings']:.3f} / {a['seconds'] / b['seconds']:.3f}"
+        return (f"{a['trainings'] / b['trainings']:.3f} / {a['seconds'] / b['seconds']:.3f} / "
+                f"{a['train_seconds'] / b['train_seconds']:.3f}")
 
-    rows = [[name, x["trainings"], f"{x['seconds']:.0f}", ratio(x, fl), ratio(x, fs)]
+    rows = [[name, x["trainings"], f"{x['seconds']:.0f}", f"{x['train_seconds']:.0f}",
+             ratio(x, fl), ratio(x, fs)]
             for name, x in (("full learnability grid (exp 3/4)", fl), ("full study (exp 0–4)", fs),
                             ("quick estimate, same seeds (grid's own cells)",
                              c["estimate_same_seed"]),
                             ("quick estimate, independent run", c.get("estimate_independent")),
                             ("quick estimate + exp 0–2 (for ρ with robustness/Δ)",
                              c.get("estimate_plus_exp012"))) if x]
-    out += ["**Cost** (quick design: every seed at p, the first seed at p = 1; cell seconds = "
-            "sum of the cells' own wall time)", "", _md(head, rows), ""]
+    out += ["**Cost** (quick design: every seed at p, the first seed at p = 1; cell s = sum of "
+            "the cells' own wall time, training s = the part inside fit)", "",
+            _md(head, rows), ""]
     head = ["p", "RMS seed std", "σ across pairs", "seed std / σ", "reliability (3-seed mean)",
             "ρ(learn.@p, log-AUC) same seeds"]
     if indep:
