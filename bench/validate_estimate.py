@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,24 @@ def _mean(v: Any) -> float:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
 
 
-def _rho(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    return spearman(x, y)
+def _rho(x: Sequence[float], y: Sequence[float], ci: bool = False) -> dict[str, Any]:
+    """Spearman ρ and p (scipy); with ``ci`` a 95 % percentile bootstrap interval over pairs
+    (scipy.stats.bootstrap, paired resampling, 2,000 resamples, fixed seed)."""
+    out = spearman(x, y)
+    if ci and out["rho"] is not None:
+        from scipy import stats
+
+        a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        keep = np.isfinite(a) & np.isfinite(b)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resamples with a constant side give NaN
+            res = stats.bootstrap((a[keep], b[keep]),
+                                  lambda u, v: stats.spearmanr(u, v).statistic, paired=True,
+                                  vectorized=False, n_resamples=2000, method="percentile",
+                                  rng=np.random.default_rng(0))
+        lo, hi = res.confidence_interval
+        out["ci95"] = [float(lo), float(hi)] if math.isfinite(lo) and math.isfinite(hi) else None
+    return out
 
 
 def _f(v: Any, digits: int = 3) -> str:
@@ -67,7 +84,9 @@ def _f(v: Any, digits: int = 3) -> str:
 def _rp(s: dict[str, Any]) -> str:
     if s.get("rho") is None:
         return f"– (n={s.get('n', 0)})"
-    return f"{s['rho']:+.3f} (p={s['p_value']:.2g})"
+    ci = s.get("ci95")
+    return f"{s['rho']:+.3f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "") + \
+        f" (p={s['p_value']:.2g})"
 
 
 def _md(head: list[str], rows: list[list[Any]]) -> str:
@@ -111,6 +130,23 @@ def _design_cells(results: list[dict[str, Any]], est: dict[tuple[str, str], dict
                 math.isclose(float(r["p"]), 1.0) and r["seed"] == e.get("check_seed"):
             out.append(r)
     return out
+
+
+def _offset_share(m: np.ndarray, models: list[str]) -> float | None:
+    """Share of the seed variance (pairs × seeds matrix ``m``, rows labelled by ``models``) that
+    is a per-seed level shift common to all perturbations of a model (a two-way decomposition
+    without interaction): such a shift moves every cell of a seed together and leaves the
+    ranking of a model's perturbations unchanged."""
+    tot = inter = 0.0
+    for model in dict.fromkeys(models):
+        rows = m[[i for i, x in enumerate(models) if x == model]]
+        rows = rows[np.isfinite(rows).all(axis=1)]
+        if rows.shape[0] < 2 or rows.shape[1] < 2:
+            continue
+        resid = rows - rows.mean(axis=1, keepdims=True)
+        tot += float((resid ** 2).sum())
+        inter += float(((resid - resid.mean(axis=0)) ** 2).sum())
+    return 1.0 - inter / tot if tot > 0 else None
 
 
 def _seed_matrix(results: list[dict[str, Any]], p: float,
@@ -164,11 +200,11 @@ def validate(full_dir: Path, est_dir: Path | None, p: float) -> dict[str, Any]:
         sel = keys if group == "pooled" else [k for k in keys if k[0] == group]
         auc = col(sel, "auc")
         row = {"group": group, "n": len(sel),
-               "same_vs_auc": _rho(col(sel, "same"), auc),
-               "indep_vs_auc": _rho(col(sel, "indep"), auc) if indep else None,
+               "same_vs_auc": _rho(col(sel, "same"), auc, ci=True),
+               "indep_vs_auc": _rho(col(sel, "indep"), auc, ci=True) if indep else None,
                "retest": _rho(col(sel, "same"), col(sel, "indep")) if indep else None,
-               "same_area_vs_auc": _rho(col(sel, "same_area"), auc),
-               "indep_area_vs_auc": _rho(col(sel, "indep_area"), auc) if indep else None,
+               "same_area_vs_auc": _rho(col(sel, "same_area"), auc, ci=True),
+               "indep_area_vs_auc": _rho(col(sel, "indep_area"), auc, ci=True) if indep else None,
                "noise_at_p": seed_noise(_seed_matrix(full, p, sel))}
         agreement.append(row)
         t = {"group": group}
@@ -196,7 +232,7 @@ def validate(full_dir: Path, est_dir: Path | None, p: float) -> dict[str, Any]:
     auc_all = col(keys, "auc")
     for g in grid:
         m = _seed_matrix(full, g, keys)
-        row = {"p": g, **seed_noise(m),
+        row = {"p": g, **seed_noise(m), "offset_share": _offset_share(m, [k[0] for k in keys]),
                "rho_with_auc": _rho(np.nanmean(m, axis=1) if m.size else [], auc_all)}
         if est_results and any(math.isclose(float(r["p"]), g) for r in est_results
                                if r.get("experiment") == "learnability"):
@@ -237,7 +273,8 @@ def render(v: dict[str, Any]) -> str:
         nz = a["noise_at_p"]
         r += [_f(nz["noise_ratio"], 2), _f(nz["reliability"], 2)]
         rows.append(r)
-    out += ["**Agreement with the full log-AUC** (Spearman ρ, scipy; p-value in brackets)", "",
+    out += ["**Agreement with the full log-AUC** (Spearman ρ, scipy; [95 % bootstrap interval "
+            "over pairs]; p-value)", "",
             _md(head, rows), ""]
     head = ["models", "ρ(area same seeds, log-AUC)"] + (
         ["ρ(area independent seeds, log-AUC)"] if indep else [])
@@ -280,18 +317,20 @@ def render(v: dict[str, Any]) -> str:
             "the cells' own wall time, training s = the part inside fit)", "",
             _md(head, rows), ""]
     head = ["p", "RMS seed std", "σ across pairs", "seed std / σ", "reliability (3-seed mean)",
-            "ρ(learn.@p, log-AUC) same seeds"]
+            "per-seed offset share", "ρ(learn.@p, log-AUC) same seeds"]
     if indep:
         head += ["ρ … independent seeds"]
     rows = []
     for n in v["seed_noise"]:
         r = [format(n["p"], "g"), _f(n["seed_std"]), _f(n["sigma_pairs"]), _f(n["noise_ratio"], 2),
-             _f(n["reliability"], 2), _rp(n["rho_with_auc"])]
+             _f(n["reliability"], 2), _f(n["offset_share"], 2), _rp(n["rho_with_auc"])]
         if indep:
             r.append(_rp(n["rho_indep_with_auc"]) if "rho_indep_with_auc" in n else "")
         rows.append(r)
     md = v.get("most_discriminating_p") or {}
-    out += ["**Seed noise at each p** (pooled pairs)", "", _md(head, rows), ""]
+    out += ["**Seed noise at each p** (pooled pairs; per-seed offset share: the part of the seed "
+            "variance that shifts all perturbations of a model together, which leaves their ranks "
+            "unchanged)", "", _md(head, rows), ""]
     if md:
         out.append(f"Largest σ across pairs in the full grid: p = {md['p']:g} (σ = "
                    f"{md['sigma']:.3f}).")
