@@ -164,7 +164,7 @@ def summarize_estimate(results: list[dict[str, Any]], config: dict[str, Any],
         src = by_pair.get((r["model"], r["perturbation"])) or {}
         r["robustness"] = src.get("robustness")
         r["delta"] = src.get("delta")
-        if mode == "full" and (src.get("avg_learnability") or {}).get("mean") is not None:
+        if (src.get("avg_learnability") or {}).get("mean") is not None:  # (None when quick)
             r["avg_learnability"] = src["avg_learnability"]
     block: dict[str, Any] = {
         "measure": MEASURE, "mode": mode, "estimate_p": p, "check_p": CHECK_P,
@@ -181,7 +181,7 @@ def summarize_estimate(results: list[dict[str, Any]], config: dict[str, Any],
     block["correlations"] = estimate_correlations(est)
     matrix = _seed_matrix(est)
     block["seed_noise"] = seed_noise(matrix) if matrix.size else None
-    if mode == "full":
+    if mode == "full" and len(config.get("p_grid", [])) >= 3:  # a curve, not two points
         block["full_cost"] = _learn_cost(results)
         table = (corr or {}).get("at_p") or {}
         if sum(1 for k in table if k != "avg") >= 3:
@@ -236,10 +236,11 @@ def _fmt(v: Any) -> str:
 def estimate_table(block: dict[str, Any]) -> str:
     p = format(block["estimate_p"], "g")
     head = ["model", "perturbation", f"estimate (learn.@{p})", "learn.@1", "learnable",
-            "robustness", "Δ aug"]
+            "3-point area", "robustness", "Δ aug"]
     rows = [[r["model"], r["perturbation"], _fmt(r.get("learnability_estimate")),
              _fmt(r.get("learnability_at_1")),
              {True: "yes", False: "NO", None: "?"}[r.get("learnable")],
+             _fmt(r.get("learnability_estimate_area")),
              _fmt(r.get("robustness")), _fmt(r.get("delta"))] for r in block["pairs"]]
     return align(head, rows, rule=True)
 
@@ -251,7 +252,8 @@ def estimate_text(block: dict[str, Any] | None, *, table: bool = True) -> str:
         return ""
     p = format(block["estimate_p"], "g")
     cost = block["cost"]
-    lines = [f"learnability ESTIMATE ({block['mode']} run): learnability at p={p} over seeds, "
+    what = "runs merged cell by cell" if block["mode"] == "merged" else f"{block['mode']} run"
+    lines = [f"learnability ESTIMATE ({what}): learnability at p={p} over seeds, "
              f"p=1 check on the first seed; {cost['trainings']} trainings, "
              f"{cost['seconds']:.0f} s of cells"]
     if block.get("full_cost"):
@@ -264,7 +266,10 @@ def estimate_text(block: dict[str, Any] | None, *, table: bool = True) -> str:
         c = (block.get("correlations") or {}).get(name)
         if c is None:
             continue
-        if c.get("rho") is None:
+        if c.get("rho") is None and not c.get("n"):
+            lines.append(f"ρ(estimate, {label}): not measured in these runs (exp 0–2: add them, "
+                         "or pass a `robustlab robustness` run of the same pairs to correlate)")
+        elif c.get("rho") is None:
             lines.append(f"ρ(estimate, {label}): undefined (n={c.get('n', 0)})")
         else:
             lines.append(f"ρ(estimate, {label}) = {c['rho']:+.3f}, p = {c['p_value']:.3g} "
@@ -424,17 +429,21 @@ def correlate_estimate(run_dirs: list[Path], *, estimate_p: float | None = None,
     pairs = summarize_pairs(results, [])
     full = [i for i in infos if settings(i.config)[0] == "full" and i.kind != "robustness"]
     grids = {tuple(float(x) for x in i.config.get("p_grid", [])) for i in full}
-    if len(grids) == 1 and len(next(iter(grids))) >= 2:  # the log-AUC of full grids, to compare
+    grids = {g for g in grids if len(g) >= 3}  # a curve, not two points
+    if len(grids) == 1:  # the log-AUC of the full grid, to compare the estimate with
         grid = list(next(iter(grids)))
         by_key = {(r["model"], r["perturbation"]): r
                   for r in summarize_pairs(results, grid)}
         for r in pairs:
             r["avg_learnability"] = (by_key.get((r["model"], r["perturbation"])) or {}).get(
                 "avg_learnability")
-    config = {"estimate": "quick" if not full else "full", "estimate_p": p,
+    mode = ("merged" if len(infos) > 1 else
+            "full" if full and len(full[0].config.get("p_grid", [])) >= 3 else "quick")
+    config = {"estimate": mode, "estimate_p": p,
               "models": list(dict.fromkeys(m for i in infos for m in i.config.get("models", []))),
               "perturbations": list(dict.fromkeys(x for i in infos
                                                   for x in i.config.get("perturbations", []))),
+              "p_grid": list(next(iter(grids))) if grids else [],
               "seeds": sorted({int(r["seed"]) for r in results if r.get("seed") is not None}),
               "steps": next(iter({i.config.get("steps") for i in infos}), None)}
     block = summarize_estimate(results, config, pairs, None)
