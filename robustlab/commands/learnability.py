@@ -217,7 +217,6 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
 def execute(args: argparse.Namespace, name: str) -> int:
     """Run the study described by ``args`` and print the results; shared with ``demo``."""
     from robustlab.recipes.learnability import run_study
-    from robustlab.recipes.learnability_estimate import estimate_text
     from robustlab.recipes.learnability_report import correlations_text, results_table
 
     study = study_from_args(args)
@@ -233,7 +232,9 @@ def execute(args: argparse.Namespace, name: str) -> int:
         if study.kind == "learnability":
             print()
             print(correlations_text(summary["correlations"]))
-    if summary.get("estimate"):
+    if summary.get("estimate"):  # the quick estimate's own section (never the log-AUC)
+        from robustlab.recipes.learnability_estimate import estimate_text
+
         print()
         print(estimate_text(summary["estimate"], table=study.estimate == "quick"))
     out = Path(args.out)

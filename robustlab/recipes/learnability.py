@@ -46,13 +46,8 @@ from typing import Any
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.metrics.learnability import (
-    CHECK_P,
-    DEFAULT_ESTIMATE_P,
-    DEFAULT_P_GRID,
-    learnability_ate,
-    learnability_prob,
-)
+from robustlab.metrics import learnability as metric
+from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import Cell
@@ -91,11 +86,12 @@ class LearnabilityStudy:
     kind: str = KIND
     #: "full": the whole p-grid; "quick": only estimate_p (every seed) and p = 1 (first seed)
     estimate: str = "full"
-    estimate_p: float = DEFAULT_ESTIMATE_P
+    estimate_p: float = metric.DEFAULT_ESTIMATE_P
 
     def __post_init__(self) -> None:
         if self.estimate == "quick":  # the grid of a quick estimate is fixed by estimate_p
-            ps = sorted({float(self.estimate_p), CHECK_P}) if 0 < self.estimate_p <= 1 else []
+            ps = sorted({float(self.estimate_p), metric.CHECK_P}) if 0 < self.estimate_p <= 1 \
+                else []
             object.__setattr__(self, "p_grid", tuple(ps))
 
     def validate(self) -> None:
@@ -140,7 +136,7 @@ class LearnabilityStudy:
         d = asdict(self)
         for k in ("models", "perturbations", "p_grid", "seeds", "experiments"):
             d[k] = list(d[k])
-        if self.estimate == "full" and float(self.estimate_p) == DEFAULT_ESTIMATE_P:
+        if self.estimate == "full" and float(self.estimate_p) == metric.DEFAULT_ESTIMATE_P:
             # a full grid with the default estimate keeps the configuration (and so the resume
             # check) of run directories written before the estimate existed
             del d["estimate"], d["estimate_p"]
