@@ -175,7 +175,8 @@ def test_cli_quick_estimate_and_correlate(tmp_path, capsys):
                      "standard,robustness,augmentation,learnability")) == 0
     printed = capsys.readouterr().out
     assert "learnability ESTIMATE (quick run)" in printed and "ρ(estimate, robustness)" in printed
-    assert "avg learn." not in printed  # the log-AUC table is not printed for an estimate
+    assert "no average learnability (log-AUC)" in printed  # never the log-AUC's tests
+    assert "learnability_vs_robustness" not in printed
     from robustlab.runs.store import RunStore
 
     with RunStore(out, readonly=True) as store:

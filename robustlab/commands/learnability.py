@@ -227,11 +227,11 @@ def execute(args: argparse.Namespace, name: str) -> int:
                         ray_address=args.ray_address, gpus_per_task=args.gpus_per_task,
                         command=command_line(args, name, study), progress=not args.quiet,
                         plots=not args.no_plots, threads=args.threads)
-    if study.estimate != "quick":
-        print(results_table(summary["pairs"]))
-        if study.kind == "learnability":
-            print()
-            print(correlations_text(summary["correlations"]))
+    print(results_table(summary["pairs"]))
+    if study.kind == "learnability":
+        print()
+        print(correlations_text(summary["correlations"]) if study.estimate != "quick" else
+              "quick estimate: no average learnability (log-AUC); its own tests follow")
     if summary.get("estimate"):  # the quick estimate's own section (never the log-AUC)
         from robustlab.recipes.learnability_estimate import estimate_text
 
