@@ -233,3 +233,38 @@ def test_tui_shows_the_estimate(tmp_path):
     values = {row[1]: row[col] for row in view.table.rows}
     assert values["identity"] == 0.0 and np.isfinite(values["append_token"])
     assert view.estimate["measure"] == "learnability@p"
+
+
+def test_tui_screen_status_names_the_estimate_and_its_cost(tmp_path):
+    pytest.importorskip("textual", reason="the TUI tests need textual")
+    import asyncio
+
+    from robustlab.tui.app import RobustlabApp, Settings
+    from robustlab.tui.screens.learnability import LearnabilityScreen
+    from robustlab.tui.screens.runs import RunsScreen
+
+    clear_caches()
+    out = tmp_path / "quick"
+    run_study(_study(toy_spec(tmp_path / "data"), estimate="quick", seeds=(0,),
+                     experiments=("standard", "robustness", "learnability")), out,
+              progress=False, plots=False)
+
+    async def drive() -> str:
+        app = RobustlabApp([out], Settings(poll_seconds=0.2, cwd=tmp_path))
+        async with app.run_test(size=(160, 40)) as pilot:
+            for _ in range(200):
+                if isinstance(app.screen, RunsScreen) and app.screen.runs:
+                    break
+                await pilot.pause(0.05)
+            await pilot.press("enter")
+            for _ in range(200):
+                screen = app.screen
+                if isinstance(screen, LearnabilityScreen) and \
+                        "estimate" in str(screen.query_one("#status").content):
+                    return str(screen.query_one("#status").content)
+                await pilot.pause(0.05)
+        raise AssertionError("the learnability screen never showed the estimate")
+
+    status = asyncio.run(drive())
+    assert "estimate = learnability@0.02 (4 trainings" in status
+    assert "ρ(estimate, robustness)" not in status  # 2 pairs: ρ undefined, not shown
