@@ -222,13 +222,13 @@ def test_bad_estimate_options_fail_before_anything_is_written(tmp_path, capsys, 
 
 
 def test_tui_shows_the_estimate(tmp_path):
-    from robustlab.tui.results import load_learnability
+    from robustlab.tui.results import load_learnability, with_estimate
 
     clear_caches()
     out = tmp_path / "quick"
     run_study(_study(toy_spec(tmp_path / "data"), estimate="quick", seeds=(0,)), out,
               progress=False, plots=False)
-    view = load_learnability(out)
+    view = with_estimate(load_learnability(out), out)
     col = view.table.columns.index("estimate@0.02")
     values = {row[1]: row[col] for row in view.table.rows}
     assert values["identity"] == 0.0 and np.isfinite(values["append_token"])

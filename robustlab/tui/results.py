@@ -77,20 +77,9 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
             curves[name] = {float(p): _num(v) for p, v in (r.get("learnability_at") or {}).items()
                             if _num(v) is not None}
             points.append((name, _num(avg), _num(r.get("robustness")), _num(r.get("delta"))))
-        est = summary.get("estimate")
-        heat = ["avg_learnability", "robustness", "delta"]
-        if est:  # the learnability estimate: its own columns, never the log-AUC's
-            name = f"estimate@{est['estimate_p']:g}"
-            by = {(e["model"], e["perturbation"]): e for e in est.get("pairs", [])}
-            cols = [*cols, name, "learn@1"]
-            heat.append(name)
-            for row in rows:
-                e = by.get((row[0], row[1])) or {}
-                row += [_num(e.get("learnability_estimate")), _num(e.get("learnability_at_1"))]
-        title = ("learnability ESTIMATE (quick run: no log-AUC)"
-                 if est and est.get("mode") == "quick" else "average learnability")
-        return LearnabilityView(Table(title, cols, rows, heat=heat), curves, points,
-                                summary.get("correlations") or {}, estimate=est)
+        return LearnabilityView(Table("average learnability", cols, rows,
+                                      heat=["avg_learnability", "robustness", "delta"]),
+                                curves, points, summary.get("correlations") or {})
     # in progress: per-p means of the finished learnability cells, nothing recomputed beyond that
     acc: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     with RunStore(path, readonly=True) as store:
@@ -104,6 +93,27 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
     return LearnabilityView(Table("average learnability (run in progress: final after the end)",
                                   cols, rows, heat=["avg_learnability"]), curves,
                             [(n, None, None, None) for n in curves], partial=True)
+
+
+def with_estimate(view: LearnabilityView, path: str | os.PathLike[str]) -> LearnabilityView:
+    """Add the learnability estimate (``summary.json["estimate"]``) to a finished run's view:
+    its own columns ``estimate@p`` and ``learn@1`` beside (never instead of) the log-AUC, and
+    the block itself for the status line. A run in progress is returned as it is."""
+    summary = read_summary(path) if not view.partial else None
+    est = (summary or {}).get("estimate")
+    if not est:
+        return view
+    name = f"estimate@{est['estimate_p']:g}"
+    by = {(e["model"], e["perturbation"]): e for e in est.get("pairs", [])}
+    view.table.columns = [*view.table.columns, name, "learn@1"]
+    view.table.heat = [*view.table.heat, name]
+    for row in view.table.rows:
+        e = by.get((row[0], row[1])) or {}
+        row += [_num(e.get("learnability_estimate")), _num(e.get("learnability_at_1"))]
+    if est.get("mode") == "quick":
+        view.table.title = "learnability ESTIMATE (quick run: no log-AUC)"
+    view.estimate = est
+    return view
 
 
 # ---- attack -----------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from robustlab.tui.results import LearnabilityView, load_learnability
+from robustlab.tui.results import LearnabilityView, load_learnability, with_estimate
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
@@ -38,7 +38,7 @@ class LearnabilityScreen(RunScreen):
                 yield SpecPlot(id="scat")
 
     def load(self) -> LearnabilityView:
-        return load_learnability(self.path)
+        return with_estimate(load_learnability(self.path), self.path)
 
     def show(self, view: LearnabilityView) -> None:
         corr = view.correlations
