@@ -16,7 +16,7 @@ import numpy as np
 
 from robustlab.metrics import consistency as cons
 from robustlab.metrics import ranking
-from robustlab.runs.outputs import atomic_write, save_figure, write_json, write_jsonl
+from robustlab.runs.outputs import atomic_write, write_json, write_jsonl
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import RunStore
 
@@ -154,27 +154,15 @@ def _write_tables(out: Path, results: Sequence[Mapping[str, Any]],
 
 def _plot_curves(out: Path, results: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any]) -> str:
     """γ(ε) of every system on one PNG: raw (left) and jointly normalized (right)."""
-    import matplotlib
+    from robustlab import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    curves = np.array([r["gamma_curve"] for r in results])
-    eps = np.arange(1, curves.shape[1] + 1)
-    norm = cons.normalize_curves(curves)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for i, r in enumerate(results):
-        axes[0].plot(eps, curves[i], label=r["system"], lw=1.3)
-        axes[1].plot(eps, norm[i], lw=1.3)
-    score = cfg.get("score") or "score"
-    axes[0].set(xlabel=f"ε ({score} points)", ylabel="γ(ε)", title="(ε,γ)-robustness (lower = "
-                "more robust)")
-    axes[1].set(xlabel=f"ε ({score} points)", ylabel="γ / max γ", title="normalized (joint max)")
-    axes[0].legend(fontsize=7, ncol=2)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
     path = out / "gamma_curves.png"
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
+    plots.save_png(plots.gamma_curves_figure(results, cfg, _eps_axis(results)), path)
     return path.name
+
+
+def _eps_axis(results: Sequence[Mapping[str, Any]]) -> list[float] | None:
+    """The ε values of the γ curves when the run recorded them (σ-scaled grid), else None
+    (the fixed grid ε = 1..N)."""
+    eps = results[0].get("gamma_grid") if results else None
+    return [float(e) for e in eps] if eps else None
