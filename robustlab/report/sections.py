@@ -161,7 +161,7 @@ def learnability_section(runs: Sequence[RunData]) -> Blocks:
         by_key = {(r["perturbation"], r["model"]): r for r in all_pairs}
         rows: list[list[Any]] = []
         marks: dict[tuple[int, int], str] = {}
-        for j, m in enumerate(models):
+        for j in range(len(models)):
             col = [(mat[i, j], i) for i in range(len(perts)) if math.isfinite(mat[i, j])]
             col.sort(key=lambda t: -t[0])
             for rank, (_, i) in enumerate(col[:2]):
