@@ -60,7 +60,7 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     cells = store.cells()
     done = [c for c in cells if c.status == "done" and c.result is not None]
     failed = [c.key for c in cells if c.status != "done"]
-    results = [c.result for c in done]
+    results = common_sigma_grid([c.result for c in done], info.config)
     write_jsonl(out_dir / "results.jsonl", results)
     files = _write_tables(out_dir, results, human)
     if plots and results:
@@ -76,6 +76,29 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     }
     write_json(out_dir / "summary.json", summary)
     return summary
+
+
+def common_sigma_grid(results: list[dict[str, Any]], cfg: Mapping[str, Any]
+                      ) -> list[dict[str, Any]]:
+    """Classifier cells are scored one system at a time, so on the σ grid each used its own
+    σ_ref; recompute their consistency tables (deterministic: same bags, same seed) on one
+    shared σ_ref, the median spread, so their γ curves share the ε axis. Other runs unchanged."""
+    if cfg.get("eps_grid") != "sigma" or cfg.get("task") != "clf" or not results:
+        return results
+    from robustlab.recipes.cross_domain import ConsistencyConfig, common_sigma, consistency_tables
+
+    cc = ConsistencyConfig(eps=tuple(float(e) for e in cfg.get("eps") or ()),
+                           grid_max=int(cfg.get("grid_max", 100)),
+                           n_bags=int(cfg.get("n_bags", cons.N_BAGS)),
+                           fraction=float(cfg.get("fraction", cons.BAG_FRACTION)),
+                           seed=int(cfg.get("seed", 0)), eps_grid="sigma")
+    ref = common_sigma([list(r["per_domain"].values()) for r in results])
+    out = []
+    for r in results:
+        tables = consistency_tables(np.array([list(r["per_domain"].values())]),
+                                    list(r["per_domain"]), cc, sigma_ref=ref)[0]
+        out.append({**r, **tables})
+    return out
 
 
 def _csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -134,7 +157,8 @@ def _write_tables(out: Path, results: Sequence[Mapping[str, Any]],
                       ["system", "resampling", "left_out", "mean", "variance", "cov"], rows))
     curves = np.array([r["gamma_curve"] for r in results])
     norm = cons.normalize_curves(curves)
-    rows = [[r["system"], j + 1, curves[i, j], norm[i, j]]
+    axis = _eps_axis(results) or list(range(1, curves.shape[1] + 1))
+    rows = [[r["system"], axis[j], curves[i, j], norm[i, j]]
             for i, r in enumerate(results) for j in range(curves.shape[1])]
     files.append(_csv(out / "gamma_curves.csv", ["system", "eps", "gamma", "gamma_normalized"],
                       rows))

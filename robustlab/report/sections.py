@@ -440,7 +440,8 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
         if not systems:
             out.append(Para(f"{tag}: no system finished yet.", "warning"))
             continue
-        grid_note = _grid_note(run.config, s)
+        grid_note = _grid_note(run.config, systems)
+        unit = "σ" if "σ_ref" in grid_note else ""
         eps = sorted({e for r in systems for e in (r.get("gamma") or {})}, key=float)
         acc = sorted({m for r in systems for m in (r.get("corpus") or {}) if m != "signature"})
         human = {}
@@ -457,7 +458,7 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
                         + ([str(human.get(r.get("system"), "–"))] if human else []))
         out += [Heading(f"Consistency across domains, {tag} (paper 004 Table 1)", 3),
                 Table(["system", *acc, "mean", "variance", "CoV (σ/μ)",
-                       *[f"γ@{e}" for e in eps], "γ-AUC"] + (["human rank"] if human else []),
+                       *[f"γ@{e}{unit}" for e in eps], "γ-AUC"] + (["human rank"] if human else []),
                       rows, f"Lower variance, CoV and γ = more consistent. {grid_note}")]
         doms = list(dict.fromkeys(d for r in systems for d in (r.get("per_domain") or {})))
         if doms:
@@ -504,12 +505,13 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
     return out
 
 
-def _grid_note(cfg: Mapping[str, Any], s: Mapping[str, Any]) -> str:
-    g = cfg.get("eps_grid") or s.get("eps_grid")
-    if g == "sigma":
-        return ("ε grid: in units of the pooled score spread σ (ε = t·σ, t from "
-                f"{cfg.get('sigma_lo', 0.05)} to {cfg.get('sigma_hi', 3.0)}), so γ separates "
-                "systems whose scores vary by a few points.")
+def _grid_note(cfg: Mapping[str, Any], systems: Sequence[Mapping[str, Any]]) -> str:
+    g = next((r["eps_grid"] for r in systems if isinstance(r.get("eps_grid"), Mapping)), {})
+    if g.get("eps_grid") == "sigma" or cfg.get("eps_grid") == "sigma":
+        t = g.get("t") or ["?", "?"]
+        return (f"ε grid: in units of the score spread σ_ref = {num(g.get('sigma_ref'), 4)} "
+                f"(ε = t·σ_ref, t from {t[0]} to {t[1]}; γ@x is γ at ε = x·σ_ref), so γ "
+                "separates systems whose scores vary by a few points.")
     return f"ε grid: the paper's fixed grid ε = 1..{cfg.get('grid_max', 100)} (score points)."
 
 
