@@ -112,7 +112,8 @@ def advise(pairs: Sequence[Mapping[str, Any]], n_classes: int | None = None) -> 
         x, src = learnability_of(r)
         d = _num(r.get("delta"))
         if d is not None:
-            exp, basis = d, "measured Δ"
+            n = (r.get("delta") or {}).get("n") if isinstance(r.get("delta"), Mapping) else None
+            exp, basis = d, "measured Δ" + (f" ({n} seed{'s' if n != 1 else ''})" if n else "")
         elif x is not None and rel["slope"] is not None:
             exp, basis = rel["slope"] * x + rel["intercept"], "Δ predicted from learnability"
         else:
