@@ -28,7 +28,7 @@ STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fonts
          "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
          "figure.facecolor": "white", "savefig.facecolor": "white"}
 DPI = 110
-SHORT_LEN = 28
+SHORT_LEN = 32
 
 
 def _mean(v: Any) -> float:
@@ -72,8 +72,11 @@ def new_figure(width: float, height: float) -> Any:
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     with matplotlib.rc_context(STYLE):
         fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)  # an Agg canvas: renders (and measures text) without a display
     fig.set_facecolor("white")
     return fig
 
