@@ -70,9 +70,8 @@ def new_figure(width: float, height: float) -> Any:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     with matplotlib.rc_context(STYLE):
         fig = Figure(figsize=(width, height), layout="constrained")
