@@ -181,6 +181,9 @@ def test_cross_domain_reports_side_by_side_with_the_sigma_grid(tmp_path):
             assert row[col["γ-AUC"]] == _f(r["gamma_auc"], 4)
     t = table(page, "units of the score spread")
     assert "γ@0.5σ" in t["head"] and "γ@2σ" in t["head"]
+    side = table(page, "Each run's mean, CoV and γ-AUC per system")
+    assert side["head"][1:4] == ["mean (fixed)", "CoV (fixed)", "γ-AUC (fixed)"]
+    assert [r[0] for r in side["rows"]] == ["bow", "cnn", "lstm"]
     # the σ grid separates the systems the fixed grid presses against 0
     auc = {k: [r["gamma_auc"] for r in json.loads((d / "summary.json").read_text())["systems"]]
            for k, d in (("fixed", fixed), ("sigma", sigma))}
@@ -281,3 +284,16 @@ def test_default_output_and_format_choice(runs, tmp_path):
     assert main(["report", str(run), "--format", "md"]) == 0
     assert (run / "report.md").read_text().startswith("# robustlab report")
     assert main(["report", str(run), "--out", str(tmp_path)]) == 2  # a directory
+
+
+@pytest.mark.parametrize("text", [
+    "# not a heading", "1. not a list", "- not a list", "> not a quote", "---", "***", "===",
+    "<b>raw</b>", "<http://auto.link>", "[x](http://e.example)", "![i](x.png)", "`code`",
+    "*em* **strong** _u_", "a | b", "&amp; &#35;", "trailing \\", "~~strike~~", "0.440±0.030",
+    "2026-01-01 00:00:00 UTC", "+1 point", "10) ten"])
+def test_markdown_escape_round_trips_as_plain_text(text):
+    import html
+
+    from robustlab.report.doc import md_escape
+
+    assert markdown_html(md_escape(text)) == f"<p>{html.escape(text, quote=False)}</p>\n"

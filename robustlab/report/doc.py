@@ -169,14 +169,27 @@ def _table_html(t: Table) -> str:
 
 # ---- CommonMark ----------------------------------------------------------------------------------
 
-_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+#: the characters that open inline markup anywhere: code, emphasis, links and images, raw HTML
+#: and autolinks, table cell boundaries, strikethrough, entities, hard-break backslashes
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&!{}])")
+#: what opens a block when it starts a line: headings, lists, quotes, rules, setext underlines
+_MD_BLOCK_START = re.compile(r"^(\s*)(>|[#+\-=*_](?=[\s#+\-=*_]|$)|\d{1,9}(?=[.)](?:\s|$)))")
 
 
 def md_escape(text: Any) -> str:
-    """Backslash-escape every ASCII punctuation character (CommonMark §2.4 allows escaping all of
-    them), so text from a run directory can never open a link, emphasis, raw HTML, a table
-    cell boundary or an entity; newlines become spaces (a table row is one line)."""
-    return _MD_SPECIAL.sub(r"\\\1", re.sub(r"[\r\n\t]+", " ", str(text)))
+    """Backslash-escape (CommonMark §2.4) every character that could open inline markup, and a
+    block marker at the start, so text from a run directory can never open a link, emphasis,
+    raw HTML, a table cell boundary, an entity or a heading; newlines become spaces (a table row
+    is one line). Digits and dots stay readable ("0.440", not "0\\.440")."""
+    s = _MD_INLINE.sub(r"\\\1", re.sub(r"[\r\n\t]+", " ", str(text)))
+    m = _MD_BLOCK_START.match(s)
+    if m:
+        marker = m.group(2)
+        if marker[0].isdigit():  # "1." / "1)" would start an ordered list: escape the dot
+            end = m.end(2)
+            return s[:end] + "\\" + s[end:]
+        return s[:m.start(2)] + "\\" + s[m.start(2):]
+    return s
 
 
 def _cell_md(v: CellValue, mark: str | None = None) -> str:

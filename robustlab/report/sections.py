@@ -142,9 +142,10 @@ def learnability_section(runs: Sequence[RunData]) -> Blocks:
         shown = []
         for r in pairs:
             model = r["model"]
-            if len(runs) > 1 and models_seen.get(model, run.name) != run.name:
+            tag = str(run.path)
+            if len(runs) > 1 and models_seen.get(model, tag) != tag:
                 model = f"{model} ({run.path.name})"  # same model in two runs: keep both
-            models_seen.setdefault(r["model"], run.name)
+            models_seen.setdefault(r["model"], tag)
             shown.append({**r, "model": model, "_run": run.path.name})
         all_pairs += shown
         per_run.append((run, shown, corr, grid))
@@ -432,7 +433,7 @@ def bias_section(runs: Sequence[RunData]) -> Blocks:
 
 
 def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
-    out: Blocks = []
+    out: Blocks = _cross_domain_comparison(runs) if len(runs) > 1 else []
     for run in runs:
         s = run.summary or {}
         systems = s.get("systems") or run.results
@@ -503,6 +504,25 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
             out.append(Para("No human ranking was given (--human), so agreement is not "
                             "measured.", "note"))
     return out
+
+
+def _cross_domain_comparison(runs: Sequence[RunData]) -> Blocks:
+    """Systems × runs: mean, CoV and γ-AUC of every run side by side."""
+    names = list(dict.fromkeys(str(r.get("system")) for run in runs
+                               for r in ((run.summary or {}).get("systems") or run.results)))
+    by_run = [{str(r.get("system")): r for r in ((run.summary or {}).get("systems")
+                                                  or run.results)} for run in runs]
+    cols = ["system"]
+    for run in runs:
+        cols += [f"mean ({run.path.name})", f"CoV ({run.path.name})",
+                 f"γ-AUC ({run.path.name})"]
+    rows = [[n, *[x for m in by_run for x in (num((m.get(n) or {}).get("mean")),
+                                               num((m.get(n) or {}).get("cov"), 4),
+                                               num((m.get(n) or {}).get("gamma_auc"), 4))]]
+            for n in names]
+    return [Heading("Runs side by side", 3),
+            Table(cols, rows, "Each run's mean, CoV and γ-AUC per system (γ-AUCs are comparable "
+                  "only between runs on the same ε grid; see each run's table).")]
 
 
 def _grid_note(cfg: Mapping[str, Any], systems: Sequence[Mapping[str, Any]]) -> str:
