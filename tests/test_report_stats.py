@@ -108,14 +108,22 @@ def test_advice_ranks_by_measured_delta_and_says_when_to_trust_it():
     # too few pairs: the relation is reported but not trusted
     few = advise(pairs[:3])
     assert not few["relation"]["trusted"] and "too weak to trust" in few["relation"]["verdict"]
-    # learnability estimate used when the full figure is missing; Δ predicted when trusted
+    # the quick estimate when a run has no full figure; Δ predicted when the relation is trusted
+    quick = [{"model": "bow", "perturbation": f"p{i}", "learnability_estimate": {"mean": 0.1 * i},
+              "delta": {"mean": 0.01 * i, "n": 1}} for i in range(6)]
     extra = {"model": "cnn", "perturbation": "q", "learnability_estimate": {"mean": 0.25},
              "accuracy_standard": {"mean": 0.8}}
-    adv = advise([*pairs, extra])
+    adv = advise([*quick, extra])
+    assert adv["relation"]["learnability"] == "estimate" and adv["relation"]["trusted"]
     row = adv["models"]["cnn"][0]
     assert row["learnability_source"] == "estimate" and row["learnability"] == 0.25
     assert row["expected_delta"] == pytest.approx(0.025)  # the fitted line Δ = 0.1·learnability
     assert row["basis"] == "Δ predicted from learnability"
+    assert adv["models"]["bow"][0]["basis"] == "measured Δ (1 seed)"
+    # full log-AUC and quick estimates are different scales: never fitted together
+    adv = advise([*pairs, extra])
+    assert adv["relation"]["learnability"] == "full" and adv["relation"]["n"] == 6
+    assert adv["models"]["cnn"][0]["basis"] == "learnability only (hypothesis H2)"
     # no exp 2 at all: ranked by learnability, labelled a hypothesis
     adv = advise([_pair("bow", "a", 0.2), _pair("bow", "b", 0.9)])
     assert [r["perturbation"] for r in adv["models"]["bow"]] == ["b", "a"]

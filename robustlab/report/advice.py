@@ -67,11 +67,13 @@ def chance_models(pairs: Sequence[Mapping[str, Any]], n_classes: int | None = No
 def relation(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The learnability–Δ relation over every pair with both: ρ, p, n, p_method, trusted,
     verdict and a least-squares slope/intercept (for predicting Δ when trusted)."""
+    # one scale only: the full log-AUC (0..3) and the quick estimate (0..1) do not mix
+    use = "full" if any(learnability_of(r)[1] == "full" for r in pairs) else "estimate"
     xs, ys = [], []
     for r in pairs:
-        x, _ = learnability_of(r)
+        x, src = learnability_of(r)
         y = _num(r.get("delta"))
-        if x is not None and y is not None:
+        if x is not None and y is not None and src == use:
             xs.append(x)
             ys.append(y)
     rel = spearman_test(xs, ys)
@@ -93,7 +95,8 @@ def relation(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         why = f"n={n} < {MIN_N}" if n < MIN_N else f"p ≥ {ALPHA}"
         verdict = (f"ρ = {rho:+.3f}, p = {p:.3g} ({rel['p_method']}, n={n}): too weak to trust "
                    f"({why}); learnability-only rankings are a hypothesis")
-    out = {**rel, "trusted": trusted, "verdict": verdict, "slope": None, "intercept": None}
+    out = {**rel, "trusted": trusted, "verdict": verdict, "slope": None, "intercept": None,
+           "learnability": use}
     if trusted and len(set(xs)) >= 2:
         import numpy as np
 
@@ -114,7 +117,7 @@ def advise(pairs: Sequence[Mapping[str, Any]], n_classes: int | None = None) -> 
         if d is not None:
             n = (r.get("delta") or {}).get("n") if isinstance(r.get("delta"), Mapping) else None
             exp, basis = d, "measured Δ" + (f" ({n} seed{'s' if n != 1 else ''})" if n else "")
-        elif x is not None and rel["slope"] is not None:
+        elif x is not None and rel["slope"] is not None and src == rel["learnability"]:
             exp, basis = rel["slope"] * x + rel["intercept"], "Δ predicted from learnability"
         else:
             exp, basis = None, "learnability only (hypothesis H2)"

@@ -233,16 +233,19 @@ def _correlation_tables(per_run: Sequence[tuple[RunData, list, dict, list]]) -> 
 
 
 def _pairs_tables(pairs: Sequence[Mapping[str, Any]], multi: bool) -> Blocks:
+    est = any(r.get("learnability_estimate") for r in pairs)  # the quick estimate, when run
     head = (["run"] if multi else []) + ["model", "perturbation", "avg. learnability",
-                                         "avg. learnability (prob.)", "robustness (A1−A0)",
-                                         "Δ (A2−A1)", "A0", "A1", "A2", "no-op rate", "seeds"]
+                                         "avg. learnability (prob.)"] + (
+        ["learnability estimate"] if est else []) + ["robustness (A1−A0)", "Δ (A2−A1)", "A0",
+                                                     "A1", "A2", "no-op rate", "seeds"]
     rows = []
     seed_rows = []
     for r in pairs:
         seeds = r.get("seeds") or []
         rows.append(([r["_run"]] if multi else []) + [
             r["model"], plots.short_name(r["perturbation"], 48),
-            spread(r.get("avg_learnability")), spread(r.get("avg_learnability_prob")),
+            spread(r.get("avg_learnability")), spread(r.get("avg_learnability_prob"))] + (
+            [spread(r.get("learnability_estimate"))] if est else []) + [
             spread(r.get("robustness")), spread(r.get("delta")),
             spread(r.get("accuracy_standard")), spread(r.get("accuracy_robustness")),
             spread(r.get("accuracy_augmentation")), num(r.get("noop_rate")),
