@@ -243,11 +243,11 @@ def gamma_curves_figure(results: Sequence[Mapping[str, Any]], cfg: Mapping[str, 
 # ---- bias (paper 001) ----------------------------------------------------------------------------
 
 
-def bias_vs_k_figure(table: Sequence[Mapping[str, Any]]) -> Any:
-    """B(p, k) against k, one line per word pair."""
+def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | None = None) -> Any:
+    """B(p, k) against k, one line per word pair (x ticks: ``ks``, else the k in the table)."""
     fig = new_figure(6.5, 3.6)
     ax = fig.subplots()
-    ks = sorted({int(r["k"]) for r in table})
+    ks = sorted(ks) if ks is not None else sorted({int(r["k"]) for r in table})
     for name in dict.fromkeys("/".join(map(str, r["pair"])) for r in table):
         pts = [(r["k"], r["B"]) for r in table
                if "/".join(map(str, r["pair"])) == name and r.get("B") is not None]
@@ -256,9 +256,9 @@ def bias_vs_k_figure(table: Sequence[Mapping[str, Any]]) -> Any:
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("k (neighbourhood distance)")
     ax.set_ylabel("B(p, k) = mean F_soft")
-    ax.set_xticks(ks)
+    ax.set_xticks(list(ks))
     _style(ax)
-    legend_outside(fig, ax)
+    legend_outside(fig, ax, ncol=1 if len(ax.lines) <= 16 else 2)
     return fig
 
 

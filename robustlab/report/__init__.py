@@ -28,7 +28,7 @@ def build_document(run_dirs: Sequence[str | os.PathLike[str]], *,
 
     if not run_dirs:
         raise InputError("give at least one run directory")
-    runs = [load_run(d, want_records=True) for d in run_dirs]
+    runs = [load_run(d) for d in run_dirs]
     groups: dict[str, list[RunData]] = {}
     for r in runs:
         groups.setdefault(r.family, []).append(r)

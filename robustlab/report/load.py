@@ -34,6 +34,7 @@ class RunData:
     results: list[dict[str, Any]] = field(default_factory=list)
     records: dict[str, list[Any]] = field(default_factory=dict)  # cell key -> records (bias)
     failed: dict[str, str] = field(default_factory=dict)  # cell key -> last error line
+    signatures: dict[str, int] = field(default_factory=dict)  # cell signature -> done cells
 
     @property
     def family(self) -> str:
@@ -60,8 +61,9 @@ class RunData:
         return "; ".join(why)
 
 
-def load_run(path: str | Path, *, want_records: bool = False) -> RunData:
-    """Read one run directory; :class:`InputError` (one clear line) when it is not one."""
+def load_run(path: str | Path, *, records_for: tuple[str, ...] = ("bias",)) -> RunData:
+    """Read one run directory; :class:`InputError` (one clear line) when it is not one.
+    Per-cell records (they can be large) are read only for the kinds in ``records_for``."""
     from robustlab.runs.store import RunStore, StoreError, is_run_dir
 
     p = Path(path)
@@ -75,15 +77,21 @@ def load_run(path: str | Path, *, want_records: bool = False) -> RunData:
             if info is None:
                 raise InputError(f"{p}: the run store is empty (no run row)")
             counts = store.counts()
-            results = [r for _, r in store.done_results()]
+            cells = store.cells()  # one read: results, failures and signatures
+            results = [c.result for c in cells if c.status == "done" and c.result is not None]
             failed = {}
-            for c in store.cells("failed"):
-                lines = (c.error or "failed").strip().splitlines()
-                failed[c.key] = lines[-1] if lines else "failed"
+            signatures: dict[str, int] = {}
+            for c in cells:
+                if c.status == "failed":
+                    lines = (c.error or "failed").strip().splitlines()
+                    failed[c.key] = lines[-1] if lines else "failed"
+                if c.status == "done" and c.signature:
+                    signatures[c.signature] = signatures.get(c.signature, 0) + 1
             records: dict[str, list[Any]] = {}
-            if want_records:
-                for key, _ in store.done_results():
-                    records[key] = store.records(key)
+            if info.kind in records_for:
+                for c in cells:
+                    if c.status == "done":
+                        records[c.key] = store.records(c.key)
     except StoreError as exc:
         raise InputError(str(exc)) from None
     except Exception as exc:  # sqlite3.DatabaseError etc.: a corrupt store is bad input
@@ -103,4 +111,4 @@ def load_run(path: str | Path, *, want_records: bool = False) -> RunData:
                    config=info.config or {}, command=info.command,
                    versions=info.versions or {}, created=info.created, updated=info.updated,
                    error=info.error, counts=counts, summary=summary, results=results,
-                   records=records, failed=failed)
+                   records=records, failed=failed, signatures=signatures)

@@ -88,6 +88,9 @@ def provenance(run: RunData) -> Blocks:
          + "".join(f", {run.counts[k]} {k}" for k in ("running", "pending", "failed")
                    if run.counts.get(k))],
         ["signature", str(s.get("signature") or "–")],
+        ["cell signatures", "; ".join(f"{sig} ({n} cells)" for sig, n in
+                                      list(run.signatures.items())[:5])
+         + (f"; … {len(run.signatures) - 5} more" if len(run.signatures) > 5 else "") or "–"],
         ["seeds", "–" if seeds is None else json.dumps(seeds)],
         ["started", utc(run.created)], ["last update", utc(run.updated)],
         ["wall time", wall_text],
