@@ -206,6 +206,7 @@ def test_every_kind_reports_and_incomplete_runs_say_so(runs, tmp_path):
                 for r in t["rows"]}
         assert rows["status"] == "done (complete)" and rows["wall time"].startswith("2m 03s")
         assert rows["started"] == "2026-01-01 00:00:00 UTC"
+        assert rows["cell signatures"].endswith(" cells)") and "fx:1" in rows["cell signatures"]
     # fixture learnability: two seeds, so mean ± sd, and the fixed summary numbers
     page = parse((tmp_path / "learn.html").read_text())
     t2 = table(page, "Average learnability (log-AUC")
