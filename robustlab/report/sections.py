@@ -413,8 +413,10 @@ def bias_section(runs: Sequence[RunData]) -> Blocks:
                                 if (c := cell.get((n, k))) else "–") for k in ks]])
         out += [Heading(f"Counterfactual bias B(p, k), {run.path.name} (paper 001)", 3),
                 Table(["pair", *[f"k={k}" for k in ks]], rows,
-                      "B(p, k) = mean F_soft over sentences k substitutions from the test set "
-                      "(– = not run); positive favours the first word of the pair."),
+                      "B(p, k) = mean F_soft(x; p) = P(class 1 | x with p1 swapped for p2) − "
+                      "P(class 1 | x), over the sentences within k substitutions of the test "
+                      "set (– = k not run). Positive: the second word of the pair raises "
+                      "P(class 1)."),
                 Table(["pair", *[f"sd / n, k={k}" for k in ks]], srows,
                       "Spread of F_soft and the number of sentences behind each B.")]
         if table:
