@@ -184,3 +184,19 @@ def test_figures_are_not_clipped_and_legends_do_not_cover_curves():
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert labels.count("typo") == 2  # every point labelled (one per model)
     assert "p = 0.33 (exact, n=3)" in fig.axes[0].get_title()
+
+
+def test_table4_p_values_are_exact_at_small_n():
+    from robustlab.recipes.learnability_report import correlations
+
+    grid = [0.1, 1.0]
+    pairs = [{"model": "bow", "perturbation": f"p{i}", "avg_learnability": {"mean": float(i)},
+              "robustness": {"mean": -0.1 * i}, "delta": {"mean": 0.01 * i},
+              "learnability_at": {"0.1": {"mean": 0.1 * i}, "1": {"mean": 0.2 * i}}}
+             for i in range(4)]
+    corr = correlations(pairs, grid)
+    row = corr["at_p"]["0.1"]
+    assert row["rho_with_avg"] == pytest.approx(1.0) and row["p_method"] == "exact"
+    assert row["p_value"] == pytest.approx(2 / 24)  # 1 of 4! orderings each way
+    assert row["p_value_delta"] == pytest.approx(2 / 24)
+    assert corr["learnability_vs_delta"]["p_method"] == "exact"

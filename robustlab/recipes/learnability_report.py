@@ -107,6 +107,12 @@ def correlations(pairs: list[dict[str, Any]], p_grid: list[float]) -> dict[str, 
                       for r in pairs] for p in p_grid}
             avg_v = [_mean(r.get(f"avg_learnability{variant}")) for r in pairs]
             table = at_p_table(at, avg_v, rob, delta)
+            for p, row in table.items():  # honest p at small n, as Table 3 (same ρ)
+                for other, key in ((avg_v, ""), (rob, "_robustness"), (delta, "_delta")):
+                    if f"p_value{key}" in row:
+                        test = spearman_test(at[p], other)
+                        row[f"p_value{key}"] = test["p_value"]
+                        row.setdefault("p_method", test["p_method"])
             finite = [v for v in avg_v if math.isfinite(v)]
             table_out = {format(p, "g"): row for p, row in table.items()}
             table_out["avg"] = {"sigma": float(np.std(finite)) if finite else None,
