@@ -129,6 +129,11 @@ def test_advice_ranks_by_measured_delta_and_says_when_to_trust_it():
     assert [r["perturbation"] for r in adv["models"]["bow"]] == ["b", "a"]
     assert "hypothesis" in adv["models"]["bow"][0]["basis"]
     assert "exp 2 did not run" in adv["relation"]["verdict"]
+    rob = [{"model": "bow", "perturbation": p, "delta": {"mean": d}} for p, d in (("a", 0.01),
+                                                                                  ("b", 0.05))]
+    adv = advise(rob)  # a robustness-only run: measured Δ, no learnability
+    assert [r["perturbation"] for r in adv["models"]["bow"]] == ["b", "a"]
+    assert "robustness-only" in adv["relation"]["verdict"]
     assert "bow:" in advice_text(adv)
 
 

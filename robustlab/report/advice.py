@@ -79,9 +79,16 @@ def relation(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     rel = spearman_test(xs, ys)
     rho, p, n = rel["rho"], rel["p_value"], rel["n"]
     trusted = rho is not None and rho > 0 and p is not None and p < ALPHA and n >= MIN_N
-    if n == 0:
+    has_x = any(learnability_of(r)[0] is not None for r in pairs)
+    has_y = any(_num(r.get("delta")) is not None for r in pairs)
+    if n == 0 and not has_x:
+        verdict = ("no learnability was measured (a robustness-only run): the ranking is by "
+                   "measured Δ alone")
+    elif n == 0 and not has_y:
         verdict = ("no pair has a measured Δ (exp 2 did not run): the ranking by learnability "
                    "is paper 000's hypothesis H2, not evidence from this run")
+    elif n == 0:
+        verdict = "no pair has both learnability and a measured Δ: the relation is unknown"
     elif rho is None:
         verdict = (f"ρ undefined (n={n}; needs ≥ 3 pairs that vary): too weak to trust, rank "
                    "by measured Δ where it exists")
