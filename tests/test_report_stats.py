@@ -205,3 +205,25 @@ def test_table4_p_values_are_exact_at_small_n():
     assert row["p_value"] == pytest.approx(2 / 24)  # 1 of 4! orderings each way
     assert row["p_value_delta"] == pytest.approx(2 / 24)
     assert corr["learnability_vs_delta"]["p_method"] == "exact"
+
+
+def test_classifier_cells_share_one_sigma_grid_in_the_final_files():
+    """clf cells are scored one system at a time (each on its own σ); the run's final files
+    re-table them on one shared σ_ref so their γ curves have the same ε axis."""
+    from robustlab.recipes.cross_domain import ConsistencyConfig, consistency_tables
+    from robustlab.recipes.cross_domain_report import common_sigma_grid
+
+    cc = ConsistencyConfig(eps=cons.SIGMA_EPS, n_bags=4, fraction=0.5, eps_grid="sigma")
+    per = {"bow@books": {"dvd": 80.0, "electronics": 82.0, "kitchen": 79.0},
+           "cnn@books": {"dvd": 70.0, "electronics": 76.0, "kitchen": 71.0}}
+    cells = [{"system": s, "per_domain": p,
+              **consistency_tables(np.array([list(p.values())]), list(p), cc)[0]}
+             for s, p in per.items()]
+    assert cells[0]["eps_grid"]["sigma_ref"] != cells[1]["eps_grid"]["sigma_ref"]
+    cfg = {"task": "clf", "eps_grid": "sigma", "eps": list(cons.SIGMA_EPS), "n_bags": 4,
+           "fraction": 0.5, "seed": 0, "grid_max": 100}
+    out = common_sigma_grid(cells, cfg)
+    sd = [np.std(list(p.values()), ddof=1) for p in per.values()]
+    assert out[0]["eps_grid"]["sigma_ref"] == pytest.approx(np.median(sd))
+    assert out[0]["gamma_grid"] == out[1]["gamma_grid"]
+    assert common_sigma_grid(cells, {**cfg, "eps_grid": "fixed"}) is cells  # unchanged
