@@ -231,6 +231,20 @@ def test_every_kind_reports_and_incomplete_runs_say_so(runs, tmp_path):
     assert not (tmp_path / "c.html").exists() and not (tmp_path / "n.html").exists()
 
 
+def test_two_bias_runs_side_by_side(runs, tmp_path):
+    import shutil
+
+    other = tmp_path / "bias-b"
+    shutil.copytree(runs["bias"], other)
+    page = parse(_report([runs["bias"], other], tmp_path / "bb.html"))
+    t = table(page, "B(p, k) of each run")
+    assert t["head"] == ["pair", "k", "B (bias-gender, bow)", "B (bias-b, bow)"]
+    s = json.loads((other / "summary.json").read_text())
+    first = s["table"][0]
+    assert t["rows"][0] == ["/".join(first["pair"]), str(first["k"]),
+                            *[_f(first["B"], 4, signed=True)] * 2]
+
+
 def test_two_learnability_runs_side_by_side(runs, tmp_path):
     other = fixtures.learnability(tmp_path / "learn-b", models=("lstm",))
     page = parse(_report([runs["learn"], other], tmp_path / "two.html"))

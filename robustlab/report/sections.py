@@ -396,12 +396,27 @@ def marked_words(before: str, after: str, patch: Sequence[str] = ()) -> Segments
 # ---- bias (paper 001) ----------------------------------------------------------------------------
 
 
+def _bias_table(run: RunData) -> list[Mapping[str, Any]]:
+    table = (run.summary or {}).get("table")
+    if table is None:
+        table = [{k: r.get(k) for k in ("pair", "k", "B", "std", "n")} for r in run.results]
+    return table
+
+
 def bias_section(runs: Sequence[RunData]) -> Blocks:
     out: Blocks = []
+    if len(runs) > 1:  # side by side: B(p, k) of every run for each (pair, k)
+        tables = [{("/".join(map(str, r["pair"])), int(r["k"])): r for r in _bias_table(run)}
+                  for run in runs]
+        keys = list(dict.fromkeys(k for t in tables for k in t))
+        out += [Heading("Runs side by side", 3),
+                Table(["pair", "k", *[f"B ({run.path.name}, {run.config.get('model', '?')})"
+                                      for run in runs]],
+                      [[pair, str(k), *[num((t.get((pair, k)) or {}).get("B"), 4, signed=True)
+                                        for t in tables]] for pair, k in keys],
+                      "B(p, k) of each run.")]
     for run in runs:
-        table = (run.summary or {}).get("table")
-        if table is None:
-            table = [{k: r.get(k) for k in ("pair", "k", "B", "std", "n")} for r in run.results]
+        table = _bias_table(run)
         ks = sorted({int(r["k"]) for r in table if r.get("k") is not None} | {0, 1, 2, 3})
         names = list(dict.fromkeys("/".join(map(str, r["pair"])) for r in table))
         cell = {("/".join(map(str, r["pair"])), int(r["k"])): r for r in table}
