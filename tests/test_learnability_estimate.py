@@ -110,6 +110,8 @@ def test_quick_study_known_answers_and_outputs(tmp_path):
     # never mixed up with the log-AUC: no average learnability, no curve figures
     for r in summary["pairs"]:
         assert r["avg_learnability"] is None
+        # the pair record carries the estimate under its own name (robustlab report reads it)
+        assert r["learnability_estimate"] == by[r["perturbation"]]["learnability_estimate"]
     assert "learnability_estimate.csv" in summary["files"]
     assert "learnability_estimate.png" in summary["files"]
     assert "learnability_curves.png" not in summary["files"]

@@ -152,8 +152,9 @@ def summarize_estimate(results: list[dict[str, Any]], config: dict[str, Any],
     """The ``summary.json["estimate"]`` block (docs/learnability.md, "Quick estimate").
 
     ``pairs`` / ``corr`` are the study's own per-pair records and correlations (robustness, Δ,
-    average learnability, Table 4); they are joined, not recomputed. None when the run has no
-    learnability cell at ``estimate_p``.
+    average learnability, Table 4); they are joined, not recomputed, and each pair record gets
+    ``learnability_estimate`` (what ``robustlab report`` and its augmentation advice read). None
+    when the run has no learnability cell at ``estimate_p``.
     """
     mode, p = settings(config)
     est = estimate_pairs(results, p)
@@ -162,6 +163,8 @@ def summarize_estimate(results: list[dict[str, Any]], config: dict[str, Any],
     by_pair = {(r["model"], r["perturbation"]): r for r in pairs or []}
     for r in est:
         src = by_pair.get((r["model"], r["perturbation"])) or {}
+        if src:  # the per-pair record carries the estimate under its own name (never avg_*)
+            src["learnability_estimate"] = r["learnability_estimate"]
         r["robustness"] = src.get("robustness")
         r["delta"] = src.get("delta")
         if (src.get("avg_learnability") or {}).get("mean") is not None:  # (None when quick)
