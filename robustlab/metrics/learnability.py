@@ -181,23 +181,13 @@ def seed_spread(values: Sequence[float]) -> dict[str, Any]:
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """Spearman ρ and its two-sided p-value (scipy.stats.spearmanr) over paired finite values.
+    """Spearman ρ with an honest two-sided p over paired finite values (one home:
+    :func:`robustlab.metrics.ranking.spearman_test` — exact at n ≤ 8, permutation below 20,
+    scipy's t-approximation above; ``p_method`` says which). Fewer than 3 pairs or a constant
+    side: ρ and p are None (never a made-up number)."""
+    from robustlab.metrics.ranking import spearman_test
 
-    Pairs with a non-finite member are dropped. With fewer than 3 pairs or a constant side, ρ is
-    undefined and both fields are None (never a made-up number).
-    """
-    from scipy import stats
-
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"spearman: x and y differ in length ({a.shape} vs {b.shape})")
-    keep = np.isfinite(a) & np.isfinite(b)
-    a, b = a[keep], b[keep]
-    n = int(len(a))
-    if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"rho": None, "p_value": None, "n": n}
-    res = stats.spearmanr(a, b)
-    return {"rho": _finite(res.statistic), "p_value": _finite(res.pvalue), "n": n}
+    return spearman_test(x, y)
 
 
 def at_p_table(
