@@ -297,11 +297,14 @@ def bench_study(ckpt: str, args) -> dict:
 
     tr, dv = sst_paths()
     exps = tuple(args.study_experiments.split(","))
-    study = LearnabilityStudy(
-        models=(ckpt,), perturbations=tuple(DEFAULT_PERTURBATIONS.split(",")),
-        dataset={"path": str(tr), "test_path": str(dv)}, p_grid=(0.02, 1.0), seeds=(0,),
-        steps=args.study_steps, max_train=args.study_max_train, max_test=args.study_max_test,
-        experiments=exps)
+    kw = dict(models=(ckpt,), perturbations=tuple(DEFAULT_PERTURBATIONS.split(",")),
+              dataset={"path": str(tr), "test_path": str(dv)}, p_grid=(0.02, 1.0), seeds=(0,),
+              steps=args.study_steps, max_train=args.study_max_train,
+              max_test=args.study_max_test, experiments=exps)
+    if "estimate" in LearnabilityStudy.__dataclass_fields__:  # the quick estimate (issue 9)
+        kw.update(estimate="quick", estimate_p=0.02)
+        kw.pop("p_grid")
+    study = LearnabilityStudy(**kw)
     loads: list[float] = []
     real_fit = hf.HFClassifier.fit
 
@@ -319,7 +322,9 @@ def bench_study(ckpt: str, args) -> dict:
     finally:
         hf.HFClassifier.fit = real_fit
     wall = time.perf_counter() - t0
-    rho = summary.get("correlations", {}).get("learnability_vs_robustness")
+    est = (summary.get("estimate") or {}).get("correlations") or {}
+    rho = est.get("estimate_vs_robustness") or \
+        summary.get("correlations", {}).get("learnability_vs_robustness")
     return {"impl": "quick-estimate-sized study", "cells": len(study.cells()),
             "trainings": len(loads), "wall_s": wall, "complete": summary["complete"],
             "load_s_first": loads[0] if loads else None,
