@@ -47,6 +47,8 @@ from robustlab.runs.signature import make_signature
 from robustlab.runs.store import Cell
 
 KIND = "learnability"
+#: seeds go to numpy.random.default_rng / RandomState and torch: 0 <= seed < 2**32 everywhere
+SEED_LIMIT = 2**32
 #: hidden directory of a run where worker processes share trained clean models (removed at the end)
 CACHE_DIR = ".model-cache"
 EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
@@ -88,6 +90,10 @@ class LearnabilityStudy:
             raise InputError("--seeds: give at least one seed")
         if len(set(self.seeds)) != len(self.seeds):
             raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
+        bad_seeds = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
+        if bad_seeds:
+            raise InputError(f"--seeds: {bad_seeds[0]} is out of range; seeds are integers "
+                             f"0 <= seed < 2**32 ({SEED_LIMIT}, numpy's limit)")
         unknown = sorted(set(self.experiments) - set(EXPERIMENTS))
         if unknown or not self.experiments:
             raise InputError(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
@@ -97,6 +103,13 @@ class LearnabilityStudy:
             if not p or any(not (0 < x <= 1) for x in p) or not increasing:
                 raise InputError(f"--p-grid: probabilities must be increasing values in (0, 1], "
                                  f"got {p}")
+            seen: dict[str, float] = {}
+            for x in p:  # cell keys hold p to 6 significant digits (format_p)
+                if format_p(x) in seen:
+                    raise InputError(
+                        f"--p-grid: {seen[format_p(x)]!r} and {x!r} are the same probability "
+                        f"to the 6 significant digits of cell keys ({format_p(x)}); drop one")
+                seen[format_p(x)] = x
         if int(self.steps) < 1:
             raise InputError(f"--steps must be >= 1, got {self.steps}")
         for opt, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
@@ -410,6 +423,7 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
     splits = preflight(list(study.models), list(study.perturbations), study.dataset,
                        study.max_train, study.max_test)
+    _warn_symmetric(study.perturbations)
     _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
     _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
     out = Path(out_dir)
@@ -417,17 +431,20 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     # trains it, the others load it); the sequential executor shares it in memory
     cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
     cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache)
-    t0 = time.perf_counter()
     store = RunStore(out)
     try:
+        # a resume must see the data the finished cells saw: compared with the fingerprint
+        # stored when the run started (not with one recomputed from today's files)
         store.init_run(study.kind, f"{study.kind}: {', '.join(study.models)} on {splits.name}",
-                       study.config(), command=command, versions=versions())
+                       study.config(), command=command, versions=versions(),
+                       inputs={"data": (splits.fingerprint, _data_what(study.dataset))})
         options: dict[str, Any] = {}
         if executor == "ray":
             options = {"address": ray_address, "num_gpus": float(gpus_per_task)}
         report = run_cells(store, cells, run_cell, executor=executor, workers=workers,
                            progress=progress, desc=study.kind, **options)
-        summary = write_outputs(store, out, seconds=time.perf_counter() - t0, plots=plots)
+        # seconds: every invocation of this run (a resume adds to the earlier ones)
+        summary = write_outputs(store, out, seconds=store.elapsed(), plots=plots)
         store.set_run_status("done" if report.complete else "failed",
                              None if report.complete else
                              f"{report.total - report.done} cells not done; rerun to retry them")
@@ -436,3 +453,25 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     finally:
         store.close()
     return summary
+
+
+def _data_what(dataset: dict[str, Any]) -> str:
+    """The data files (or dataset name) of a spec, for messages."""
+    if dataset.get("path"):
+        return "--data " + str(dataset["path"]) + (
+            f" / --test-data {dataset['test_path']}" if dataset.get("test_path") else "")
+    return f"--dataset {dataset.get('name')}"
+
+
+def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
+    """Warn (stderr) about perturbations with g(g(x)) = x: learnability assumes asymmetric g."""
+    import sys
+
+    from robustlab.adapters.registry import parse_spec
+
+    names = [spec for spec in perturbations if not getattr(parse_spec(spec), "asymmetric", True)]
+    for spec in names:
+        print(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
+              "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
+              "it are not meaningful", file=sys.stderr)
+    return names

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustlab.runs.store import STORE_NAME, RunStore, StoreError
+from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
 from robustlab.tui import launch
 
 #: statuses the TUI shows; ``died`` = the store says running but the worker process is gone.
@@ -110,6 +110,15 @@ def read_run(path: str | os.PathLike[str],
             summary.counts = store.counts()
             if info is None:
                 summary.status, summary.error = "corrupt", f"{path / STORE_NAME} has no run row"
+                return summary
+            # a finished run's file is checked once per file state (cached); a running one is
+            # checked by its own process when resumed
+            problem = None if info.status == "running" else store.quick_check()
+            if problem:
+                summary.status = "corrupt"
+                summary.error = (f"{path / STORE_NAME} is damaged (sqlite quick_check: "
+                                 f"{problem}); {recovery_hint(path / STORE_NAME)}")
+                summary.command = info.command
                 return summary
             summary.kind, summary.name, summary.status = info.kind, info.name, info.status
             summary.created, summary.updated = info.created, info.heartbeat or info.updated

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from robustlab.tui import data
+from robustlab.tui.launch import printable
 from robustlab.tui.messages import RunsScanned
 from robustlab.tui.screens.dialogs import PathScreen
 from robustlab.tui.screens.progress import status_text
@@ -100,8 +101,8 @@ class RunsScreen(Screen):
         text = Text(str(run.path), style="bold")
         if run.error:
             text.append("\n" + run.error, style="red" if run.status != "done" else "")
-        elif run.command:
-            text.append("\n" + run.command, style="dim")
+        if run.command:  # always: what a resume would run is never hidden behind an error
+            text.append("\n" + printable(run.command), style="dim")
         self.query_one("#run-detail", Static).update(text)
 
     def current(self) -> data.RunSummary | None:
