@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sqlite3
 import sys
 
 from robustlab import __version__
@@ -46,6 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     except RobustlabError as exc:
         print(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except (OSError, sqlite3.OperationalError) as exc:
+        # the environment failed mid-run (disk full, file system gone read-only, permissions):
+        # one line, not a traceback; finished cells are in the run store and a rerun resumes
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}; "
+              "finished results are kept: fix this and rerun the same command to resume",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)
         return 130

@@ -8,7 +8,9 @@ import shlex
 import sys
 from typing import Any
 
+from robustlab.commands._options import seed
 from robustlab.errors import InputError
+from robustlab.runs.outputs import check_out_dir
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
 
@@ -28,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--num-examples", "-n", type=int, default=None, help="attack the first N")
     p.add_argument("--query-budget", type=int, default=None,
                    help="maximum candidates x̃ per example (each costs two model inputs)")
-    p.add_argument("--random-seed", type=int, default=0, help="seed of the random baseline")
+    p.add_argument("--random-seed", type=seed, default=0, help="seed of the random baseline")
     p.add_argument("--checkpoint-interval", type=int, default=None,
                    help="accepted for TextAttack compatibility: the run store checkpoints "
                    "every example, so any value behaves like 1")
@@ -119,12 +121,17 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.recipes.attack_study import RECIPES, run_attack_study
 
     if args.recipe not in RECIPES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
     if args.recipe == "so-enum" and (args.max_distance or 2) > 2:
         raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
+    if args.patch_table and args.patch_table not in ("wordnet", "textattack-counterfitted"):
+        from robustlab.recipes.neighbourhood import load_table
+
+        load_table(args.patch_table)  # a missing or invalid table stops before --out is created
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")

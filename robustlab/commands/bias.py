@@ -6,7 +6,9 @@ import argparse
 import shlex
 import sys
 
+from robustlab.commands._options import seed
 from robustlab.errors import InputError
+from robustlab.runs.outputs import check_out_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,13 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="at most this many sentences of level k-1 are expanded into level k")
     p.add_argument("--start", choices=["test", "filter"], default="test",
                    help="build neighbourhoods from X_test or from X_filter (|F_soft| < 0.005)")
-    p.add_argument("--random-seed", type=int, default=0)
+    p.add_argument("--random-seed", type=seed, default=0)
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.commands.attack import load_examples
     from robustlab.recipes.bias import resolve_pairs, run_bias_study
     from robustlab.recipes.neighbourhood import make_source

@@ -53,6 +53,8 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     g.add_argument("--test-data", metavar="FILE", help="test file for --data")
     g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
     g.add_argument("--encoding", help="file encoding of --data (default utf-8; e.g. cp1252)")
+    g.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="TSV/CSV --data: whether the first row is a header (default: detected)")
     g.add_argument("--text-column", help="text column of --data (name or index)")
     g.add_argument("--text-pair-column", help="second text column for sentence pairs (QQP, NLI)")
     g.add_argument("--label-column", help="label column of --data (name or index)")
@@ -111,7 +113,8 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
         spec: dict[str, Any] = {"path": str(Path(args.data).resolve())}
         if args.test_data:
             spec["test_path"] = str(Path(args.test_data).resolve())
-        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
+        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column",
+                    "header"):
             if getattr(args, key, None) is not None:
                 spec[key] = getattr(args, key)
         return spec
@@ -169,6 +172,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
                           ("label_column", "--label-column")):
             if key in ds:
                 argv += [flag, str(ds[key])]
+        if "header" in ds:
+            argv.append("--header" if ds["header"] else "--no-header")
     argv += ["--perturbations", ",".join(study.perturbations)]
     if study.kind == "learnability":
         argv += ["--p-grid", ",".join(format(p, "g") for p in study.p_grid),

@@ -5,8 +5,9 @@ Sources (:func:`load_dataset`):
 * ``demo``: robustlab's own generated sentiment sentences (:mod:`robustlab.data.demo`);
 * a local file, read by :func:`robustlab.data.files.read_rows`: TSV/CSV/JSONL with column choice,
   or the ``<label> <text>`` one-per-line layout of the Kim-2014 files (SST, MR, TREC, SUBJ/CR/MPQA,
-  TextFooler samples), detected when the extension says nothing. Encoding: UTF-8, falling back to
-  cp1252 (MR, SUBJ and TREC train are cp1252) unless ``encoding`` is given;
+  TextFooler samples), detected when the extension says nothing. Encoding: UTF-8 unless
+  ``encoding`` is given; a file that is not valid UTF-8 is refused naming the line, never decoded
+  silently as something else (MR, SUBJ and TREC train need ``encoding="cp1252"``);
 * Hugging Face ``datasets`` by name (``glue/sst2``, ``imdb``, ``yelp_polarity``, ``glue/qqp`` or
   ``hf:NAME[/CONFIG]``) when the hub is reachable; a clear error otherwise.
 
@@ -150,7 +151,7 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
                  text_pair_column: str | int | None = None, label_column: str | int | None = None,
                  fmt: str | None = None, encoding: str | None = None,
                  max_examples: int | None = None, seed: int = 0, balanced: bool = True,
-                 validate: bool = True) -> Dataset:
+                 validate: bool = True, header: bool | None = None) -> Dataset:
     """Load ``spec`` (``demo``, a file path or a hub name), optionally subsampled and validated."""
     spec = str(spec).strip()
     if not spec:
@@ -165,7 +166,7 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
     elif Path(spec).expanduser().exists():
         ds = load_file(Path(spec).expanduser(), text_column=text_column,
                        text_pair_column=text_pair_column, label_column=label_column, fmt=fmt,
-                       encoding=encoding)
+                       encoding=encoding, header=header)
     elif name == "hf" or spec in HF_DATASETS:
         ds = load_hub(arg if name == "hf" else spec, split=split or "train",
                       text_column=text_column, text_pair_column=text_pair_column,
@@ -202,31 +203,26 @@ def _sniff(path: Path, text: str) -> str:
                      "tab-separated); pass --format tsv/csv/jsonl/label-text and the columns")
 
 
-def _read_table(path: Path, fmt: str | None, encoding: str | None):
-    from robustlab.data.files import FileFormatError, format_for, read_rows
+def _read_table(path: Path, fmt: str | None, encoding: str | None,
+                header: bool | None = None):
+    """Read ``path`` as ``encoding`` (default UTF-8). No fallback: a file that does not decode
+    is refused naming its line (mojibake such as ``cafÃ©`` would silently change the data)."""
+    from robustlab.data.files import _decode, format_for, read_rows
 
-    encodings = [encoding] if encoding else ["utf-8", "cp1252", "latin-1"]
-    last: Exception | None = None
-    for enc in encodings:
+    enc = encoding or "utf-8"
+    if fmt is None and format_for(path) == "text":
         try:
-            if fmt is None and format_for(path) == "text":
-                raw = path.read_bytes().decode(enc)
-                fmt = _sniff(path, raw)
-            return read_rows(path, fmt=fmt, encoding=enc), enc
-        except UnicodeDecodeError as exc:
-            last = exc
-        except FileFormatError as exc:
-            if "not valid" not in str(exc):
-                raise
-            last = exc
-    raise InputError(f"{path}: cannot decode with {', '.join(encodings)} ({last}); pass "
-                     "--encoding") from last
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        fmt = _sniff(path, _decode(raw, path, enc))
+    return read_rows(path, fmt=fmt, encoding=enc, header=header), enc
 
 
 def load_file(path: str | Path, *, text_column: str | int | None = None,
               text_pair_column: str | int | None = None, label_column: str | int | None = None,
               fmt: str | None = None, encoding: str | None = None,
-              drop_empty: bool = True) -> Dataset:
+              drop_empty: bool = True, header: bool | None = None) -> Dataset:
     """A dataset from a local row file (see the module docstring for formats and columns).
 
     Rows whose text is empty (CR and MPQA have a few label-only lines) are dropped and counted in
@@ -235,7 +231,7 @@ def load_file(path: str | Path, *, text_column: str | int | None = None,
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path}: is a directory; pass a data file")
-    table, enc = _read_table(path, fmt, encoding)
+    table, enc = _read_table(path, fmt, encoding, header)
     if len(table) == 0:
         raise InputError(f"{path}: the dataset is empty (no rows)")
     cols = table.columns

@@ -170,10 +170,10 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
               "n": len(examples), "data": fingerprint(list(examples)),
               **{k: _config_value(v) for k, v in kwargs.items()}}
+    attack = mod.build(model_wrapper, **kwargs)  # bad options fail before --out is created
     store = RunStore(out)
     store.init_run("attack", f"{recipe} {model_name}", config, command=command,
                    versions=versions())
-    attack = mod.build(model_wrapper, **kwargs)
     sig = make_signature("attack", recipe=recipe, model=model_name, data=config["data"],
                          source=attack.so_source.name)
     cells = [Cell(f"ex={i:06d}", "attack", {"index": i}) for i in range(len(examples))]

@@ -418,7 +418,10 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     from robustlab.runs.signature import versions
     from robustlab.runs.store import RunStore
 
+    from robustlab.runs.outputs import check_out_dir
+
     study.validate()
+    check_out_dir(out_dir)
     if executor not in EXECUTORS:
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
     splits = preflight(list(study.models), list(study.perturbations), study.dataset,

@@ -28,6 +28,8 @@ from robustlab.runs.store import Cell, RunStore, worker_id
 
 EXECUTORS = ("sequential", "process", "ray")
 HEARTBEAT_SECONDS = 10.0
+#: how often a process waiting for cells that another process runs looks again
+WAIT_SECONDS = 1.0
 
 
 @dataclass
@@ -70,9 +72,18 @@ class _Sequential:
 
 
 class _Pool:
-    """A bounded window of cells in flight (2 per worker) over some asynchronous submit/wait."""
+    """A bounded window of cells in flight (2 per worker) over some asynchronous submit/wait.
+
+    A backend whose workers can die (a process killed, out of memory) says so with
+    :meth:`_worker_died` and replaces them in :meth:`_restart`; the cells that were in flight go
+    round again, each at most ``MAX_LOST`` times, then fail with the reason. Every cell in flight
+    when a worker dies counts the loss (which one killed it cannot be told apart), so an innocent
+    neighbour of a cell that always crashes is retried too, and gives up only after ``MAX_LOST``
+    crashes of its own pool.
+    """
 
     workers: int
+    MAX_LOST = 3
 
     def _submit(self, cell: Cell) -> Any:
         raise NotImplementedError
@@ -84,39 +95,116 @@ class _Pool:
     def _result(self, handle: Any) -> tuple[bool, Any, float]:
         raise NotImplementedError
 
+    def _worker_died(self, exc: BaseException) -> bool:
+        """True if ``exc`` means the worker itself is gone (the backend then restarts)."""
+        return False
+
+    def _restart(self) -> None:
+        """Replace dead workers; every handle in flight is lost (its cell is resubmitted)."""
+        raise NotImplementedError
+
     def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
         pending: dict[Any, Cell] = {}
+        retry: list[Cell] = []
+        lost: dict[str, int] = {}
         exhausted = False
+
+        def crashed(victims: list[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
+            """The pool died under ``victims``: restart it, queue them again or give up."""
+            self._restart()
+            for cell in victims:
+                lost[cell.key] = lost.get(cell.key, 0) + 1
+                if lost[cell.key] >= self.MAX_LOST:
+                    yield cell, False, (
+                        f"WorkerDied: the worker process running this cell died {lost[cell.key]} "
+                        "times (killed, or out of memory?); giving up on it (rerun to retry)\n"), 0.0
+                else:
+                    retry.append(cell)
+
         while True:
-            while not exhausted and len(pending) < 2 * self.workers:
-                cell = next(cells, None)
-                if cell is None:
-                    exhausted = True
+            while len(pending) < 2 * self.workers:
+                if retry:
+                    cell = retry.pop(0)
+                elif not exhausted:
+                    cell = next(cells, None)
+                    if cell is None:
+                        exhausted = True
+                        break
+                else:
                     break
-                pending[self._submit(cell)] = cell
+                try:
+                    pending[self._submit(cell)] = cell
+                except Exception as exc:
+                    if not self._worker_died(exc):
+                        yield cell, False, traceback.format_exc(), 0.0
+                        continue
+                    victims = [cell, *pending.values()]
+                    pending.clear()
+                    yield from crashed(victims)
             if not pending:
+                if retry:
+                    continue
                 return
+            victims: list[Cell] = []
             for handle in self._wait(list(pending)):
                 cell = pending.pop(handle)
                 try:
-                    yield (cell, *self._result(handle))
-                except Exception:  # the worker process or task itself died (OOM, kill)
+                    out = self._result(handle)
+                except Exception as exc:  # the worker process or task itself died (OOM, kill)
+                    if self._worker_died(exc):
+                        victims.append(cell)
+                        continue
                     yield cell, False, traceback.format_exc(), 0.0
+                    continue
+                yield (cell, *out)
+            if victims:  # the whole pool is gone: what else was in flight is lost with it
+                for handle, cell in list(pending.items()):
+                    try:
+                        out = self._result(handle) if self._done(handle) else None
+                    except Exception:
+                        out = None
+                    if out is None:
+                        victims.append(cell)
+                    else:
+                        yield (cell, *out)
+                pending.clear()
+                yield from crashed(victims)
+
+    def _done(self, handle: Any) -> bool:
+        """True if ``handle`` finished (result ready without blocking)."""
+        return False
 
     def close(self) -> None:
         pass
 
 
+def _watch_parent(parent: int) -> None:
+    """Pool worker initializer: exit when the parent process dies (a kill -9 of the study must
+    not leave workers blocked on a pipe forever). Polls ``getppid`` (portable; on Linux the
+    orphan is re-parented, so the parent pid changes)."""
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(70)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="robustlab-parent-watch", daemon=True).start()
+
+
 class _Processes(_Pool):
-    """A local process pool (spawn: safe with torch threads)."""
+    """A local process pool (spawn: safe with torch threads), rebuilt when a worker dies."""
 
     def __init__(self, fn: CellFn, workers: int) -> None:
+        self.fn = fn
+        self.workers = max(1, workers)
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> Any:
         import concurrent.futures as cf
         import multiprocessing as mp
 
-        self.fn = fn
-        self.workers = max(1, workers)
-        self.pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"))
+        return cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
+                                      initializer=_watch_parent, initargs=(os.getpid(),))
 
     def _submit(self, cell: Cell) -> Any:
         return self.pool.submit(_call, self.fn, cell.kind, cell.params)
@@ -128,6 +216,21 @@ class _Processes(_Pool):
 
     def _result(self, handle: Any) -> tuple[bool, Any, float]:
         return handle.result()
+
+    def _done(self, handle: Any) -> bool:
+        return handle.done()
+
+    def _worker_died(self, exc: BaseException) -> bool:
+        from concurrent.futures.process import BrokenProcessPool
+
+        return isinstance(exc, BrokenProcessPool)
+
+    def _restart(self) -> None:
+        # a broken pool resolves every future it held (as broken) while shutting down
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        print("robustlab: a worker process died; restarting the pool and retrying its cells",
+              file=sys.stderr, flush=True)
+        self.pool = self._new_pool()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -249,32 +352,60 @@ def run_cells(
     hb = _Heartbeat(store.path, inflight)
     hb.start()
 
+    wanted = set(keys)
+    attempted: set[str] = set()  # cells this call ran (each at most once per call)
+
     def claimed() -> Iterator[Cell]:
         for c in todo:
-            if store.claim(c.key, me):
+            if c.key not in attempted and store.claim(c.key, me):
+                attempted.add(c.key)
                 inflight.add(c.key)
                 yield c
 
     bar = _progress(len(cells), len(done0), desc, progress)
     backend = make_backend(executor, fn, workers, **backend_options)
     failed = 0
+    announced = False
     try:
-        for cell, ok, payload, seconds in backend.run(claimed()):
-            if ok:
-                store.finish(cell.key, payload.result, records=payload.records,
-                             signature=payload.signature, seconds=seconds)
-            else:
-                failed += 1
-                store.fail(cell.key, payload)
+        while True:
+            before = len(attempted)
+            for cell, ok, payload, seconds in backend.run(claimed()):
+                if ok:
+                    store.finish(cell.key, payload.result, records=payload.records,
+                                 signature=payload.signature, seconds=seconds)
+                else:
+                    failed += 1
+                    store.fail(cell.key, payload)
+                    if bar is not None:
+                        bar.write(f"cell {cell.key} failed: {payload.strip().splitlines()[-1]}")
+                inflight.discard(cell.key)
+                if on_result is not None:
+                    on_result(cell, ok, payload)
                 if bar is not None:
-                    bar.write(f"cell {cell.key} failed: {payload.strip().splitlines()[-1]}")
-            inflight.discard(cell.key)
-            if on_result is not None:
-                on_result(cell, ok, payload)
-            if bar is not None:
-                bar.update(1)
-                if failed:
-                    bar.set_postfix(failed=failed)
+                    bar.update(1)
+                    if failed:
+                        bar.set_postfix(failed=failed)
+            # Cells another process (the same command run twice) holds: wait for them, and take
+            # over those it gives back (Ctrl-C) or leaves behind (it died), so this process
+            # ends with the same complete store as the other and writes the same final files.
+            done_now = store.done_keys()
+            todo = [c for c in cells if c.key not in attempted and c.key not in done_now]
+            if not todo:
+                break
+            if len(attempted) > before:
+                continue  # progress: try what is left (released meanwhile by another process)
+            held = _held_elsewhere(store, wanted, me)
+            if not held:
+                break  # nothing to wait for; what is left is reported as not done
+            if not announced:
+                owners = sorted({w for w in held.values() if w})
+                print(f"robustlab: {len(held)} cell(s) are being computed by another process "
+                      f"({', '.join(owners)}) on this run directory; waiting for them",
+                      file=sys.stderr, flush=True)
+                announced = True
+            time.sleep(WAIT_SECONDS)
+            _reclaim_dead(store)
+            store.fail_stale(stale_after)
     except KeyboardInterrupt:
         store.release(list(inflight))
         store.set_run_status("interrupted", "interrupted by the user (Ctrl-C); rerun to resume")
@@ -289,6 +420,11 @@ def run_cells(
     done = sum(1 for k in keys if k in done_now)
     return RunReport(total=len(cells), done=done, failed=counts["failed"],
                      skipped=len(done0 & set(keys)), seconds=time.perf_counter() - t0)
+
+
+def _held_elsewhere(store: RunStore, keys: set[str], me: str) -> dict[str, str | None]:
+    """{key: worker} of this study's cells running in another process."""
+    return {c.key: c.worker for c in store.cells("running") if c.key in keys and c.worker != me}
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):
