@@ -415,10 +415,9 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     from robustlab.recipes.learnability_data import preflight
     from robustlab.recipes.learnability_report import write_outputs
     from robustlab.runs.executor import EXECUTORS, run_cells
+    from robustlab.runs.outputs import check_out_dir
     from robustlab.runs.signature import versions
     from robustlab.runs.store import RunStore
-
-    from robustlab.runs.outputs import check_out_dir
 
     study.validate()
     check_out_dir(out_dir)
@@ -462,7 +461,7 @@ def _data_what(dataset: dict[str, Any]) -> str:
     """The data files (or dataset name) of a spec, for messages."""
     if dataset.get("path"):
         return "--data " + str(dataset["path"]) + (
-            f" / --test-data {dataset['test_path']}" if dataset.get("test_path") else "")
+            f" and --test-data {dataset['test_path']}" if dataset.get("test_path") else "")
     return f"--dataset {dataset.get('name')}"
 
 

@@ -75,15 +75,14 @@ class _Pool:
     """A bounded window of cells in flight (2 per worker) over some asynchronous submit/wait.
 
     A backend whose workers can die (a process killed, out of memory) says so with
-    :meth:`_worker_died` and replaces them in :meth:`_restart`; the cells that were in flight go
-    round again, each at most ``MAX_LOST`` times, then fail with the reason. Every cell in flight
-    when a worker dies counts the loss (which one killed it cannot be told apart), so an innocent
-    neighbour of a cell that always crashes is retried too, and gives up only after ``MAX_LOST``
-    crashes of its own pool.
+    :meth:`_worker_died` and replaces them in :meth:`_restart`. The cells that were in flight
+    then run again **one at a time**, so a crash is blamed on the right cell: a cell whose
+    worker dies while it runs alone ``MAX_LOST`` times fails with that reason, the others
+    (innocent neighbours of a crash) finish normally.
     """
 
     workers: int
-    MAX_LOST = 3
+    MAX_LOST = 2
 
     def _submit(self, cell: Cell) -> Any:
         raise NotImplementedError
@@ -95,57 +94,67 @@ class _Pool:
     def _result(self, handle: Any) -> tuple[bool, Any, float]:
         raise NotImplementedError
 
+    def _done(self, handle: Any) -> bool:
+        """True if ``handle`` finished (its result is ready without blocking)."""
+        return False
+
     def _worker_died(self, exc: BaseException) -> bool:
         """True if ``exc`` means the worker itself is gone (the backend then restarts)."""
         return False
 
     def _restart(self) -> None:
-        """Replace dead workers; every handle in flight is lost (its cell is resubmitted)."""
+        """Replace dead workers; every handle in flight is lost (its cell runs again)."""
         raise NotImplementedError
 
     def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
         pending: dict[Any, Cell] = {}
-        retry: list[Cell] = []
+        solo: list[Cell] = []  # in flight at a crash: rerun one at a time, so blame is exact
         lost: dict[str, int] = {}
         exhausted = False
 
-        def crashed(victims: list[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
-            """The pool died under ``victims``: restart it, queue them again or give up."""
+        def crashed(victims: list[Cell], alone: bool) -> Iterator[tuple[Cell, bool, Any, float]]:
             self._restart()
-            for cell in victims:
-                lost[cell.key] = lost.get(cell.key, 0) + 1
-                if lost[cell.key] >= self.MAX_LOST:
-                    yield cell, False, (
-                        f"WorkerDied: the worker process running this cell died {lost[cell.key]} "
-                        "times (killed, or out of memory?); giving up on it (rerun to retry)\n"), 0.0
-                else:
-                    retry.append(cell)
+            if not alone:
+                solo.extend(victims)
+                return
+            [cell] = victims
+            lost[cell.key] = lost.get(cell.key, 0) + 1
+            if lost[cell.key] >= self.MAX_LOST:
+                yield cell, False, (
+                    f"WorkerDied: the worker process died each time it ran this cell alone "
+                    f"({lost[cell.key]} times; killed, or out of memory?); rerun to retry it\n"), 0.0
+            else:
+                solo.insert(0, cell)
 
         while True:
-            while len(pending) < 2 * self.workers:
-                if retry:
-                    cell = retry.pop(0)
-                elif not exhausted:
+            while True:  # fill the window (a single cell while crash suspects are rerun)
+                if solo:
+                    if pending:
+                        break
+                    cell = solo.pop(0)
+                elif exhausted or len(pending) >= 2 * self.workers:
+                    break
+                else:
                     cell = next(cells, None)
                     if cell is None:
                         exhausted = True
                         break
-                else:
-                    break
                 try:
                     pending[self._submit(cell)] = cell
                 except Exception as exc:
                     if not self._worker_died(exc):
                         yield cell, False, traceback.format_exc(), 0.0
                         continue
-                    victims = [cell, *pending.values()]
+                    solo.insert(0, cell)  # it never ran; the crash is the others'
+                    victims = list(pending.values())
                     pending.clear()
-                    yield from crashed(victims)
+                    yield from crashed(victims, alone=len(victims) == 1)
             if not pending:
-                if retry:
+                if solo:
                     continue
                 return
-            victims: list[Cell] = []
+            in_flight = len(pending)
+            victims = []
             for handle in self._wait(list(pending)):
                 cell = pending.pop(handle)
                 try:
@@ -168,11 +177,7 @@ class _Pool:
                     else:
                         yield (cell, *out)
                 pending.clear()
-                yield from crashed(victims)
-
-    def _done(self, handle: Any) -> bool:
-        """True if ``handle`` finished (result ready without blocking)."""
-        return False
+                yield from crashed(victims, alone=in_flight == 1)
 
     def close(self) -> None:
         pass
