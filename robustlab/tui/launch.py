@@ -416,7 +416,9 @@ def delete(run_dir: str | os.PathLike[str]) -> None:
     run_dir = Path(run_dir)
     if not ((run_dir / "store.sqlite").exists() or (run_dir / WORKER_JSON).exists()):
         raise InputError(f"{run_dir} is not a robustlab run directory; not deleting it")
-    owner = _owner(run_dir)
-    if same_host(owner.host) and pid_alive(owner.pid) and owner.pid != os.getpid():
+    owner = _owner(run_dir.resolve())
+    # refusing is harmless, so any live process started when the run's worker did counts
+    if (same_host(owner.host) and pid_alive(owner.pid) and owner.pid != os.getpid()
+            and (owner.start is None or process_start(owner.pid) == owner.start)):
         raise InputError(f"{run_dir} is still running (pid {owner.pid}); stop it before deleting")
     shutil.rmtree(run_dir)
