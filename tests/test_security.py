@@ -144,7 +144,7 @@ def test_a_robustlab_package_beside_the_run_dir_is_not_imported(tmp_path):
 
 def test_safe_env_drops_import_paths_that_mean_the_cwd(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["", "rel/dir", "/abs/dir", "."]))
-    env = launch.safe_env()
+    env = launch.safe_env(launch.ROBUSTLAB_ENV)
     assert env["PYTHONPATH"] == "/abs/dir" and env["PYTHONSAFEPATH"] == "1"
     monkeypatch.setenv("PYTHONPATH", ".")
     assert "PYTHONPATH" not in launch.safe_env()

@@ -64,6 +64,9 @@ WORKER_JSON = "worker.json"
 #: Python 3.10 has no -P: this bootstrap drops sys.path[0] (the cwd for -c) and runs robustlab
 _BOOT_310 = ("import runpy, sys; del sys.path[0]; "
              "runpy.run_module('robustlab', run_name='__main__', alter_sys=True)")
+#: a robustlab worker's own Python children (e.g. tools it runs) keep the cwd off sys.path too;
+#: multiprocessing's children inherit -P itself
+ROBUSTLAB_ENV = {"PYTHONSAFEPATH": "1"}
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
 #: interpreter options that may precede ``-m robustlab`` in a stored or live command line
 _PY_FLAGS = {"-P", "-I", "-s", "-E", "-u", "-B", "-O", "-OO", "-q", "-b", "-bb"}
@@ -79,7 +82,7 @@ def robustlab_argv(args: Sequence[str]) -> list[str]:
 
 def safe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment for a worker, minus import-path entries that mean "the cwd"."""
-    env = {**os.environ, **(extra or {}), "PYTHONUNBUFFERED": "1", "PYTHONSAFEPATH": "1"}
+    env = {**os.environ, **(extra or {}), "PYTHONUNBUFFERED": "1"}
     if "PYTHONPATH" in env:
         kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and os.path.isabs(p)]
         if kept:
@@ -233,7 +236,7 @@ def launch(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     base = Path(cwd or os.getcwd())
     run_dir = (base / out).resolve()
     argv = [*program, *args] if program else robustlab_argv(args)
-    spawn_detached(argv, run_dir, cwd=base)
+    spawn_detached(argv, run_dir, cwd=base, env=None if program else ROBUSTLAB_ENV)
     return run_dir
 
 
@@ -406,7 +409,8 @@ def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
         plan = resume_plan(run_dir, program=program, parser=parser)
     if plan.run_dir != run_dir:
         raise InputError(f"the plan is for {plan.run_dir}, not {run_dir}")
-    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd)
+    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd,
+                          env=None if program else ROBUSTLAB_ENV)
 
 
 def delete(run_dir: str | os.PathLike[str]) -> None:
