@@ -187,7 +187,6 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
         rec["signature"] = sig
         return CellOutput(result=rec, signature=sig)
 
-    t0 = time.perf_counter()
     report = run_cells(store, cells, fn, progress=progress, desc=recipe)
     records = [c.result for c in store.cells("done") if c.result]
     records.sort(key=lambda r: r["index"])
@@ -208,7 +207,7 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     failed = [c.key for c in store.cells("failed")]
     summary.update(kind="attack", complete=report.done == len(cells), failed_cells=failed,
                    config=config, signature=sig, versions=versions(), files=files,
-                   seconds=time.perf_counter() - t0, source=attack.so_source.name)
+                   seconds=store.elapsed(), source=attack.so_source.name)
     write_jsonl(out / "results.jsonl", records)
     write_json(out / "summary.json", summary)
     store.set_run_status("done" if not failed else "failed",

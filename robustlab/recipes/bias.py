@@ -267,7 +267,6 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
         result, records = ev.cell(texts, tuple(params["pair"]), params["k"], start)
         return CellOutput(result={**result, "signature": sig}, records=records, signature=sig)
 
-    t0 = time.perf_counter()
     report = run_cells(store, cells, fn, progress=progress, desc="bias")
     done = {c.key: c for c in store.cells("done")}
     table, hist = [], {}
@@ -284,7 +283,7 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
     bs = [r["B"] for r in table if r["B"] is not None]
     summary = {"kind": "bias", "complete": report.done == len(cells), "failed_cells": failed,
                "config": config, "signature": sig, "versions": versions(), "files": files,
-               "seconds": time.perf_counter() - t0, "table": table, "source": source.name,
+               "seconds": store.elapsed(), "table": table, "source": source.name,
                "epsilon": EPSILON, "mean_abs_B": statistics.fmean(abs(b) for b in bs) if bs
                else None}
     write_jsonl(out / "results.jsonl", [done[c.key].result for c in cells if c.key in done])
