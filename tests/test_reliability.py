@@ -372,13 +372,15 @@ def test_a_read_only_file_system_is_a_one_line_error(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     script = (f"mount --bind {ro} {ro} && mount -o remount,bind,ro {ro} && "
-              f"{sys.executable} -m robustlab {' '.join(TINY_ARGS)} --out {ro}/r; echo rc=$?")
+              f"{sys.executable} -m robustlab {' '.join(TINY_ARGS)} --out {ro}/r; echo rc=$?; "
+              f"{sys.executable} -m robustlab train --model bow --data demo --out {ro}/m; "
+              "echo rc=$?")
     proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env(), capture_output=True,
                           text=True, timeout=300)
     if "rc=" not in proc.stdout:
         pytest.skip(f"cannot make a read-only mount here: {proc.stderr.strip()[:200]}")
-    assert "rc=2" in proc.stdout and "read-only file system" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.stdout.split() == ["rc=2", "rc=2"], proc.stderr[-2000:]
+    assert proc.stderr.count("read-only file system") == 2 and "Traceback" not in proc.stderr
 
 
 def test_a_full_disk_mid_run_is_one_line_and_loses_nothing(tmp_path):
@@ -393,11 +395,16 @@ def test_a_full_disk_mid_run_is_one_line_and_loses_nothing(tmp_path):
     cmd = [sys.executable, "-m", "robustlab", *TINY_ARGS, "--out", str(out)]
     full = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300,
                           preexec_fn=limit)
-    assert full.returncode != 0 and "Traceback" not in full.stderr, full.stderr[-3000:]
-    assert "rerun the same command to resume" in full.stderr or "error" in full.stderr
+    assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr[-3000:]
+    last = full.stderr.strip().splitlines()[-1]
+    assert last.startswith("robustlab learnability: error: ") and "finished results are kept" in last
+    with RunStore(out, readonly=True) as store:
+        kept = {c.key for c in store.cells("done")}
     again = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads((out / "summary.json").read_text())["complete"] is True
+    with RunStore(out, readonly=True) as store:  # what was finished before the disk filled stays
+        assert all(store.cell(k).attempts == 1 for k in kept)
 
 
 def test_perturb_refuses_a_negative_column(tmp_path, capsys):
