@@ -3,7 +3,8 @@
 A perturbation g maps a text to a perturbed text. Every perturbation in robustlab — built in or
 adapted from NL-Augmenter / TextAttack — is a :class:`Perturbation` subclass and so shares:
 
-* ``name``, ``level`` (character / word / sentence), ``asymmetric`` (g(g(x)) != x, which
+* ``name`` and ``display_name`` (a label given with ``spec@label``, for tables and plots;
+  never part of the signature), ``level`` (character / word / sentence), ``asymmetric`` (g(g(x)) != x, which
   learnability requires), ``label_preserving``, ``deterministic`` (output independent of the
   random stream) and ``heavy`` (loads a model or a large lexicon) as class attributes;
 * ``apply(text, rng)``: one text, drawing randomness only from ``rng`` (a :class:`random.Random`);
@@ -105,7 +106,20 @@ class Perturbation:
     def clone(self, **overrides: Any) -> Perturbation:
         params = self.get_params()
         params.update(overrides)
-        return type(self)(**params)
+        return type(self)(**params).with_label(getattr(self, "_label", None))
+
+    # ---- display label (presentation only: not a parameter, not in the signature) -----------
+    @property
+    def display_name(self) -> str:
+        """What tables and plots show: the label given with ``spec@label``, else ``name``."""
+        return getattr(self, "_label", None) or self.name
+
+    def with_label(self, label: str | None) -> Perturbation:
+        """Set the display label (None: back to ``name``) and return ``self``."""
+        if label is not None and (not label.strip() or "\n" in label):
+            raise PerturbationError(f"{self.name}: a display label must be one non-empty line")
+        self._label = label.strip() if label else None
+        return self
 
     def validate(self) -> None:
         """Check parameters; raise :class:`PerturbationError` with a clear message."""

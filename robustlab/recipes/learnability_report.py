@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from robustlab.adapters.registry import display_label
 from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread, spearman
 from robustlab.runs.outputs import atomic_write, save_figure, write_json, write_jsonl
 from robustlab.runs.signature import make_signature
@@ -202,7 +203,7 @@ def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float
     files.append("pairs.csv")
     if any(r.get("avg_learnability") for r in pairs):
         perts, models, mat = table2(pairs)
-        body = [[p, *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
+        body = [[display_label(p), *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
                  else None] for i, p in enumerate(perts)]
         atomic_write(out_dir / "learnability_table.csv",
                      lambda f: f.write(_csv_text(["perturbation", *models, "average"], body)))
@@ -235,7 +236,7 @@ def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[
                 at = r["learnability_at"]
                 m = np.array([_mean(at.get(format(p, "g"))) for p in p_grid])
                 s = np.array([(at.get(format(p, "g")) or {}).get("std") or 0.0 for p in p_grid])
-                line, = ax.plot(p_grid, m, marker="o", ms=3, label=r["perturbation"])
+                line, = ax.plot(p_grid, m, marker="o", ms=3, label=display_label(r["perturbation"]))
                 ax.fill_between(p_grid, m - s, m + s, color=line.get_color(), alpha=0.15)
             ax.set_xscale("log")
             ax.set_ylim(-0.1, 1.05)
@@ -252,7 +253,7 @@ def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[
         im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=log_auc(p_grid, [1.0] * len(p_grid))
                        if len(p_grid) >= 2 else 1, aspect="auto")
         ax.set_xticks(range(len(ms)), ms, rotation=30, ha="right")
-        ax.set_yticks(range(len(perts)), perts)
+        ax.set_yticks(range(len(perts)), [display_label(p) for p in perts])
         for i in range(len(perts)):
             for j in range(len(ms)):
                 if math.isfinite(mat[i, j]):
@@ -292,7 +293,8 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
         return f"{v['mean']:.3f}±{v.get('std') or 0:.3f}"
 
     head = ["model", "perturbation", "avg learn.", "robustness", "Δ aug", "acc std", "no-op"]
-    rows = [[r["model"], r["perturbation"], fmt(r.get("avg_learnability")), fmt(r.get("robustness")),
+    rows = [[r["model"], display_label(r["perturbation"]), fmt(r.get("avg_learnability")),
+             fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
     return align(head, rows, rule=True)
