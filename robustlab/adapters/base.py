@@ -33,6 +33,9 @@ spends on a whole SST-2 sentence; ``bench/bench_perturbations.py``):
   stream), in about 1 µs from a cached keyed prefix. The per-character perturbations read their
   decisions straight from these bytes (thresholds on bytes, ``bytes.translate`` tables).
 * ``"none"``: deterministic perturbations; no stream is built at all.
+* ``"bulk"``: the perturbation derives its own per-text randomness from (seed, text) for a whole
+  list at once (``perturb_many(texts, seed)``), for work so cheap that even one stream object per
+  text would dominate (shuffle_word: one keyed BLAKE2b per text, then numpy).
 
 ``apply(text, rng)`` works for every kind (a "bytes" perturbation derives its stream from 16
 bytes of ``rng``), so callers holding their own ``random.Random`` keep working. The global
@@ -44,6 +47,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import operator
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -92,6 +96,7 @@ def stream_for(seed: int, text: str, salt: str = "") -> Any:
 
 #: texts per apply_many call in perturb_batch (bounds the memory of vectorised perturbations)
 _CHUNK = 4096
+_ENCODE = operator.methodcaller("encode", "utf-8", "surrogatepass")
 
 
 class _NoRandomness:
@@ -194,6 +199,13 @@ class Perturbation:
         """Perturb one text using only ``rng`` for randomness. Return ``text`` when impossible."""
         if self.randomness == "bytes":
             return self.apply_stream(text, hashlib.shake_128(rng.randbytes(16)))
+        if self.randomness == "bulk":
+            return self.perturb_many([text], rng.getrandbits(63))[0]
+        raise NotImplementedError
+
+    def perturb_many(self, texts: list[str], seed: int) -> list[str]:
+        """For ``randomness = "bulk"``: the outputs for ``texts``, each a function of (seed, its
+        own text) alone."""
         raise NotImplementedError
 
     def apply_stream(self, text: str, stream: Any) -> str:
@@ -227,6 +239,8 @@ class Perturbation:
             return self.apply_stream(text, stream_for(seed, text, self.name))
         if kind == "none":
             return self.apply(text, NO_RANDOMNESS)
+        if kind == "bulk":
+            return self.perturb_many([text], seed)[0]
         return self.apply(text, rng_for(seed, text, self.name))
 
     def perturb(self, text: str, seed: int = 0) -> str:
@@ -242,15 +256,19 @@ class Perturbation:
             prefix = _stream_prefix(int(seed), name)
             texts = texts if isinstance(texts, list) else list(texts)
             out: list[str] = []
+            fresh, update = prefix.copy, type(prefix).update
             for a in range(0, len(texts), _CHUNK):
                 chunk = texts[a: a + _CHUNK]
-                streams = []
-                for t in chunk:
-                    h = prefix.copy()
-                    h.update(t.encode("utf-8", "surrogatepass"))
-                    streams.append(h)
+                streams = [fresh() for _ in chunk]
+                # C-level loops (map over method descriptors): no Python frame per text
+                for _ in map(update, streams, map(_ENCODE, chunk)):
+                    pass
                 out += self.apply_many(chunk, streams)
             return out
+        if kind == "bulk":
+            texts = texts if isinstance(texts, list) else list(texts)
+            return [o for a in range(0, len(texts), _CHUNK)
+                    for o in self.perturb_many(texts[a: a + _CHUNK], seed)]
         apply = self.apply
         if kind == "none":
             return [apply(t, NO_RANDOMNESS) for t in texts]

@@ -16,12 +16,14 @@ chunk of texts (visual, leet), or geometric skips that cost one draw per *edit* 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import operator
 import re
 from typing import Any
 
 from robustlab.adapters.base import Perturbation, PerturbationError
-from robustlab.adapters.byte_draws import Draws, u32s
+from robustlab.adapters.byte_draws import Draws
 from robustlab.adapters.codepoints import decode, encode
 from robustlab.adapters.lexicons import (
     ABBREVIATIONS,
@@ -32,6 +34,8 @@ from robustlab.adapters.lexicons import (
 )
 from robustlab.adapters.registry import register
 from robustlab.adapters.text_utils import match_case
+
+_ENCODE = operator.methodcaller("encode", "utf-8", "surrogatepass")
 
 __all__ = [
     "ButterFingers",
@@ -119,32 +123,112 @@ class ButterFingers(Perturbation):
         return text if chars is None else "".join(chars)
 
 
+_GOLDEN = 0x9E3779B97F4A7C15
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(x: Any) -> Any:
+    """SplitMix64's finaliser (numpy uint64 arrays, wrapping): a counter -> a random word."""
+    import numpy as np
+
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
 @register
 class ShuffleWord(Perturbation):
     """All whitespace-separated words in random order, joined by single spaces.
 
-    The order sorts the words by 32-bit keys read from the stream (a uniform permutation up to
-    ties, which break by position, probability < n**2 / 2**33); an order equal to the original
-    is redrawn (a silent no-op otherwise), up to 10 times."""
+    Randomness ("bulk"): each text's 64-bit key hashes the text and (seed, name) (see
+    ``_text_keys``); word i gets the sort key SplitMix64(key + (i + 1) * golden ratio), and the words are
+    sorted by it (a uniform permutation up to 64-bit ties, broken by position). Hashing, keys,
+    sorting and joining run over a whole chunk of texts in C/numpy, which is what makes it faster
+    than a plain ``random.shuffle`` loop. An order that gives the text (or its words) back would
+    be a silent no-op, so it is redrawn with the next counter block, up to 10 times; a text whose
+    words are all equal comes back unchanged."""
 
     name = "shuffle_word"
     level = "word"
-    randomness = "bytes"
+    randomness = "bulk"
     source = "000"
     summary = "shuffles the order of all words"
 
-    def apply_stream(self, text: str, stream: Any) -> str:
-        words = text.split()
+    def perturb_many(self, texts: list[str], seed: int) -> list[str]:
+        import numpy as np
+
+        split = list(map(str.split, texts))
+        sizes = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        sel = np.flatnonzero(sizes > 1)
+        if not len(sel):
+            return list(texts)
+        partial = len(sel) < len(texts)
+        sel_list = sel.tolist()
+        originals = [texts[i] for i in sel_list] if partial else texts
+        if partial:
+            split = [split[i] for i in sel_list]
+            sizes = sizes[sel]
+        keys = self._text_keys(originals, seed)
+        ends = np.cumsum(sizes)
+        rank = np.arange(int(ends[-1]), dtype=np.uint64) - np.repeat(
+            (ends - sizes).astype(np.uint64), sizes)
+        word_keys = _splitmix64(np.repeat(keys, sizes) + (rank + np.uint64(1)) * np.uint64(_GOLDEN))
+        owner = np.repeat(np.arange(len(sizes), dtype=np.uint64), sizes)
+        # by text, then the key's top 32 bits; a stable sort breaks ties by position
+        order = np.argsort((owner << np.uint64(32)) | (word_keys >> np.uint64(32)), kind="stable")
+        moved = np.concatenate([[0], np.cumsum(order != np.arange(len(order)))])
+        fixed = moved[ends] == moved[ends - sizes]  # identity order
+        words = list(itertools.chain.from_iterable(split))
+        words.append("\n")  # split() leaves no whitespace in words: "\n" marks text ends
+        idx = np.insert(order, ends[:-1], len(words) - 1)
+        pieces = " ".join(operator.itemgetter(*idx.tolist())(words)).split(" \n ")
+        same = np.fromiter(map(operator.eq, pieces, originals), dtype=bool, count=len(pieces))
+        for j in np.flatnonzero(fixed | same).tolist():
+            new = self._redraw(split[j], int(keys[j]))
+            pieces[j] = originals[j] if new is None else " ".join(new)
+        if not partial:
+            return pieces
+        out = list(texts)
+        for i, piece in zip(sel_list, pieces, strict=True):
+            out[i] = piece
+        return out
+
+    def _text_keys(self, texts: list[str], seed: int) -> Any:
+        """A 64-bit key per text: CRC-32 of its UTF-8 bytes and its length, mixed with a BLAKE2b
+        digest of (seed, name) through SplitMix64. Why CRC-32: one C call per text (a keyed
+        BLAKE2b object per text cost as much as the whole shuffle); it only seeds the word keys,
+        and equal CRCs of two different texts (p = 2**-32) just give them related orders."""
+        import hashlib
+        import zlib
+
+        import numpy as np
+
+        salt = int.from_bytes(hashlib.blake2b(f"{int(seed)}|{self.name}".encode(),
+                                              digest_size=8).digest(), "little")
+        n = len(texts)
+        crc = np.fromiter(map(zlib.crc32, map(_ENCODE, texts)), dtype=np.uint64, count=n)
+        lengths = np.fromiter(map(len, texts), dtype=np.uint64, count=n)
+        return _splitmix64(_splitmix64(crc ^ np.uint64(salt)) + lengths)
+
+    @staticmethod
+    def _redraw(words: list[str], key: int) -> list[str] | None:
+        """Draws 2..10 (counter blocks t * 2**32): the first gave the text back; None if all
+        words are equal."""
+        import numpy as np
+
         n = len(words)
-        if n < 2 or len(set(words)) < 2:
-            return text
-        blob = stream.digest(40 * n)  # room for the 10 draws
-        for t in range(10):
-            keys = u32s(blob[4 * n * t: 4 * n * (t + 1)])
-            new = [words[i] for i in sorted(range(n), key=keys.__getitem__)]
+        if len(set(words)) < 2:
+            return None
+        new = words
+        for t in range(1, 10):
+            ctr = np.arange(1, n + 1, dtype=np.uint64) + np.uint64(t << 32)
+            k = _splitmix64(np.uint64(key) + ctr * np.uint64(_GOLDEN)) >> np.uint64(32)
+            new = [words[j] for j in np.argsort(k, kind="stable").tolist()]
             if new != words:
                 break
-        return " ".join(new)
+        return new
 
 
 @register
@@ -186,36 +270,47 @@ class RandomUpper(Perturbation):
         return "".join(chars)
 
 
-def _trie_regex(phrases: list[str]) -> str:
-    """One alternation with shared prefixes factored out (a character trie): ``re`` then tries
-    a handful of branches per position instead of every phrase. Spaces match any whitespace."""
-    trie: dict = {}
-    for ph in phrases:
-        node = trie
-        for ch in ph:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict) -> str:
-        end = "" in node
-        alts = [(r"\s+" if ch == " " else re.escape(ch)) + build(sub)
-                for ch, sub in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if end else body
-
-    return build(trie)
+#: splits a text into words (runs of letters, digits, apostrophes, hyphens) at even indices and
+#: the separators between them at odd ones, so a lexicon entry matches whole words only: never
+#: inside a word, a contraction or a hyphenated compound ("be-all")
+_WORD_SPLIT = re.compile(r"([^\w'’-]+)")
 
 
 @functools.cache
-def _abbreviation_regex(ignore_case: bool) -> re.Pattern[str]:
-    # whole words only: not inside a word, a contraction or a hyphenated compound ("be-all")
-    body = _trie_regex(list(ABBREVIATIONS))
-    return re.compile(rf"(?<![\w'’-])(?:{body})(?![\w'’-])", re.IGNORECASE if ignore_case else 0)
+def _abbreviation_index() -> tuple[dict[str, str], dict[str, list[tuple[tuple[str, ...], str]]]]:
+    """(single word -> abbreviation, first word -> [(following words, abbreviation)], longest
+    phrase first)."""
+    single: dict[str, str] = {}
+    multi: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    for phrase, abbr in ABBREVIATIONS.items():
+        words = phrase.split()
+        if len(words) == 1:
+            single[phrase] = abbr
+        else:
+            multi.setdefault(words[0], []).append((tuple(words[1:]), abbr))
+    for rules in multi.values():
+        rules.sort(key=lambda r: -len(r[0]))
+    return single, multi
 
 
-_APOSTROPHES = str.maketrans({"’": "'"})
+@functools.cache
+def _cased_singles() -> dict[str, str]:
+    """Every single-word entry in its lower, Capitalised and ALL-CAPS spellings (and with a
+    typographic apostrophe), mapped to the abbreviation in the same case: one dict look-up per
+    word, done by ``map`` in C."""
+    out: dict[str, str] = {}
+    for word, abbr in _abbreviation_index()[0].items():
+        for w in {word, word.replace("'", "’")}:
+            for form in (w, w[:1].upper() + w[1:], w.upper()):
+                out.setdefault(form, match_case(form, abbr))
+    return out
+
+
+@functools.cache
+def _phrase_bigrams() -> frozenset[tuple[str, str]]:
+    """The first two words of every phrase: texts without one skip the phrase pass."""
+    return frozenset((head, rest[0]) for head, rules in _abbreviation_index()[1].items()
+                     for rest, _ in rules)
 
 
 @register
@@ -223,8 +318,9 @@ class InsertAbbreviation(Perturbation):
     """Words and phrases replaced by chat abbreviations ("you" -> "u", "the" -> "da", ...).
 
     Each match is replaced with probability ``prob`` (1.0, as in NL-Augmenter, replaces all).
-    Matching is whole-word, case-insensitive and longest-first; the first letter's case (or ALL
-    CAPS) is kept. The lexicon is ``robustlab.adapters.lexicons.ABBREVIATIONS``.
+    Matching is whole-word and longest-first (a phrase's words separated by whitespace only);
+    lower-case, Capitalised and ALL-CAPS words match and keep their case (a phrase at ``prob``
+    < 1 matches in any case). The lexicon is ``robustlab.adapters.lexicons.ABBREVIATIONS``.
     """
 
     name = "insert_abbreviation"
@@ -256,27 +352,80 @@ class InsertAbbreviation(Perturbation):
         return self._replace(text, Draws(stream, 8))
 
     def _replace(self, text: str, draws: Draws | None) -> str:
-        low = text.lower().translate(_APOSTROPHES)
-        if len(low) == len(text):  # same positions: match the lowered copy, no IGNORECASE
-            matches = _abbreviation_regex(False).finditer(low)
-        else:  # a few characters lower-case to two ("İ"): match the text itself
-            matches = _abbreviation_regex(True).finditer(text)
-        parts: list[str] = []
-        pos = 0
+        if draws is not None:
+            return self._replace_each(text, draws)
+        parts = _WORD_SPLIT.split(text)
+        words = parts[0::2]
+        cased = _cased_singles()
+        new = list(map(cased.get, words, words))  # C loop: abbreviation or the word itself
+        low = text.lower().replace("’", "'")
+        if low == text:
+            lwords = words
+        elif len(low) == len(text):
+            lwords = _WORD_SPLIT.split(low)[0::2]
+        else:  # a few characters lower-case to two ("İ"): the word-by-word path
+            return self._replace_each(text, None)
+        bigrams = _phrase_bigrams()
+        if not bigrams.isdisjoint(zip(lwords, lwords[1:], strict=False)):
+            multi = _abbreviation_index()[1]
+            i, n = 0, len(lwords)
+            while i < n - 1:
+                step = 1
+                if (lwords[i], lwords[i + 1]) in bigrams:
+                    for rest, abbr in multi[lwords[i]]:
+                        k = len(rest)
+                        if i + k < n and all(lwords[i + 1 + m] == rest[m]
+                                             and parts[2 * i + 2 * m + 1].isspace()
+                                             for m in range(k)):
+                            new[i] = match_case("".join(parts[2 * i: 2 * (i + k) + 1]), abbr)
+                            for m in range(1, k + 1):
+                                new[i + m] = ""
+                                parts[2 * (i + m) - 1] = ""
+                            step = k + 1
+                            break
+                i += step
+        parts[0::2] = new
+        out = "".join(parts)
+        return out if out != text else text
+
+    def _replace_each(self, text: str, draws: Draws | None) -> str:
+        """Why not one big regex: scanning every position of the text costs more than NL-
+        Augmenter's own tokenizer; splitting once (C) and looking each word up in a dict is
+        several times cheaper. Phrases need whitespace-only separators between their words."""
+        parts = _WORD_SPLIT.split(text)
+        single, multi = _abbreviation_index()
+        norm = "’" in text
         prob = self.prob
-        for m in matches:
-            if draws is not None and draws.random() >= prob:
+        changed = False
+        n = len(parts)
+        j = 0
+        while j < n:
+            w = parts[j]
+            if not w:
+                j += 2
                 continue
-            a, b = m.span()
-            found = text[a:b]
-            key = " ".join(found.lower().replace("’", "'").split())
-            parts.append(text[pos:a])
-            parts.append(match_case(found, ABBREVIATIONS[key]))
-            pos = b
-        if not parts:
-            return text
-        parts.append(text[pos:])
-        return "".join(parts)
+            low = w.lower().replace("’", "'") if norm else w.lower()
+            step = 2
+            abbr = None
+            for rest, candidate in multi.get(low, ()):
+                k = len(rest)
+                if j + 2 * k < n and all(
+                        parts[j + 2 * i + 1].isspace()
+                        and (parts[j + 2 * i + 2].lower().replace("’", "'") if norm
+                             else parts[j + 2 * i + 2].lower()) == rest[i]
+                        for i in range(k)):
+                    abbr, step = candidate, 2 * k + 2
+                    break
+            if abbr is None:
+                abbr = single.get(low)
+            if abbr is not None and (draws is None or draws.random() < prob):
+                found = "".join(parts[j: j + step - 1])
+                parts[j] = match_case(found, abbr)
+                for i in range(j + 1, j + step - 1):
+                    parts[i] = ""
+                changed = True
+            j += step
+        return "".join(parts) if changed else text
 
 
 @register
@@ -296,35 +445,43 @@ class WhitespacePerturbation(Perturbation):
     def validate(self) -> None:
         _check_prob(self.name, remove_prob=self.remove_prob, add_prob=self.add_prob)
 
-    def apply_stream(self, text: str, stream: Any) -> str:
-        # one Bernoulli(q) stream at the larger rate, thinned per character kind: the same
-        # per-character probabilities as one uniform per character, at one draw per candidate
-        n = len(text)
-        q = max(self.remove_prob, self.add_prob)
-        if q <= 0 or n == 0:
-            return text
-        keep_space, add = self.remove_prob / q, self.add_prob / q
-        draws = Draws(stream, 3 * n * q + 8)
-        rand = draws.random
-        gaps = iter(lambda: 1, 0) if q >= 1 else _geometric_gaps(q, draws)
-        parts: list[str] = []
-        pos, i = 0, -1
-        for gap in gaps:
-            i += gap
-            if i >= n:
-                break
-            if text[i].isspace():
-                if keep_space >= 1.0 or rand() < keep_space:
-                    parts.append(text[pos:i])
-                    pos = i + 1
-            elif add >= 1.0 or rand() < add:
-                parts.append(text[pos: i + 1])
-                parts.append(" ")
-                pos = i + 1
-        if not parts:
-            return text
-        parts.append(text[pos:])
-        return "".join(parts)
+    def apply_many(self, texts: list[str], streams: list[Any]) -> list[str]:
+        # one 32-bit value u per character, as NL-Augmenter draws one random number per
+        # character: a whitespace goes when u < remove_prob * 2**32, any other character gets a
+        # space after it when u < add_prob * 2**32; the edit is done on code-point arrays
+        import numpy as np
+
+        remove = round(self.remove_prob * 2**32)
+        add = round(self.add_prob * 2**32)
+        if remove == 0 and add == 0:
+            return list(texts)
+        lengths = [len(t) for t in texts]
+        u = np.frombuffer(b"".join(s.digest(4 * n) for s, n in zip(streams, lengths,
+                                                                   strict=True)), dtype="<u4")
+        cps = encode(texts)
+        space = _is_space(cps)
+        keep = ~(space & (u < remove))
+        plus = ~space & (u < add)
+        pairs = np.stack([cps, np.full_like(cps, 32)], axis=1).ravel()
+        mask = np.stack([keep, plus], axis=1).ravel()
+        ends = np.cumsum([0, *lengths])
+        emitted = np.concatenate([[0], np.cumsum(keep.astype(np.int64) + plus)])
+        return decode(pairs[mask], np.diff(emitted[ends]).tolist())
+
+
+@functools.cache
+def _space_table() -> Any:
+    """``str.isspace`` for every code point up to U+3000 (the last whitespace in Unicode)."""
+    import numpy as np
+
+    return np.array([chr(c).isspace() for c in range(0x3001)], dtype=bool)
+
+
+def _is_space(cps: Any) -> Any:
+    import numpy as np
+
+    table = _space_table()
+    return table[np.minimum(cps, len(table) - 1)] & (cps < len(table))
 
 
 @functools.cache
