@@ -141,3 +141,14 @@ def test_insert_abbreviation_changes_most_sst2_sentences() -> None:
     out = make("insert_abbreviation").perturb_batch(texts)
     changed = sum(a != b for a, b in zip(texts, out, strict=True)) / len(texts)
     assert changed >= 0.83  # NL-Augmenter's rule file changes 83 % of them (issue 13)
+
+
+def test_insert_abbreviation_fast_paths_agree_with_the_word_by_word_path() -> None:
+    p = make("insert_abbreviation")
+    texts = ["by the way you are late", "kind of course", "of course kind of", "to be honest ,",
+             "", " x", "you\tare", "café you", "THE END , you", "i don't know what to be",
+             "by the\nway", "a, b you", "x ", "You all see you later", "the be-all-end-all"]
+    texts += [t.capitalize() for t in texts] + [t.upper() for t in texts]
+    expected = [p._replace_each(t, None) for t in texts]
+    assert p.perturb_batch(texts) == expected  # chunk path (tokenized ASCII in one pass)
+    assert [p.perturb(t) for t in texts] == expected  # per-text path
