@@ -191,7 +191,7 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
 def execute(args: argparse.Namespace, name: str) -> int:
     """Run the study described by ``args`` and print the results; shared with ``demo``."""
     from robustlab.recipes.learnability import run_study
-    from robustlab.recipes.learnability_report import correlations_text, results_table
+    from robustlab.recipes.learnability_report import chance_text, correlations_text, results_table
 
     study = study_from_args(args)
     if args.workers < 1:
@@ -202,6 +202,8 @@ def execute(args: argparse.Namespace, name: str) -> int:
                         command=command_line(args, name, study), progress=not args.quiet,
                         plots=not args.no_plots, threads=args.threads)
     print(results_table(summary["pairs"]))
+    if chance_text(summary["pairs"]):
+        print(chance_text(summary["pairs"]))
     if study.kind == "learnability":
         print()
         print(correlations_text(summary["correlations"]))

@@ -45,7 +45,7 @@ class LearnabilityView:
 
     def scatter_plot(self, against: str = "robustness") -> Plot:
         col = 2 if against == "robustness" else 3
-        pts = [(p[1], p[col]) for p in self.scatter_points if p[1] is not None
+        pts = [(p[1], p[col], p[0]) for p in self.scatter_points if p[1] is not None
                and p[col] is not None]
         corr = self.correlations.get(f"learnability_vs_{against}") or {}
         if corr.get("rho") is not None:
@@ -56,7 +56,8 @@ class LearnabilityView:
             note = f"Spearman ρ undefined (n={corr.get('n')}: needs ≥ 3 pairs that vary)"
         label = "Δ (augmentation)" if against == "delta" else "robustness"
         return Plot(f"average learnability vs {label}", "average learnability", label,
-                    [Series("pairs", [p[0] for p in pts], [p[1] for p in pts], "scatter")],
+                    [Series("pairs", [p[0] for p in pts], [p[1] for p in pts], "scatter",
+                            names=[p[2] for p in pts])],
                     note=note)
 
 

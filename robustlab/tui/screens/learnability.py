@@ -21,6 +21,7 @@ class LearnabilityScreen(RunScreen):
         Binding("3", "tab('scatter')", "Scatter"),
         Binding("y", "toggle_y", "Rob/Δ"),
         Binding("a", "all_curves", "All pairs"),
+        Binding("v", "advice", "Advice", show=False),
     ]
 
     def __init__(self, path) -> None:
@@ -85,6 +86,18 @@ class LearnabilityScreen(RunScreen):
         self.all_pairs = True
         self._plots()
         self.query_one("#tabs", TabbedContent).active = "curves"
+
+    def action_advice(self) -> None:
+        """v: perturbations ranked by expected augmentation benefit (robustlab.report.advice)."""
+        from robustlab.report.advice import advice_text, advise
+        from robustlab.tui.data import read_summary
+        from robustlab.tui.screens.base import TextScreen
+
+        pairs = (read_summary(self.path) or {}).get("pairs")
+        if not pairs:
+            self.notify("no finished pairs yet: advice after the run ends", severity="warning")
+            return
+        self.app.push_screen(TextScreen("Augmentation advice", advice_text(advise(pairs))))
 
     def exportables(self):
         if self.view is None:
