@@ -219,6 +219,9 @@ def test_any_spec_takes_a_display_label(fake_nlaugmenter):
     assert split_label("shuffle_word") == ("shuffle_word", None)
     with pytest.raises(PerturbationError, match="empty display label"):
         parse_spec("leet_letters@ ")
+    from robustlab import plots
+
+    assert plots.short_name("leet_letters:max_leet=0.3@leet 30%") == "leet 30%"  # tables, plots
 
 
 def test_outputs_picked_with_the_stream_and_noops():
