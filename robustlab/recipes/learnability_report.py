@@ -158,7 +158,18 @@ def table2(pairs: list[dict[str, Any]], field: str = "avg_learnability"
 
 def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = None,
                   plots: bool = True) -> dict[str, Any]:
-    """Write results.jsonl, summary.json, CSV tables and PNG plots for the run in ``store``."""
+    """Write results.jsonl, summary.json, CSV tables and PNG plots for the run in ``store``.
+
+    The learnability estimate (``summary["estimate"]``, its CSV/PNG) comes from
+    :mod:`robustlab.recipes.learnability_estimate`; a quick-estimate run gets no log-AUC figures.
+    """
+    from robustlab.recipes.learnability_estimate import (
+        blank_quick_average,
+        is_quick,
+        summarize_estimate,
+        write_estimate_files,
+    )
+
     info = store.run_info()
     if info is None:
         raise ValueError(f"{out_dir}: empty run store")
@@ -170,11 +181,14 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     p_grid = [float(p) for p in config.get("p_grid", [])]
     write_jsonl(out_dir / "results.jsonl", results)
     pairs = summarize_pairs(results, p_grid)
+    blank_quick_average(pairs, config)  # a quick estimate has no log-AUC (learnability_estimate)
     corr = correlations(pairs, p_grid)
+    estimate = summarize_estimate(results, config, pairs, corr)
     files: list[str] = []
     files += _write_tables(out_dir, pairs, p_grid, corr)
-    if plots and pairs:
+    if plots and pairs and not is_quick(config):
         files += _write_plots(out_dir, pairs, results, p_grid, corr)
+    files += write_estimate_files(out_dir, estimate, plots)
     summary = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed,
         "config": config, "signature": make_signature(
@@ -183,7 +197,7 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
             seeds=len(config.get("seeds", [])), steps=config.get("steps")),
         "versions": info.versions, "files": files, "seconds": seconds,
         "n_cells": len(cells), "n_done": len(done),
-        "pairs": pairs, "correlations": corr,
+        "pairs": pairs, "correlations": corr, "estimate": estimate,
     }
     write_json(out_dir / "summary.json", summary)
     return summary

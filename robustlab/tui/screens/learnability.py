@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from robustlab.tui.results import LearnabilityView, load_learnability
+from robustlab.tui.results import LearnabilityView, load_learnability, with_estimate
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
@@ -39,7 +39,7 @@ class LearnabilityScreen(RunScreen):
                 yield SpecPlot(id="scat")
 
     def load(self) -> LearnabilityView:
-        return load_learnability(self.path)
+        return with_estimate(load_learnability(self.path), self.path)
 
     def show(self, view: LearnabilityView) -> None:
         corr = view.correlations
@@ -48,6 +48,13 @@ class LearnabilityScreen(RunScreen):
             c = corr.get(f"learnability_vs_{name}") or {}
             if c.get("rho") is not None:
                 parts.append(f"ρ(learnability, {name})={fmt(c['rho'])} (p={c['p_value']:.3g})")
+        est = view.estimate
+        if est:
+            c = (est.get("correlations") or {}).get("estimate_vs_robustness") or {}
+            parts.append(f"estimate = learnability@{est['estimate_p']:g} "
+                         f"({est['cost']['trainings']} trainings, {est['cost']['seconds']:.0f} s)"
+                         + (f", ρ(estimate, robustness)={fmt(c['rho'])}"
+                            if c.get("rho") is not None else ""))
         if view.partial:
             parts.append("run in progress: per-p means so far")
         self.query_one("#status").update(" · ".join(parts))
