@@ -62,6 +62,7 @@ __all__ = [
     "Outcome",
     "Perturbation",
     "PerturbationError",
+    "check_prob",
     "rng_for",
     "stream_for",
 ]
@@ -76,6 +77,13 @@ def rng_for(seed: int, text: str, salt: str = "") -> random.Random:
     h = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, person=b"robustlab")
     h.update(salt.encode("utf-8"))
     return random.Random((int(seed) << 64) ^ int.from_bytes(h.digest(), "little"))
+
+
+def check_prob(owner: str, **probs: float) -> None:
+    """Raise :class:`PerturbationError` unless every value is a number in [0, 1]."""
+    for name, value in probs.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+            raise PerturbationError(f"{owner}: {name} must be a number in [0, 1], got {value!r}")
 
 
 @functools.lru_cache(maxsize=1024)
