@@ -111,19 +111,56 @@ def parse_params(text: str, spec: str = "") -> dict[str, Any]:
     return params
 
 
-def parse_spec(spec: str, **overrides: Any) -> Perturbation:
-    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str).
+def split_label(spec: str) -> tuple[str, str | None]:
+    """``("leet_letters:max_leet=0.3", "leet 30%")`` for ``"leet_letters:max_leet=0.3@leet 30%"``.
 
-    ``textattack:Target[:k=v,...]`` and ``nlaugmenter:module.Class[:k=v,...]`` resolve through
-    the adapters. ``overrides`` (e.g. from ``--param``) win over parameters in the spec.
+    The label is everything after the last ``@``; without one the label is None.
     """
-    name, _, rest = spec.strip().partition(":")
+    body, at, label = spec.strip().rpartition("@")
+    if not at:
+        return spec.strip(), None
+    if not label.strip():
+        raise PerturbationError(f"empty display label in {spec!r}; write spec@label")
+    if not body.strip():
+        raise PerturbationError(f"no perturbation before the label in {spec!r}")
+    return body.strip(), label.strip()
+
+
+def display_label(spec: str) -> str:
+    """The name tables and plots show for ``spec``, without building the perturbation: its
+    ``@label``; else the spec with an NL-Augmenter class path shortened to the transformation's
+    folder (``nlaugmenter:a.transformations.x.transformation.Cls`` -> ``nlaugmenter:x``)."""
+    body, label = split_label(spec)
+    if label:
+        return label
+    prefix, colon, rest = body.partition(":")
+    if prefix == "nlaugmenter" and colon:
+        target, sep, params = rest.partition(":")
+        module, _, _cls = target.rpartition(".")
+        parts = module.split(".")
+        if len(parts) >= 3 and parts[-1] == "transformation" and parts[-3] == "transformations":
+            return f"nlaugmenter:{parts[-2]}{sep}{params}"
+    return body
+
+
+def parse_spec(spec: str, **overrides: Any) -> Perturbation:
+    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str),
+    optionally followed by ``@label``, the display label (:attr:`Perturbation.display_name`).
+
+    ``textattack:Target[:k=v,...]`` and ``nlaugmenter:<folder | module.Class>[:k=v,...]``
+    resolve through the adapters. ``overrides`` (e.g. from ``--param``) win over parameters in
+    the spec.
+    """
+    body, label = split_label(spec)
+    name, _, rest = body.partition(":")
     if name in EXTERNAL_PREFIXES:
         target, _, rest = rest.partition(":")
         params = {**parse_params(rest, spec), **overrides}
         module = importlib.import_module(EXTERNAL_PREFIXES[name])
-        return module.from_spec(target.strip(), **params)
-    return make(name, **{**parse_params(rest, spec), **overrides})
+        pert = module.from_spec(target.strip(), **params)
+    else:
+        pert = make(name, **{**parse_params(rest, spec), **overrides})
+    return pert.with_label(label) if label else pert
 
 
 def _parse_value(v: str) -> Any:

@@ -1,7 +1,8 @@
 """Counterfactual token bias (paper 002, Sec. 4, Eq. 5–6) into a run directory (kind ``bias``).
 
 B(p, k) = mean of F_soft(x; p) = f_soft(x ⊕ p) − f_soft(x) over x ∈ Neighbor_k(X_test), k = 0..3
-(k = 0 is the test set). X_test = the sentences with p1 exactly once (and p2 absent); f_soft =
+(k = 0 is the test set). X_test = the sentences with p1 exactly once and p2 absent, or the
+other way round (taken in their p1 form, as the authors' code does); f_soft =
 P(class 1). Neighbourhoods are built one substitution at a time by a neighbourhood source with
 the protected words of every pair blacklisted and the patch word frozen; Neighbor_k is the
 deduplicated union of Neighbor_1 over Neighbor_{k−1} (so it holds sentences within ℓ0 ≤ k).
@@ -130,7 +131,9 @@ class BiasEvaluator:
 
     @staticmethod
     def test_set(texts: Sequence[str], pair: tuple[str, str]) -> list[tuple[list[str], int]]:
-        """(words, index of p1) for sentences with p1 exactly once and p2 absent."""
+        """(words, index of p1) for sentences with one of the pair exactly once and the other
+        absent. Both directions, as the authors' ``is_good_biaswords``: a sentence holding p2 is
+        taken in its p1 form, so F_soft = f_soft(x with p2) − f_soft(x with p1) either way."""
         p1, p2 = pair
         out = []
         for t in texts:
@@ -138,6 +141,10 @@ class BiasEvaluator:
             low = [w.lower() for w in words]
             if low.count(p1) == 1 and p2 not in low:
                 out.append((words, low.index(p1)))
+            elif low.count(p2) == 1 and p1 not in low:
+                i = low.index(p2)
+                words[i] = match_case(words[i], p1)
+                out.append((words, i))
         return out
 
     @staticmethod

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from robustlab.adapters.registry import display_label
 from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread
 from robustlab.metrics.ranking import spearman_test
 from robustlab.runs.outputs import atomic_write, write_json, write_jsonl
@@ -223,7 +224,7 @@ def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float
     files.append("pairs.csv")
     if any(r.get("avg_learnability") for r in pairs):
         perts, models, mat = table2(pairs)
-        body = [[p, *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
+        body = [[display_label(p), *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
                  else None] for i, p in enumerate(perts)]
         atomic_write(out_dir / "learnability_table.csv",
                      lambda f: f.write(_csv_text(["perturbation", *models, "average"], body)))
@@ -268,7 +269,8 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
         return spread_text(v, plain="-")
 
     head = ["model", "perturbation", "avg learn.", "robustness", "Δ aug", "acc std", "no-op"]
-    rows = [[r["model"], r["perturbation"], fmt(r.get("avg_learnability")), fmt(r.get("robustness")),
+    rows = [[r["model"], display_label(r["perturbation"]), fmt(r.get("avg_learnability")),
+             fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
     return align(head, rows, rule=True)
