@@ -87,7 +87,8 @@ class PerturbReport:
         self.rows += 1
         if error is not None:
             self.n_failed += 1
-            if len(self.failed) < _KEEP_FAILURES:
+            if len(self.failed) < _KEEP_FAILURES and (not self.failed
+                                                      or self.failed[-1] != (line, error)):
                 self.failed.append((line, error))
         elif changed:
             self.changed += 1
@@ -158,14 +159,24 @@ def plan_output(args: argparse.Namespace):
 
 
 def progress_bar(args: argparse.Namespace, desc: str, unit: str = "row"):
-    """A tqdm bar on stderr for inputs of at least _PROGRESS_MIN_ROWS lines (a disabled one else)."""
-    from tqdm import tqdm
-
+    """A tqdm bar on stderr for inputs of at least _PROGRESS_MIN_ROWS lines, else a no-op one
+    (tqdm's import is ~15 ms of a small job's start-up, so it is imported only when shown)."""
     from robustlab.data.stream import count_lines
 
     total = 0 if args.no_progress else count_lines(args.input)
-    return tqdm(total=total, unit=unit, disable=args.no_progress or total < _PROGRESS_MIN_ROWS,
-                file=sys.stderr, desc=desc, dynamic_ncols=True)
+    if total < _PROGRESS_MIN_ROWS:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, file=sys.stderr, desc=desc, dynamic_ncols=True)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class _NeedErrorColumn(Exception):

@@ -12,8 +12,8 @@ rules to files too large to hold in memory, for ``robustlab perturb`` and ``robu
   malformed file fails before any work is done.
 * :func:`apply_batched` runs perturbations over rows in bounded batches (the only perturbation
   loop of the two commands), never holding more than one batch.
-* :func:`write_stream` writes rendered batches through
-  :func:`robustlab.runs.outputs.atomic_write`: the output appears complete or not at all.
+* :func:`write_outputs` / :func:`write_stream` write rendered batches through
+  :func:`robustlab.runs.outputs.atomic_write`: every output appears complete or not at all.
 
 Memory is bounded by the batch size and the longest row, not by the file.
 """
@@ -40,12 +40,11 @@ from robustlab.data.files import (
     format_for,
 )
 
-__all__ = ["BATCH", "RowReader", "apply_batched", "count_lines", "derived_seed", "write_stream"]
+__all__ = ["BATCH", "BatchWriter", "Output", "RowReader", "apply_batched", "count_lines",
+           "derived_seed", "write_outputs", "write_stream"]
 
 #: texts per perturbation call (the same chunk size ``robustlab perturb`` always used)
 BATCH = 512
-#: rows held at most before a batch is flushed (bounds memory when most values are not strings)
-MAX_PENDING = 4 * BATCH
 _BLOCK = 1 << 20
 
 
@@ -271,15 +270,17 @@ def derived_seed(seed: int, k: int) -> int:
 
 
 def apply_batched(rows: Iterable[tuple[int, dict[str, Any]]], jobs: Sequence[tuple[Any, int]],
-                  column: str, batch: int = BATCH,
+                  column: str, batch: int | None = None,
                   on_batch: Callable[[int], None] | None = None,
                   ) -> Iterator[tuple[int, dict[str, Any], list[Result]]]:
     """Yield ``(line, row, results)`` in input order, one result per job ``(perturbation, seed)``.
 
-    Texts go to ``perturb_outcomes`` ``batch`` at a time (each job sees the same batch); a value
-    that is not a string is reported, not perturbed. ``on_batch(n)`` is called after each batch
+    Texts go to ``perturb_outcomes`` ``batch`` (default :data:`BATCH`) at a time, each job on
+    the same batch; at most ``4 * batch`` rows are held, so rows whose value is not a string
+    (reported, not perturbed) cannot grow a batch without bound. ``on_batch(n)`` is called after each batch
     with its number of rows (the progress bar).
     """
+    batch = batch or BATCH
     pending: list[tuple[int, dict[str, Any]]] = []
     texts: list[str] = []
 
@@ -303,7 +304,7 @@ def apply_batched(rows: Iterable[tuple[int, dict[str, Any]]], jobs: Sequence[tup
         value = row.get(column)
         if isinstance(value, str):
             texts.append(value)
-        if len(texts) >= batch or len(pending) >= MAX_PENDING:
+        if len(texts) >= batch or len(pending) >= 4 * batch:
             yield from flush()
     if pending:
         yield from flush()
@@ -312,38 +313,85 @@ def apply_batched(rows: Iterable[tuple[int, dict[str, Any]]], jobs: Sequence[tup
 # ---- writing ---------------------------------------------------------------------------------------
 
 
-def write_stream(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]], fmt: str,
-                 columns: Sequence[str], header: bool = True, batch: int = BATCH) -> int:
-    """Write ``records`` atomically as ``fmt``, rendering ``batch`` rows at a time; returns rows.
+@dataclass
+class Output:
+    """One output file of a streamed job: where, in which format, which columns, header or not."""
 
-    The same rendering as :func:`~robustlab.data.files.write_rows` (byte for byte); a value the
-    format cannot hold raises :class:`FileFormatError` and leaves no file.
+    path: Path
+    fmt: str
+    columns: list[str]
+    header: bool = True
+
+
+class BatchWriter:
+    """Renders records into an open file ``batch`` at a time, with
+    :func:`~robustlab.data.files.write_rows`' rendering (byte for byte); a value the format cannot
+    hold raises :class:`FileFormatError` naming its row."""
+
+    def __init__(self, f: Any, out: Output, batch: int | None = None) -> None:
+        self.f, self.out, self.batch = f, out, batch or BATCH
+        self.written = 0
+        self._buf: list[Mapping[str, Any]] = []
+        self._first = True
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        self._buf.append(record)
+        if len(self._buf) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buf and not self._first:
+            return
+        o = self.out
+        self.f.write(_render(o.path, o.fmt, self._buf, o.columns, o.header and self._first,
+                             self.written))
+        self.written += len(self._buf)
+        self._first = False
+        self._buf = []
+
+
+def write_outputs(outputs: Sequence[Output],
+                  produce: Callable[[list[BatchWriter]], None]) -> list[int]:
+    """Open every output atomically (:func:`robustlab.runs.outputs.atomic_write`), let
+    ``produce(writers)`` stream into them, flush; returns rows written per output.
+
+    Nothing is moved into place unless ``produce`` and every flush succeed, so an error leaves
+    no output file (and a file that exists is complete).
     """
     from robustlab.runs.outputs import atomic_write
 
-    path = Path(path)
-    if path.is_dir():
-        raise FileFormatError(f"{path}: is a directory; give an output file name")
-    columns = list(columns)
-    written = 0
+    for o in outputs:
+        if o.path.is_dir():
+            raise FileFormatError(f"{o.path}: is a directory; give an output file name")
+    writers: list[BatchWriter] = []
 
-    def w(f: Any) -> None:
-        nonlocal written
-        buf: list[Mapping[str, Any]] = []
-        first = True
+    def nest(i: int) -> None:
+        if i == len(outputs):
+            produce(writers)
+            for w in writers:
+                w.flush()
+            return
+
+        def body(f: Any) -> None:
+            writers.append(BatchWriter(f, outputs[i]))
+            nest(i + 1)
+
+        try:
+            atomic_write(outputs[i].path, body)
+        except OSError as exc:
+            raise FileFormatError(
+                f"{outputs[i].path}: cannot write ({exc.strerror or exc})") from None
+
+    nest(0)
+    return [w.written for w in writers]
+
+
+def write_stream(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]], fmt: str,
+                 columns: Sequence[str], header: bool = True) -> int:
+    """Write ``records`` atomically as ``fmt``, a batch at a time; returns the row count."""
+
+    def produce(writers: list[BatchWriter]) -> None:
         for r in records:
-            buf.append(r)
-            if len(buf) >= batch:
-                f.write(_render(path, fmt, buf, columns, header and first, written))
-                written += len(buf)
-                first = False
-                buf = []
-        if buf or first:
-            f.write(_render(path, fmt, buf, columns, header and first, written))
-            written += len(buf)
+            writers[0].write(r)
 
-    try:
-        atomic_write(path, w)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    return written
+    return write_outputs([Output(Path(path), fmt, list(columns), header)], produce)[0]
