@@ -48,7 +48,8 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
                    help="model family (bow, textrnn, cnn, lstm, transformer, minilm), "
                    "family:key=value,…, a HF checkpoint or a saved model dir; repeatable or comma "
                    "separated")
-    g.add_argument("--dataset", metavar="NAME", help="named dataset (demo, sst2, …)")
+    g.add_argument("--dataset", "--dataset-from-huggingface", metavar="NAME",
+                   help="named dataset (demo, sst2, …; TextAttack's glue^sst2^validation too)")
     g.add_argument("--data", metavar="FILE", help="training file (TSV/CSV/JSONL/label-text)")
     g.add_argument("--test-data", metavar="FILE", help="test file for --data")
     g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
