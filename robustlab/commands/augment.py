@@ -22,14 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robustlab.commands.perturb import (
-    _PROGRESS_MIN_ROWS,
+from robustlab.data.files import FORMATS
+from robustlab.data.row_jobs import (
+    PROGRESS_MIN_ROWS,
+    NeedErrorColumn,
     PerturbReport,
     build_perturbation,
     plan_output,
+    print_report,
     progress_bar,
 )
-from robustlab.data.files import FORMATS
 from robustlab.errors import InputError
 
 
@@ -77,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
                    help="TSV/CSV: whether the first row is a header (default: detected)")
     p.add_argument("--no-progress", action="store_true",
-                   help=f"no progress bar (shown on stderr from {_PROGRESS_MIN_ROWS} rows)")
+                   help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
     p.set_defaults(func=run)
 
 
@@ -99,7 +101,6 @@ def split_specs(values: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.commands.perturb import _NeedErrorColumn, _report
     from robustlab.data.files import format_for
     from robustlab.data.stream import Output, apply_batched, derived_seed, write_outputs
     from robustlab.errors import RobustlabError
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 for k, res in enumerate(results):
                     report.count(line, res.changed, res.error)
                     if res.error is not None and not with_error:
-                        raise _NeedErrorColumn
+                        raise NeedErrorColumn
                     copy = dict(row)
                     copy[col], copy["changed"] = res.text, res.changed
                     copy["perturbation"] = names[k % len(names)]
@@ -169,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             written = write_outputs(outputs, produce)
-        except _NeedErrorColumn:
+        except NeedErrorColumn:
             with_error = True
             continue
         except ResourceMissing as exc:
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             bar.close()
         break
     n_in = report.rows // args.n
-    _report(report, args, plan.fmt, _Joined(perts))
+    print_report(report, args, plan.fmt, _Joined(perts))
     print(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
           f"{'' if args.exclude_original else ' + the original'})"
           + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
