@@ -195,7 +195,7 @@ class NewStudyScreen(Screen):
             box.update(f"↳ {error}" if at_fault and error else "")
             box.set_class(at_fault and bool(error), "-shown")
             if at_fault and error:
-                self.call_after_refresh(box.scroll_visible)
+                self.call_after_refresh(box.scroll_visible, animate=False)
         for f in self.recipe.fields if self.recipe else []:
             try:
                 self.field(f.dest).set_class(f.dest == dest and error is not None, "-invalid")
