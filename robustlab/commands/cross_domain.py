@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from robustlab.textfmt import align
@@ -74,7 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     clf.add_argument("--model", nargs="+", default=["bow"], metavar="SPEC",
                      help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v)")
     clf.add_argument("--data-dir", default=None, metavar="DIR",
-                     help="multi-domain data root (default ../shared/data/amazon_multidomain)")
+                     help="multi-domain data root (default: $ROBUSTLAB_SHARED/data/amazon_multidomain, "
+                     "else shared/ or ../shared/ from the current directory)")
     clf.add_argument("--domains", nargs="+",
                      default=["books", "dvd", "electronics", "kitchen", "airline", "imdb", "blog"])
     clf.add_argument("--train-domains", nargs="+", default=None,
@@ -163,6 +165,8 @@ def run_clf(args: argparse.Namespace) -> int:
     from robustlab.resources import shared_data_dir
 
     root = args.data_dir or str(shared_data_dir() / "amazon_multidomain")
+    origin = "--data-dir" if args.data_dir else "default ($ROBUSTLAB_SHARED or ./shared, ../shared)"
+    print(f"data: {Path(root).resolve()} ({origin})", file=sys.stderr)
     study = ClfStudy(root=root, models=tuple(args.model), domains=tuple(args.domains),
                      train_domains=tuple(args.train_domains) if args.train_domains else None,
                      steps=args.steps, max_train=args.max_train, max_test=args.max_test,
