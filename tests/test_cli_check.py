@@ -171,3 +171,21 @@ def test_plan_defaults_and_paths(tmp_path):
         ("leet_letters", "min_accuracy", 0.7), ("leet_letters", "max_drop", 0.05),
         ("identity", "max_drop", 0.0)]
     assert p.out == (tmp_path / "p-run").resolve()
+
+
+def test_robustness_command_thresholds(tmp_path, capsys):
+    write_random_label_data(tmp_path)
+    out, xml = tmp_path / "rob", tmp_path / "r.xml"
+    base = ["robustness", "--model", "bow", "--data", str(tmp_path / "train.txt"),
+            "--test-data", str(tmp_path / "test.txt"), "--format", "label-text",
+            "--perturbations", "identity", "--seeds", "0", "--steps", "5", "--out", str(out),
+            "--quiet", "--no-plots"]
+    rc = main([*base, "--max-drop", "0", "--min-accuracy", "1.0", "--junit-xml", str(xml)])
+    text = capsys.readouterr().out
+    assert rc == 1 and "1 of 2 threshold checks passed" in text
+    root = validate_junit(xml.read_bytes())
+    assert root.get("failures") == "1" and root.get("tests") == "2"
+    assert main([*base, "--max-drop", "0"]) == 0  # resumes the finished run; identity: drop 0
+    rc = main([*base[:-4], "--out", str(tmp_path / "new"), "--max-drop", "7"])
+    assert rc == 2 and "outside [-1, 1]" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()

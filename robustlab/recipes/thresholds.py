@@ -279,3 +279,52 @@ def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> byte
                     f"{c.name} on {model}: {c.message}")
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+# ---- the same gates as options of `robustlab robustness` / `robustlab learnability` ----------------
+
+
+def add_threshold_options(p: Any) -> None:
+    """``--min-accuracy``, ``--max-drop``, ``--max-fail-rate`` and ``--junit-xml`` (CI gates)."""
+    g = p.add_argument_group("thresholds (CI: exit 1 when one fails)")
+    for key, (_, _, what) in THRESHOLDS.items():
+        g.add_argument(f"--{key.replace('_', '-')}", type=float, metavar="X", dest=key,
+                       help=f"fail when the {what} is {'below' if key.startswith('min') else 'above'}"
+                       " X for some model × perturbation (a fraction, e.g. 0.05)")
+    g.add_argument("--junit-xml", metavar="FILE", help="write the threshold checks as JUnit XML")
+
+
+def threshold_args(args: Any) -> dict[str, float]:
+    """The thresholds given on the command line, validated (before any run directory exists)."""
+    given = {k: getattr(args, k) for k in THRESHOLDS if getattr(args, k, None) is not None}
+    for key, value in given.items():
+        _limit(f"--{key.replace('_', '-')}", key, value)
+    if getattr(args, "junit_xml", None) and not given:
+        raise InputError("--junit-xml needs a threshold (--min-accuracy, --max-drop or "
+                         "--max-fail-rate)")
+    exps = getattr(args, "experiments", None)
+    if given and exps is not None and "robustness" not in exps:
+        raise InputError("thresholds need the robustness experiment; add it to --experiments")
+    return given
+
+
+def gate(run_dir: str | os.PathLike[str], models: Sequence[str], perturbations: Sequence[str],
+         thresholds: dict[str, float], *, suite: str, junit: str | None = None,
+         seconds: float = 0.0) -> int:
+    """Check every model × perturbation of a finished run against ``thresholds``; print the
+    table, write JUnit XML if asked; 1 when a check fails or has no result, else 0."""
+    from robustlab.runs.outputs import atomic_write
+    from robustlab.runs.store import RunStore
+
+    checks = [Check(m, p, key, limit, p) for m in models for p in perturbations
+              for key, limit in thresholds.items()]
+    with RunStore(run_dir, readonly=True) as store:
+        evaluate(store, checks)
+    print()
+    print(results_table(checks))
+    failed = sum(c.passed is not True for c in checks)
+    print(f"{len(checks) - failed} of {len(checks)} threshold checks passed")
+    if junit:
+        payload = junit_xml(checks, suite, seconds)
+        atomic_write(junit, lambda f: f.write(payload), mode="wb")
+    return 1 if failed else 0
