@@ -70,6 +70,14 @@ def test_failing_examples_are_sorted_and_filtered(run_dir):
                        for r in failing_examples(store, contains=word.upper()))
 
 
+def test_run_report_lists_the_failing_examples(run_dir):
+    with RunStore(run_dir, readonly=True) as store:
+        expected, summary = failing_examples(store), failure_summary(store)
+    report = read_rows(run_dir / "failing_examples.csv")
+    assert report.column("perturbed") == [e["perturbed"] for e in expected]
+    assert read_rows(run_dir / "failures.csv").column("fail") == [str(s["fail"]) for s in summary]
+
+
 def test_failures_command_prints_and_exports(run_dir, tmp_path, capsys):
     out = tmp_path / "fail.csv"
     rc = main(["failures", str(run_dir), "--csv", str(out), "--limit", "3"])

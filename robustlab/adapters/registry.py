@@ -9,7 +9,6 @@ Built-ins live in the modules listed in ``_BUILTIN_MODULES`` and register themse
 from __future__ import annotations
 
 import importlib
-from importlib import metadata
 from typing import Any
 
 from robustlab.adapters.base import Perturbation, PerturbationError
@@ -55,6 +54,8 @@ def _load() -> None:
         return
     _loaded = True
     _load_builtins()
+    from importlib import metadata  # ~50 ms to import: only when plugins are looked for
+
     try:
         eps = metadata.entry_points(group="robustlab.perturbations")
     except Exception:  # pragma: no cover - very old importlib.metadata

@@ -167,6 +167,9 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     files += _write_tables(out_dir, pairs, p_grid, corr)
     if plots and pairs:
         files += _write_plots(out_dir, pairs, results, p_grid, corr)
+    from robustlab.recipes.predictions import write_failure_report
+
+    files += write_failure_report(store, out_dir)  # CheckList-style failing examples
     summary = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed,
         "config": config, "signature": make_signature(

@@ -99,3 +99,21 @@ def export_examples(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]
     from robustlab.data.files import write_rows
 
     write_rows(path, rows, columns=list(EXAMPLE_COLUMNS))
+
+
+def write_failure_report(store: Any, out_dir: str | os.PathLike[str]) -> list[str]:
+    """The run's report files for failing examples: ``failures.csv`` (pass/fail counts per
+    cell) and ``failing_examples.csv`` (every failing example, worst first); none without
+    stored predictions. Returns the file names written."""
+    from pathlib import Path
+
+    from robustlab.data.files import write_rows
+
+    summary = failure_summary(store)
+    if not summary:
+        return []
+    out = Path(out_dir)
+    write_rows(out / "failures.csv", summary,
+               columns=["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate"])
+    export_examples(failing_examples(store), out / "failing_examples.csv")
+    return ["failures.csv", "failing_examples.csv"]
