@@ -257,3 +257,14 @@ def test_failure_after_clean_rows_rewrites_with_error_column(tmp_path, capsys, m
     assert rc == 1 and len(rows) == 8 and all("error" in r for r in rows)
     assert rows[0] == {"text": "row 0 zxqv", "changed": True, "error": ""}
     assert "8 rows: 7 changed, 0 unchanged, 1 failed" in err
+
+
+def test_progress_bar_from_1000_lines(tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"row number {i}\n" for i in range(1200)), encoding="utf-8")
+    rc, _, err = run(["perturb", "-p", "append_token", "-i", src, "-o", tmp_path / "o.jsonl"],
+                     capsys)
+    assert rc == 0 and "append_token" in err and "1200/1200" in err  # tqdm's bar on stderr
+    rc, _, err = run(["perturb", "-p", "append_token", "-i", src, "-o", tmp_path / "p.jsonl",
+                      "--no-progress"], capsys)
+    assert rc == 0 and "1200/1200" not in err
