@@ -31,6 +31,10 @@ from textual.widgets import (
 from robustlab.tui import forms, launch
 from robustlab.tui.messages import Loaded
 
+#: the "nothing chosen" value of a Select (Textual 8: Select.NULL; Select.BLANK is False there
+#: and is refused as a value, which broke the form of any choice option without a default)
+_NO_CHOICE = getattr(Select, "NULL", Select.BLANK)
+
 
 class NewStudyScreen(Screen):
     BINDINGS = [
@@ -118,7 +122,7 @@ class NewStudyScreen(Screen):
             elif f.kind == "choice":
                 control = Select([(c, c) for c in f.choices],
                                  value=f.default_text() if f.default_text() in f.choices
-                                 else Select.BLANK, allow_blank=not f.default, id=wid,
+                                 else _NO_CHOICE, allow_blank=not f.default, id=wid,
                                  compact=True)
             else:
                 value = (forms.default_out(r, self.app.settings.runs_root,
@@ -156,7 +160,7 @@ class NewStudyScreen(Screen):
             except Exception:  # noqa: BLE001 - the form is being rebuilt
                 continue
             v = w.value
-            values[f.dest] = None if v is Select.BLANK else v
+            values[f.dest] = None if v is _NO_CHOICE or v is Select.BLANK else v
         return values
 
     @on(Input.Changed)
