@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPE_NAMES)}")
     p.add_argument("--model", required=True,
                    help="a saved robustlab model directory, a family name or a HF checkpoint")
-    p.add_argument("--dataset", required=True,
+    p.add_argument("--dataset", "--dataset-from-huggingface", required=True,
                    help="a dataset name known to robustlab or a file (label-text, TSV, CSV, JSONL)")
     p.add_argument("--dataset-format", default=None,
                    help="file format when --dataset is a file (default: detected)")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.recipes.thresholds import add_threshold_options, gate, threshold_args
 
 DEFAULT_GRID = "0.001,0.005,0.01,0.02,0.05,0.1,0.5,1.0"
 DEFAULT_PERTURBATIONS = ("duplicate_punctuations,butter_fingers_perturbation,shuffle_word,"
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ):
         p = sub.add_parser(name, aliases=aliases, help=help_, description=help_)
         add_study_options(p, learnability=kind == "learnability")
+        add_threshold_options(p)
         p.set_defaults(func=run, study_kind=kind, command_name=name)
     p = sub.add_parser("correlate", help="hypothesis tests (Spearman ρ, Table 3/4) over finished "
                        "learnability run directories")
@@ -54,7 +56,8 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
                    help="model family (bow, textrnn, cnn, lstm, transformer, minilm), "
                    "family:key=value,…, a HF checkpoint or a saved model dir; repeatable or comma "
                    "separated")
-    g.add_argument("--dataset", metavar="NAME", help="named dataset (demo, sst2, …)")
+    g.add_argument("--dataset", "--dataset-from-huggingface", metavar="NAME",
+                   help="named dataset (demo, sst2, …; TextAttack's glue^sst2^validation too)")
     g.add_argument("--data", metavar="FILE", help="training file (TSV/CSV/JSONL/label-text)")
     g.add_argument("--test-data", metavar="FILE", help="test file for --data")
     g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
@@ -268,7 +271,15 @@ def _print_failures(out: Path, keys: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return execute(args, args.command_name)
+    """The study, then the CI thresholds (``--min-accuracy``/``--max-drop``/…) if given."""
+    thresholds = threshold_args(args)  # checked before the run directory is created
+    rc = execute(args, args.command_name)
+    if not thresholds:
+        return rc
+    study = study_from_args(args)
+    gated = gate(args.out, study.models, study.perturbations, thresholds,
+                 suite=f"robustlab {args.command_name}", junit=args.junit_xml)
+    return max(rc, gated)
 
 
 def run_correlate(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out (a directory every other command accepts as --model). Families: "
         + ", ".join(available_models()) + "; or a Hugging Face checkpoint directory / hub id.")
     p.add_argument("--model", required=True, help="family[:key=value,...], HF checkpoint or dir")
-    p.add_argument("--data", "--dataset", dest="data", required=True,
+    p.add_argument("--data", "--dataset", "--dataset-from-huggingface", dest="data", required=True,
                    help="data file (TSV/CSV/JSONL or '<label> <text>' lines), 'demo' or a hub "
                    "name (glue/sst2, imdb, ...)")
     p.add_argument("--text-column", help="column with the text (name or 0-based index)")

@@ -9,7 +9,9 @@ Sources (:func:`load_dataset`):
   ``encoding`` is given; a file that is not valid UTF-8 is refused naming the line, never decoded
   silently as something else (MR, SUBJ and TREC train need ``encoding="cp1252"``);
 * Hugging Face ``datasets`` by name (``glue/sst2``, ``imdb``, ``yelp_polarity``, ``glue/qqp`` or
-  ``hf:NAME[/CONFIG]``) when the hub is reachable; a clear error otherwise.
+  ``hf:NAME[/CONFIG]``, or TextAttack's ``NAME^CONFIG^SPLIT`` as written for
+  ``--dataset-from-huggingface``, e.g. ``glue^sst2^validation``; a split given there wins) when
+  the hub is reachable; a clear error otherwise.
 
 Balanced seeded subsampling (:meth:`Dataset.subsample`) reproduces the papers' control (every
 dataset subsampled to the same size with balanced classes); :meth:`Dataset.split` makes a seeded
@@ -157,7 +159,11 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
     if not spec:
         raise InputError("--data: empty dataset name; pass a file, 'demo' or a hub name")
     name, _, arg = spec.partition(":")
-    if name == "demo":
+    if "^" in spec and not Path(spec).expanduser().exists():
+        spec, config, split = _textattack_spec(spec, split)
+        ds = load_hub(spec, split=split or "train", config=config, text_column=text_column,
+                      text_pair_column=text_pair_column, label_column=label_column)
+    elif name == "demo":
         from robustlab.data.demo import DEMO_DESCRIPTION, make_demo
 
         n = int(arg) if arg.isdigit() else 2000
@@ -186,6 +192,21 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
             ds = ds.subsample(min(max_examples, len(ds)) if not balanced else
                               _balanced_cap(ds, max_examples), seed=seed, balanced=balanced)
     return ds
+
+
+def _textattack_spec(spec: str, split: str | None) -> tuple[str, str | None, str | None]:
+    """TextAttack's ``NAME^CONFIG^SPLIT`` (CONFIG and SPLIT optional, CONFIG may be empty) as
+    (hub name, config, split); a name robustlab knows (``glue/sst2``) keeps its columns."""
+    parts = spec.split("^")
+    if len(parts) > 3 or not parts[0]:
+        raise InputError(f"--dataset-from-huggingface {spec!r}: expected NAME[^CONFIG[^SPLIT]], "
+                         "e.g. glue^sst2^validation or imdb^^test")
+    path, config = parts[0], (parts[1] if len(parts) > 1 and parts[1] else None)
+    split = parts[2] if len(parts) > 2 and parts[2] else split
+    known = f"{path}/{config}" if config else path
+    if known in HF_DATASETS:
+        return known, None, split
+    return path, config, split
 
 
 def _balanced_cap(ds: Dataset, n: int) -> int:
@@ -312,9 +333,13 @@ def _parse_labels(values: list[Any], lines: list[int], path: Path,
 
 def load_hub(name: str, *, split: str = "train", text_column: str | int | None = None,
              text_pair_column: str | int | None = None,
-             label_column: str | int | None = None) -> Dataset:
-    """A dataset from the Hugging Face hub via ``datasets.load_dataset`` (needs network/cache)."""
-    if name in HF_DATASETS:
+             label_column: str | int | None = None, config: str | None = None) -> Dataset:
+    """A dataset from the Hugging Face hub via ``datasets.load_dataset`` (needs network/cache);
+    ``config`` names the hub configuration of a name robustlab does not know."""
+    if config is not None:
+        path, text_cols, label_col = name, ("text",), "label"
+        name = f"{name}^{config}"
+    elif name in HF_DATASETS:
         path, config, text_cols, label_col = HF_DATASETS[name]
     else:
         path, _, config = name.partition("/") if name.count("/") == 1 and name.startswith(

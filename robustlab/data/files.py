@@ -388,7 +388,9 @@ def write_rows(
 
 
 def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns: list[str],
-            header: bool) -> str:
+            header: bool, start: int = 0) -> str:
+    """The text of ``records`` in ``fmt``; ``start`` is the number of rows written before them
+    (:mod:`robustlab.data.stream` renders a file batch by batch), for the row numbers of errors."""
     if fmt == "jsonl":
         return "".join(json.dumps({k: r.get(k) for k in columns} if columns else dict(r),
                                   ensure_ascii=False) + "\n" for r in records)
@@ -402,7 +404,7 @@ def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns:
         for i, v in enumerate(values):
             if "\n" in v or "\r" in v:
                 raise FileFormatError(
-                    f"{path}: row {i + 1} contains a line break, which a {fmt} file cannot hold; "
+                    f"{path}: row {start + i + 1} contains a line break, which a {fmt} file cannot hold; "
                     "write .jsonl or .csv instead"
                 )
         return "".join(v + "\n" for v in values)
@@ -415,7 +417,7 @@ def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns:
             for c, v in zip(columns, cells, strict=True):
                 if "\t" in v or "\n" in v or "\r" in v:
                     raise FileFormatError(
-                        f"{path}: row {i + 1}, column {c!r} contains a tab or line break, which "
+                        f"{path}: row {start + i + 1}, column {c!r} contains a tab or line break, which "
                         "TSV cannot hold; write .csv or .jsonl instead"
                     )
             out.append("\t".join(cells))

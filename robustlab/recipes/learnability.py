@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.metrics import learnability as metric
 from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
+from robustlab.recipes.predictions import prediction_rows
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import Cell
@@ -347,6 +348,7 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
         "train_seconds": 0.0, "steps": steps,
     }
     records: list[dict[str, Any]] = []
+    predictions: list[dict[str, Any]] = []  # exp 1: per test example, before/after g
     t_model = 0.0  # time inside fit / predict_proba (the "model" share for the benchmark)
     if exp in ("standard", "robustness"):
         # train_seconds is 0 when the cell reused a clean model trained elsewhere
@@ -357,8 +359,11 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
         else:
             pert_test, changed = perturbed_split(splits, "test", pert, seed)
             t1 = time.perf_counter()
-            a1 = _acc(model.predict(pert_test), test_labels)
+            proba_pert = np.asarray(model.predict_proba(pert_test))
+            a1 = _acc(proba_pert.argmax(1), test_labels)
             t_model += time.perf_counter() - t1
+            predictions = prediction_rows(splits.test_texts, pert_test, test_labels,
+                                          proba_clean, proba_pert)
             res.update(accuracy=a1, accuracy_clean=a0, robustness=a1 - a0,
                        noop_rate=float(1 - changed.mean()))
     elif exp == "augmentation":
@@ -386,7 +391,7 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
                          p=format_p(params["p"]), seed=seed, steps=steps,
                          data=f"{splits.name}#{splits.fingerprint}")
     res["signature"] = sig
-    return CellOutput(result=res, records=records, signature=sig)
+    return CellOutput(result=res, records=records, signature=sig, predictions=predictions)
 
 
 def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,

@@ -39,6 +39,8 @@ class CellOutput:
     result: dict[str, Any]
     records: Sequence[Any] = field(default_factory=list)
     signature: str | None = None
+    #: per-example predictions on the perturbed test set (robustlab.recipes.predictions)
+    predictions: Sequence[dict[str, Any]] = field(default_factory=list)
 
 
 CellFn = Callable[[str, dict[str, Any]], "CellOutput | dict[str, Any]"]
@@ -377,7 +379,8 @@ def run_cells(
             for cell, ok, payload, seconds in backend.run(claimed()):
                 if ok:
                     store.finish(cell.key, payload.result, records=payload.records,
-                                 signature=payload.signature, seconds=seconds)
+                                 signature=payload.signature, seconds=seconds,
+                                 predictions=payload.predictions)
                 else:
                     failed += 1
                     store.fail(cell.key, payload)

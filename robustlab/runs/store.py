@@ -15,7 +15,9 @@ Contract (what callers and the TUI may rely on):
 * **Dead workers are detected.** Running cells carry a heartbeat; :meth:`RunStore.fail_stale`
   turns stale ones into ``failed`` ("stalled"), which a resume runs again.
 * **Schema is versioned in the file** (``meta`` table). A store written by a newer schema is
-  refused with a clear message.
+  refused with a clear message. Schema 2 added the ``predictions`` table (per-example
+  predictions before/after perturbation); a schema-1 store still opens: read-only it simply has
+  no predictions, and a writer adds the table and records version 2.
 * Readers (the TUI) open the store read-only and never block writers.
 * **Damage is caught, not computed on.** Resuming (:meth:`RunStore.init_run` on an existing run)
   runs SQLite's ``PRAGMA quick_check`` first and refuses a damaged file with the way to recover
@@ -43,7 +45,7 @@ from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.runs.procs import process_start
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_NAME = "store.sqlite"
 CELL_STATES = ("pending", "running", "done", "failed")
 
@@ -87,6 +89,18 @@ CREATE TABLE IF NOT EXISTS records (
     payload TEXT NOT NULL,
     PRIMARY KEY (cell, idx)
 );
+CREATE TABLE IF NOT EXISTS predictions (
+    cell TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    original TEXT,
+    perturbed TEXT,
+    label,
+    pred_before,
+    prob_before REAL,
+    pred_after,
+    prob_after REAL,
+    PRIMARY KEY (cell, idx)
+);
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     ts REAL NOT NULL,
@@ -95,6 +109,13 @@ CREATE TABLE IF NOT EXISTS events (
     cell TEXT
 );
 """
+
+
+#: the columns of one stored prediction (besides its cell): the test example's index, its text
+#: before and after the perturbation, its label, and the model's prediction and probability of
+#: the true label before and after
+PREDICTION_FIELDS = ("idx", "original", "perturbed", "label", "pred_before", "prob_before",
+                     "pred_after", "prob_after")
 
 
 class StoreError(RobustlabError):
@@ -223,6 +244,9 @@ class RunStore:
                 f"{self.path} was written by a newer robustlab (schema {row[0]} > {SCHEMA_VERSION}); "
                 "upgrade robustlab to write to it"
             )
+        if int(row[0]) < SCHEMA_VERSION and not self.readonly:  # _SCHEMA added the new tables
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
+                         (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         if self._conn is not None:
@@ -390,8 +414,10 @@ class RunStore:
             c.execute("UPDATE run SET heartbeat=? WHERE id=1", (now,))
 
     def finish(self, key: str, result: dict[str, Any], *, records: Sequence[Any] = (),
-               signature: str | None = None, seconds: float | None = None) -> None:
-        """Store a cell's result, its per-example records and ``done`` in one transaction."""
+               signature: str | None = None, seconds: float | None = None,
+               predictions: Sequence[dict[str, Any]] = ()) -> None:
+        """Store a cell's result, its per-example records and predictions (see
+        :data:`PREDICTION_FIELDS`) and ``done`` in one transaction."""
         now = time.time()
         with self.transaction() as c:
             status = c.execute("SELECT status FROM cells WHERE key=?", (key,)).fetchone()
@@ -402,6 +428,11 @@ class RunStore:
             c.execute("DELETE FROM records WHERE cell=?", (key,))
             c.executemany("INSERT INTO records (cell, idx, payload) VALUES (?,?,?)",
                           [(key, i, _dumps(r)) for i, r in enumerate(records)])
+            c.execute("DELETE FROM predictions WHERE cell=?", (key,))
+            c.executemany(
+                f"INSERT INTO predictions (cell, {', '.join(PREDICTION_FIELDS)}) VALUES "
+                f"(?{',?' * len(PREDICTION_FIELDS)})",
+                [(key, *(p.get(f) for f in PREDICTION_FIELDS)) for p in predictions])
             c.execute(
                 "UPDATE cells SET status='done', result=?, signature=?, seconds=?, finished=?,"
                 " error=NULL, heartbeat=? WHERE key=?",
@@ -481,6 +512,36 @@ class RunStore:
             q += " LIMIT ? OFFSET ?"
             args += [limit, offset]
         return [json.loads(r[0]) for r in self.conn.execute(q, args)]
+
+    def has_predictions_table(self) -> bool:
+        """False for a schema-1 store opened read-only (written before predictions existed)."""
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                 "name='predictions'").fetchone() is not None
+
+    def predictions(self, key: str | None = None, *, changed_only: bool = False
+                    ) -> list[dict[str, Any]]:
+        """Per-example predictions (cell, idx and :data:`PREDICTION_FIELDS`) in cell/idx order;
+        ``changed_only`` keeps the examples whose prediction the perturbation changed."""
+        if not self.has_predictions_table():
+            return []
+        q = "SELECT * FROM predictions"
+        where, args = [], []
+        if key is not None:
+            where.append("cell=?")
+            args.append(key)
+        if changed_only:
+            where.append("pred_after IS NOT pred_before")
+        if where:
+            q += " WHERE " + " AND ".join(where)
+        return [dict(r) for r in self.conn.execute(q + " ORDER BY cell, idx", args)]
+
+    def prediction_counts(self) -> dict[str, tuple[int, int]]:
+        """cell -> (examples, examples whose prediction changed): CheckList's pass/fail counts."""
+        if not self.has_predictions_table():
+            return {}
+        rows = self.conn.execute("SELECT cell, COUNT(*), SUM(pred_after IS NOT pred_before) "
+                                 "FROM predictions GROUP BY cell")
+        return {c: (n, int(f or 0)) for c, n, f in rows}
 
     def log(self, message: str, level: str = "info", cell: str | None = None) -> None:
         with self.transaction() as c:

@@ -53,7 +53,7 @@ class RobustlabApp(App):
     CSS_PATH = "robustlab.tcss"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
-        Binding("t", "toggle_theme", "Theme"),
+        Binding("t", "toggle_theme", "Theme", show=False),  # listed by "? Keys"
         Binding("question_mark", "keys", "Keys"),
         Binding("N", "new_study", "New study", show=False),
     ]

@@ -99,7 +99,7 @@ def read_run(path: str | os.PathLike[str],
                 summary.status = "starting"
             else:
                 summary.status, summary.error = "died", _died_reason(path, pid, None)
-            summary.kind = (worker.get("argv") or ["?"])[0]
+            summary.kind = _launched_kind(worker.get("argv") or ["?"])
             return summary
         summary.error = (f"no run store at {path / STORE_NAME}" if path.is_dir()
                          else f"{path} does not exist")
@@ -252,6 +252,14 @@ def fmt_duration(seconds: float | None) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _launched_kind(argv: list[str]) -> str:
+    """The study command of a launched argv (``python -m robustlab learnability …`` ->
+    ``learnability``), not the interpreter's path."""
+    if "robustlab" in argv[:3] and len(argv) > argv.index("robustlab") + 1:
+        return argv[argv.index("robustlab") + 1]
+    return Path(argv[0]).name
 
 
 def fmt_time(ts: float | None) -> str:

@@ -33,7 +33,7 @@ class RunsScreen(Screen):
         Binding("s", "stop", "Stop"),
         Binding("r", "resume", "Resume"),
         Binding("d", "delete", "Delete"),
-        Binding("a", "attach", "Attach dir"),
+        Binding("a", "attach", "Attach"),
     ]
 
     def __init__(self) -> None:
@@ -46,7 +46,7 @@ class RunsScreen(Screen):
         yield Header()
         yield DataTable(cursor_type="row", zebra_stripes=True, id="runs")
         yield Static("", id="run-detail", classes="status")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # 80 columns; ctrl+p works
 
     def on_mount(self) -> None:
         table = self.query_one("#runs", DataTable)
