@@ -196,6 +196,11 @@ class AttackCells:
         from robustlab.runs.executor import CellOutput
 
         attack = self._attack()
+        # queries are counted per example: without the single-word predictions cached by the
+        # examples this process attacked before, so every executor and resume order agrees
+        selector = getattr(attack.goal_function, "selector", None)
+        if selector is not None:
+            selector.clear_cache()
         t0 = time.perf_counter()
         result = attack.attack(params["text"], int(params["label"]))
         rec = example_record(result, attack, int(params["index"]), time.perf_counter() - t0)

@@ -119,6 +119,11 @@ class PatchSelector:
         self.blacklist = {b.lower() for b in blacklist}
         self._single: dict[str, np.ndarray] = {}
 
+    def clear_cache(self) -> None:
+        """Forget cached single-word predictions (per-example query counts then do not depend
+        on which examples were attacked before in the same process)."""
+        self._single.clear()
+
     def single_word_proba(self, words: Sequence[str],
                           predict: Callable[[list[str]], np.ndarray]) -> dict[str, np.ndarray]:
         todo = [w for w in dict.fromkeys(words) if w not in self._single]
