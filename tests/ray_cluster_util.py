@@ -48,7 +48,9 @@ class LocalCluster:
                     "RAY_AUTH_TOKEN": self.token, "RAY_USAGE_STATS_ENABLED": "0",
                     "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]),
                     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "TOKENIZERS_PARALLELISM": "false", **(extra_env or {})}
+                    "TOKENIZERS_PARALLELISM": "false",
+                    # a loaded machine (CI, shared cores) needs longer than the default 30 s
+                    "RAY_raylet_start_wait_time_s": "300", **(extra_env or {})}
         self.env.pop("RAY_ADDRESS", None)
         self.cpus = cpus_per_node
         self.pgids: list[int] = []
@@ -59,7 +61,7 @@ class LocalCluster:
                                 cwd=self.cwd, env=self.env, start_new_session=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.pgids.append(proc.pid)  # the new session's id = its process group
-        out, _ = proc.communicate(timeout=180)
+        out, _ = proc.communicate(timeout=420)
         if proc.returncode != 0:
             raise RuntimeError(f"ray start {' '.join(args)} failed:\n{out[-3000:]}")
 
@@ -87,3 +89,62 @@ class LocalCluster:
             if sig == signal.SIGTERM:
                 time.sleep(2)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+# ---- functions the tests run in other processes (importable there: tests/ is on PYTHONPATH) ----
+
+TIMING = {"seconds", "train_seconds", "predict_seconds", "model_seconds", "signature"}
+
+
+def stable(result: dict) -> dict:
+    """A cell result without its timings (which differ run to run)."""
+    return {k: v for k, v in result.items() if k not in TIMING}
+
+
+def run_portable(splits, params_list: list[dict]) -> list[dict]:
+    """A worker without the driver's files: install the splits, run cells from portable params."""
+    from robustlab.recipes.learnability import install_splits, run_cell
+
+    install_splits(splits)
+    return [stable(run_cell("learnability", p).result) for p in params_list]
+
+
+def dying_cell(kind: str, params: dict):
+    """``run_cell``, but the worker process SIGKILLs itself: once for the cell key written in
+    ``$RL_KILL_DIR/once`` (the file ``killed`` records the kill), always for the key in
+    ``$RL_KILL_DIR/always``. (Files, since the nodes' environment is fixed at ``ray start``.)"""
+    from robustlab.recipes.learnability import cell_key, run_cell
+
+    key = cell_key(params["model"], params["perturbation"], params["experiment"], params["p"],
+                   params["seed"])
+    d = Path(os.environ["RL_KILL_DIR"])
+
+    def named(name: str) -> bool:
+        return (d / name).is_file() and (d / name).read_text() == key
+
+    if named("always") or (named("once") and not (d / "killed").exists()):
+        (d / "killed").write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return run_cell(kind, params)
+
+
+def fault_driver(address: str, spec: dict, out: str, max_retries: int) -> None:
+    """A driver running a learnability study with :func:`dying_cell` on the cluster."""
+    from robustlab.recipes.learnability import LearnabilityStudy, ray_options
+    from robustlab.recipes.learnability_data import load_splits
+    from robustlab.runs.executor import run_cells
+    from robustlab.runs.store import RunStore
+
+    study = LearnabilityStudy(**STUDY, dataset=spec)
+    splits = load_splits(spec)
+    cells = study.cells(splits.fingerprint, cache_dir=str(Path(out) / ".model-cache"))
+    options = ray_options(address, 0.0, 1.0, splits, cells)
+    with RunStore(out) as store:
+        store.init_run(study.kind, "faults", study.config())
+        run_cells(store, cells, dying_cell, executor="ray", workers=2, progress=False,
+                  max_retries=max_retries, **options)
+
+
+#: the small study of the cluster tests (bow, 2 perturbations, 2 p values, 1 seed, 20 steps)
+STUDY = {"models": ("bow",), "perturbations": ("identity", "leet_letters"),
+         "p_grid": (0.1, 1.0), "seeds": (0,), "steps": 20}
