@@ -48,28 +48,37 @@ class LocalCluster:
                     "RAY_AUTH_TOKEN": self.token, "RAY_USAGE_STATS_ENABLED": "0",
                     "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]),
                     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "TOKENIZERS_PARALLELISM": "false",
-                    # a loaded machine (CI, shared cores) needs longer than the default 30 s
-                    "RAY_raylet_start_wait_time_s": "300", **(extra_env or {})}
+                    "TOKENIZERS_PARALLELISM": "false", **(extra_env or {})}
         self.env.pop("RAY_ADDRESS", None)
         self.cpus = cpus_per_node
         self.pgids: list[int] = []
 
-    def _start(self, *args: str) -> None:
+    def _start(self, *args: str, tries: int = 3) -> None:
+        """``ray start ARGS``; retried, since on a loaded machine a raylet can miss Ray's fixed
+        30 s registration window ("The current node timed out during startup")."""
+        for attempt in range(tries):
+            try:
+                return self._start_once(*args)
+            except RuntimeError:
+                if attempt == tries - 1:
+                    raise
+                self.kill(self.pgids.pop())
+
+    def _start_once(self, *args: str) -> None:
         proc = subprocess.Popen([str(RAY), "start", *args, "--num-cpus", str(self.cpus),
                                  "--num-gpus", "0", "--disable-usage-stats"],
                                 cwd=self.cwd, env=self.env, start_new_session=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.pgids.append(proc.pid)  # the new session's id = its process group
-        out, _ = proc.communicate(timeout=420)
+        out, _ = proc.communicate(timeout=300)
         if proc.returncode != 0:
             raise RuntimeError(f"ray start {' '.join(args)} failed:\n{out[-3000:]}")
 
     def start(self) -> LocalCluster:
         try:
-            self._start("--head", "--port", str(self.port), "--node-ip-address", "127.0.0.1",
+            self._start("--head", "--port", str(self.port),
                         "--temp-dir", str(self.root / "head"), "--include-dashboard", "false")
-            self._start("--address", self.address, "--node-ip-address", "127.0.0.1",
+            self._start("--address", self.address,
                         "--temp-dir", str(self.root / "node2"))
         except BaseException:
             self.stop()
@@ -79,15 +88,21 @@ class LocalCluster:
     def driver_env(self, **extra: str) -> dict[str, str]:
         return {**self.env, **extra}
 
-    def stop(self) -> None:
+    @staticmethod
+    def kill(pgid: int) -> None:
+        """End every process of one ``ray start`` (its process group), TERM then KILL."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pgid in self.pgids:
-                try:
-                    os.killpg(pgid, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            try:
+                os.killpg(pgid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
             if sig == signal.SIGTERM:
                 time.sleep(2)
+
+    def stop(self) -> None:
+        for pgid in reversed(self.pgids):
+            self.kill(pgid)
+        self.pgids.clear()
         shutil.rmtree(self.root, ignore_errors=True)
 
 

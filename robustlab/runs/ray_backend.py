@@ -272,12 +272,12 @@ class RayBackend(_Pool):
 
     def _result(self, handle: Any) -> tuple[bool, Any, float]:
         self.pending.discard(handle)
-        from ray.exceptions import RayError, TaskCancelledError
+        from ray.exceptions import RayError, RayTaskError, TaskCancelledError
 
         try:
             return self.ray.get(handle)
-        except TaskCancelledError:
-            raise
+        except (TaskCancelledError, RayTaskError):
+            raise  # stored with its traceback by the loop
         except RayError as exc:
             # a worker process or node died on every attempt: the reason, not a Ray traceback
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
