@@ -321,10 +321,17 @@ def minilm_path() -> Path:
 
 
 def shared_dir() -> Path:
+    """The team's shared folder: ``$ROBUSTLAB_SHARED``, else ``./shared`` or ``../shared`` seen
+    from the current directory. Never the package's own location: an installed robustlab would
+    otherwise read data from wherever site-packages happens to sit, unrecorded."""
     env = os.environ.get("ROBUSTLAB_SHARED")
     if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared"
+        return Path(env).resolve()
+    cwd = Path.cwd()
+    for cand in (cwd / "shared", cwd.parent / "shared"):
+        if cand.is_dir():
+            return cand.resolve()
+    return (cwd.parent / "shared").resolve()
 
 
 def shared_data_dir() -> Path:

@@ -30,16 +30,19 @@ if ! "$VENV/bin/python" -c "import checklist.test_types" 2>/dev/null; then
   pip install --no-build-isolation "checklist==0.0.11"
 fi
 
-# Offline resources: NLTK stopwords (TextAttack needs them at import), WordNet from Debian, and
-# tmux (the TUI's real-terminal test). Debian packages only when apt is usable as root.
+# Offline resources: NLTK stopwords (TextAttack needs them at import), WordNet from Debian,
+# tmux (the TUI's real-terminal test) and chromium (the report's browser test). Debian
+# packages only when apt is usable as root.
 apt_pkgs=()
 [ -f /usr/share/wordnet/index.sense ] || apt_pkgs+=(wordnet-base wordnet-sense-index)
 command -v tmux >/dev/null 2>&1 || apt_pkgs+=(tmux)
+# chromium: the headless-browser test of `robustlab report` (tests/test_report_browser.py)
+command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     echo "setup: apt-get install ${apt_pkgs[*]}"
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}") >/dev/null \
-      || echo "setup: apt-get failed; WordNet-based perturbations and the tmux test will say what is missing"
+      || echo "setup: apt-get failed; WordNet-based perturbations, the tmux and browser tests will say what is missing"
   else
     echo "setup: not root or no apt-get; missing Debian packages: ${apt_pkgs[*]}"
   fi

@@ -11,7 +11,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from robustlab.resources import minilm_mlm_path, shared_data_dir  # noqa: E402
+from robustlab.resources import minilm_mlm_path, shared_data_dir, shared_dir  # noqa: E402
+
+# resolve ../shared once, from the directory pytest starts in (tests may chdir later)
+os.environ.setdefault("ROBUSTLAB_SHARED", str(shared_dir()))
 
 
 @pytest.fixture(scope="session")

@@ -101,8 +101,10 @@ def test_spearman_uses_scipy_and_handles_degenerate_input():
     got = spearman(x, y)
     ref = stats.spearmanr(x, y)
     assert got["rho"] == pytest.approx(ref.statistic)
-    assert got["p_value"] == pytest.approx(ref.pvalue)
-    assert got["n"] == 5
+    assert got["n"] == 5 and got["p_method"] == "exact"  # n ≤ 8: every pairing, not the t-approx.
+    assert spearman([1, 2, 3], [1, 2, 3])["p_value"] == pytest.approx(1 / 3)
+    big = list(range(30))
+    assert spearman(big, big[::-1])["p_value"] == pytest.approx(stats.spearmanr(big, big[::-1]).pvalue)
     assert spearman([1, 2, 3], [3, 2, 1])["rho"] == pytest.approx(-1.0)
     assert spearman([1, 2], [1, 2])["rho"] is None
     assert spearman([1, 1, 1], [1, 2, 3])["rho"] is None

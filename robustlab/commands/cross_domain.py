@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from robustlab.textfmt import align
@@ -29,6 +30,11 @@ def _consistency_args(p: argparse.ArgumentParser) -> None:
                    help="ε values whose γ is reported (default 1 5 10 20 50)")
     g.add_argument("--eps-max", type=int, default=100,
                    help="γ curve over ε = 1..EPS_MAX (default 100, the BLEU scale)")
+    g.add_argument("--eps-grid", choices=("fixed", "sigma"), default="fixed",
+                   help="fixed: the paper's ε = 1..EPS_MAX in score points (default); sigma: ε "
+                   "in units of the scores' spread σ (0.05σ..3σ), so γ separates systems whose "
+                   "scores differ by a few points; --eps are then multiples of σ "
+                   "(default 0.5 1 1.5 2)")
     g.add_argument("--bags", type=int, default=30, help="number of bags M (default 30)")
     g.add_argument("--bag-fraction", type=float, default=0.6,
                    help="share of the pool in each bag (default 0.6)")
@@ -74,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     clf.add_argument("--model", nargs="+", default=["bow"], metavar="SPEC",
                      help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v)")
     clf.add_argument("--data-dir", default=None, metavar="DIR",
-                     help="multi-domain data root (default ../shared/data/amazon_multidomain)")
+                     help="multi-domain data root (default: $ROBUSTLAB_SHARED/data/amazon_multidomain, "
+                     "else shared/ or ../shared/ from the current directory)")
     clf.add_argument("--domains", nargs="+",
                      default=["books", "dvd", "electronics", "kitchen", "airline", "imdb", "blog"])
     clf.add_argument("--train-domains", nargs="+", default=None,
@@ -110,11 +117,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cfg(args: argparse.Namespace) -> Any:
-    from robustlab.metrics.consistency import DEFAULT_EPS
+    from robustlab.metrics.consistency import DEFAULT_EPS, SIGMA_EPS
     from robustlab.recipes.cross_domain import ConsistencyConfig
 
-    cfg = ConsistencyConfig(eps=tuple(args.eps or DEFAULT_EPS), grid_max=args.eps_max,
-                            n_bags=args.bags, fraction=args.bag_fraction, seed=args.seed)
+    grid = getattr(args, "eps_grid", "fixed")
+    cfg = ConsistencyConfig(eps=tuple(args.eps or (SIGMA_EPS if grid == "sigma" else DEFAULT_EPS)),
+                            grid_max=args.eps_max, n_bags=args.bags, fraction=args.bag_fraction,
+                            seed=args.seed, eps_grid=grid)
     cfg.validate()
     return cfg
 
@@ -163,6 +172,8 @@ def run_clf(args: argparse.Namespace) -> int:
     from robustlab.resources import shared_data_dir
 
     root = args.data_dir or str(shared_data_dir() / "amazon_multidomain")
+    origin = "--data-dir" if args.data_dir else "default ($ROBUSTLAB_SHARED or ./shared, ../shared)"
+    print(f"data: {Path(root).resolve()} ({origin})", file=sys.stderr)
     study = ClfStudy(root=root, models=tuple(args.model), domains=tuple(args.domains),
                      train_domains=tuple(args.train_domains) if args.train_domains else None,
                      steps=args.steps, max_train=args.max_train, max_test=args.max_test,
@@ -207,7 +218,10 @@ def print_table(summary: dict[str, Any]) -> None:
     eps = sorted(systems[0]["gamma"], key=float)
     e_show = "10" if "10" in eps else eps[len(eps) // 2]
     acc = "bleu" if "corpus" in systems[0] and "bleu" in systems[0]["corpus"] else None
-    head = ["system", *(["BLEU"] if acc else []), "mean", "var", "CoV", f"γ@{e_show}", "γ-AUC",
+    grid = systems[0].get("eps_grid") or {}
+    unit = "σ" if grid.get("eps_grid") == "sigma" else ""
+    head = ["system", *(["BLEU"] if acc else []), "mean", "var", "CoV", f"γ@{e_show}{unit}",
+            "γ-AUC",
             "bag CoV", "design CoV", "LOO CoV range"]
     rows = []
     for r in systems:
@@ -218,6 +232,9 @@ def print_table(summary: dict[str, Any]) -> None:
                      f"{r['bagging']['cov']:.3f}", f"{r['design_bagging']['cov']:.3f}",
                      f"{min(loo):.3f}–{max(loo):.3f}"])
     print(align(head, rows))
+    if unit:
+        print(f"ε grid: {grid['t'][0]:g}σ..{grid['t'][1]:g}σ in units of the score spread "
+              f"σ = {grid['sigma_ref']:.4g} (--eps-grid sigma)")
     print()
     for name, order in summary.get("rankings", {}).items():
         print(f"{name:>10}: {' > '.join(order)}")

@@ -38,6 +38,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the correlations to FILE")
     p.add_argument("--no-write", action="store_true",
                    help="with one DIR: do not rewrite its summary.json / tables / plots")
+    p.add_argument("--measure", choices=("auto", "log-auc", "estimate"), default="auto",
+                   help="learnability measure of the tests: the log-AUC average of full grids, or "
+                   "the quick estimate (learnability at --estimate-p); auto: the estimate as soon "
+                   "as one DIR is a quick-estimate run")
+    p.add_argument("--estimate-p", type=float, metavar="P",
+                   help="p of the estimate (default: the runs' own, 0.02)")
     p.set_defaults(func=run_correlate)
 
 
@@ -61,6 +67,13 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     if learnability:
         g.add_argument("--p-grid", default=DEFAULT_GRID, metavar="LIST",
                        help=f"perturbation probabilities (default {DEFAULT_GRID})")
+        g.add_argument("--estimate", choices=("full", "quick"), default="full",
+                       help="full: the whole p-grid and its log-AUC (default); quick: a cheap "
+                       "learnability ESTIMATE, learnability at --estimate-p for every seed plus "
+                       "p=1 for the first seed (4 instead of 24 trainings per pair at 3 seeds)")
+        g.add_argument("--estimate-p", type=float, default=0.02, metavar="P",
+                       help="p of the learnability estimate (default 0.02, the most "
+                       "discriminating p of paper 000 Table 4)")
         g.add_argument("--experiments", default="standard,robustness,augmentation,learnability",
                        metavar="LIST", help="which of exp 0/1/2/3-4 to run (default all; "
                        "'learnability' alone gives CENT without the robustness side)")
@@ -143,15 +156,23 @@ def study_from_args(args: argparse.Namespace):
     models = _split(args.model)
     if not models:
         raise InputError("--model: give at least one model (e.g. --model bow)")
+    estimate = getattr(args, "estimate", "full") if kind == "learnability" else "full"
+    estimate_p = getattr(args, "estimate_p", None)
+    p_grid_text = getattr(args, "p_grid", None) or DEFAULT_GRID
+    if estimate == "quick" and _floats(p_grid_text, "--p-grid") != _floats(DEFAULT_GRID, ""):
+        raise InputError("--p-grid does not go with --estimate quick (its p are --estimate-p and "
+                         "1); drop one of them")
     return LearnabilityStudy(
         models=tuple(models), perturbations=tuple(_split(args.perturbations)),
         dataset=dataset_spec(args),
-        p_grid=_floats(args.p_grid, "--p-grid") if kind == "learnability" else (),
+        p_grid=_floats(p_grid_text, "--p-grid") if kind == "learnability"
+        else (),
         seeds=_ints(args.seeds, "--seeds"),
         experiments=tuple(e for e in EXPERIMENTS if e in _split(args.experiments))
         if kind == "learnability" and _check_experiments(args.experiments)
         else ROBUSTNESS_EXPERIMENTS,
         steps=args.steps, max_train=args.max_train, max_test=args.max_test, kind=kind,
+        estimate=estimate, estimate_p=0.02 if estimate_p is None else float(estimate_p),
     )
 
 
@@ -172,9 +193,14 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
             if key in ds:
                 argv += [flag, str(ds[key])]
     argv += ["--perturbations", ",".join(study.perturbations)]
-    if study.kind == "learnability":
+    if study.kind == "learnability" and study.estimate == "quick":
+        argv += ["--estimate", "quick", "--estimate-p", format(study.estimate_p, "g"),
+                 "--experiments", ",".join(study.experiments)]
+    elif study.kind == "learnability":
         argv += ["--p-grid", ",".join(format(p, "g") for p in study.p_grid),
                  "--experiments", ",".join(study.experiments)]
+        if "estimate_p" in study.config():
+            argv += ["--estimate-p", format(study.estimate_p, "g")]
     argv += ["--seeds", ",".join(str(s) for s in study.seeds), "--steps", str(study.steps)]
     for flag, v in (("--max-train", study.max_train), ("--max-test", study.max_test)):
         if v is not None:
@@ -195,7 +221,7 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
 def execute(args: argparse.Namespace, name: str) -> int:
     """Run the study described by ``args`` and print the results; shared with ``demo``."""
     from robustlab.recipes.learnability import run_study
-    from robustlab.recipes.learnability_report import correlations_text, results_table
+    from robustlab.recipes.learnability_report import chance_text, correlations_text, results_table
 
     study = study_from_args(args)
     if args.workers < 1:
@@ -207,9 +233,17 @@ def execute(args: argparse.Namespace, name: str) -> int:
                         command=command_line(args, name, study), progress=not args.quiet,
                         plots=not args.no_plots, threads=args.threads)
     print(results_table(summary["pairs"]))
+    if chance_text(summary["pairs"]):
+        print(chance_text(summary["pairs"]))
     if study.kind == "learnability":
         print()
-        print(correlations_text(summary["correlations"]))
+        print(correlations_text(summary["correlations"]) if study.estimate != "quick" else
+              "quick estimate: no average learnability (log-AUC); its own tests follow")
+    if summary.get("estimate"):  # the quick estimate's own section (never the log-AUC)
+        from robustlab.recipes.learnability_estimate import estimate_text
+
+        print()
+        print(estimate_text(summary["estimate"], table=study.estimate == "quick"))
     out = Path(args.out)
     print(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
           f"{', '.join(summary['files'])}")
@@ -238,7 +272,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_correlate(args: argparse.Namespace) -> int:
+    """Hypothesis tests with the log-AUC (full grids) or the learnability estimate (quick runs,
+    or ``--measure estimate``); the output names the measure it used."""
+    from robustlab.recipes.learnability_estimate import correlate_estimate, is_quick, run_results
     from robustlab.recipes.learnability_report import correlate_dirs
 
-    return correlate_dirs([Path(d) for d in args.run_dirs], json_path=args.json,
-                          write=not args.no_write)
+    dirs = [Path(d) for d in args.run_dirs]
+    quick = [d for d in dirs if is_quick(run_results(d, results=False)[0].config)]
+    measure = args.measure
+    if measure == "auto":
+        measure = "estimate" if quick or args.estimate_p is not None else "log-auc"
+    if measure == "estimate":
+        return correlate_estimate(dirs, estimate_p=args.estimate_p, json_path=args.json)
+    if quick:
+        raise InputError(f"{quick[0]}: a quick-estimate run has no log-AUC; use --measure "
+                         "estimate (or auto)")
+    print("measure: average learnability = log-AUC over the p-grid (paper 000 Eq. 5)")
+    rc = correlate_dirs(dirs, json_path=args.json, write=not args.no_write)
+    if len(dirs) == 1 and not args.no_write:  # the grid's own estimate, and its best p
+        from robustlab.recipes.learnability_estimate import estimate_text
+        from robustlab.recipes.learnability_report import load_summary
+
+        text = estimate_text(load_summary(dirs[0]).get("estimate"), table=False)
+        if text:
+            print(f"\n{text}")
+    return rc

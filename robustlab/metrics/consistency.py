@@ -37,6 +37,11 @@ import numpy as np
 
 DEFAULT_EPS_GRID = np.arange(1, 101, dtype=float)  # Algorithm 1: ε = 1..100 (BLEU scale)
 DEFAULT_EPS = (1.0, 5.0, 10.0, 20.0, 50.0)  # the γ values reported in summaries
+#: ε grids: "fixed" = the paper's ε = 1..max in score points; "sigma" = ε = t·σ_ref, following
+#: the spread of the scores (see :func:`eps_grid`)
+EPS_GRIDS = ("fixed", "sigma")
+SIGMA_T = (0.05, 3.0)  # the σ grid runs over t ∈ [0.05, 3] (γ is 0 beyond the largest deviation)
+SIGMA_EPS = (0.5, 1.0, 1.5, 2.0)  # γ reported at these multiples of σ_ref on the σ grid
 N_BAGS = 30  # the paper's 30 bags ...
 BAG_FRACTION = 0.6  # ... of 60 % each
 METRICS = ("mean", "variance", "cov")
@@ -119,6 +124,50 @@ def _tail(dev: np.ndarray, e: np.ndarray) -> np.ndarray:
     for i, r in enumerate(rows):
         below[i] = np.searchsorted(r, e, side="left")  # count of dev < ε (exact, no rounding)
     return ((n - below) / n).reshape(dev.shape[:-1] + (e.size,))
+
+
+def spread_scale(x: ArrayLike, ddof: int = 1) -> float:
+    """σ_ref: the typical spread of the systems' scores, the unit of the σ grid.
+
+    The median over systems (rows) of their standard deviation (``ddof`` as γ's), so every system
+    is scored on the same ε values (γ curves stay comparable) while the grid follows how much
+    scores actually vary. Falls back to the pooled σ of all scores when the median is 0, and to
+    1 when every score is equal (then γ ≡ 0 on any grid)."""
+    a = np.atleast_2d(_arr(x))
+    rows = a.reshape(-1, a.shape[-1])
+    sd = np.sqrt(np.asarray(variance(rows, ddof))).reshape(-1)
+    ref = float(np.median(sd)) if sd.size else 0.0
+    if not ref > 0:
+        ref = float(np.sqrt(variance(rows.reshape(-1), ddof))) if rows.size > 1 else 0.0
+    return ref if ref > 0 else 1.0
+
+
+def eps_grid(x: ArrayLike, kind: str = "fixed", *, n: int = 100, grid_max: int = 100,
+             t_range: tuple[float, float] = SIGMA_T, sigma_ref: float | None = None
+             ) -> tuple[np.ndarray, dict[str, Any]]:
+    """(grid, description) of the ε grid for γ curves of the systems in ``x`` (``(S, N)``).
+
+    ``fixed`` is the paper's Algorithm 1 grid ε = 1..grid_max in score points. It suits BLEU
+    (segment scores spread over tens of points) but not accuracies that differ by a few points
+    across domains: every deviation is below ε = 5, so γ is 0 over most of the grid and every
+    system's γ-AUC is nearly the same. ``sigma`` puts ε in units of the scores' spread,
+    ε = t·σ_ref for ``n`` values of t over ``t_range`` (:func:`spread_scale`), the
+    reparametrisation paper 004 Eq. 5–7 use to relate ε to σ/μ. The description records which
+    grid was used (``eps_grid``, ``sigma_ref``, ``t``) so a report can say it. ``sigma_ref``
+    overrides σ_ref (systems scored one at a time must share one, or their curves differ in ε)."""
+    if kind == "fixed":
+        if grid_max < 1:
+            raise ValueError(f"grid_max must be >= 1, got {grid_max}")
+        return np.arange(1, int(grid_max) + 1, dtype=float), {"eps_grid": "fixed",
+                                                               "grid_max": int(grid_max)}
+    if kind == "sigma":
+        lo, hi = t_range
+        if not 0 < lo < hi or n < 2:
+            raise ValueError(f"σ grid needs 0 < t_lo < t_hi and n >= 2, got {t_range}, {n}")
+        ref = float(sigma_ref) if sigma_ref and sigma_ref > 0 else spread_scale(x)
+        t = np.linspace(lo, hi, int(n))
+        return t * ref, {"eps_grid": "sigma", "sigma_ref": ref, "t": [lo, hi], "n": int(n)}
+    raise ValueError(f"unknown ε grid {kind!r}; choose from {', '.join(EPS_GRIDS)}")
 
 
 def gamma_curve(x: ArrayLike, grid: ArrayLike = DEFAULT_EPS_GRID, ddof: int = 1) -> np.ndarray:

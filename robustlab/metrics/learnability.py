@@ -12,6 +12,10 @@ Perturbations", Table 1, Eq. 1–5, Algorithm 1, Appendix D/E) and SPEC §2:
   over the default grid {0.001 … 1.0} its maximum is 3.0
 * learnability@p and its σ / ρ against the average across model×perturbation pairs (Appendix E,
   Table 4); Spearman ρ with p-values between average learnability and robustness / Δ (Table 3).
+* the quick **learnability estimate**: learnability at the single most discriminating p (0.02 by
+  default, Table 4's peak) instead of the whole curve, with p = 1 as a learnable-at-all check;
+  :func:`most_discriminating_p` reads Table 4, :func:`seed_noise` measures how much of the
+  spread across pairs at one p is seed noise.
 
 CENT (paper 003) is the same estimand, read as "sensitivity to an injected spurious feature":
 :func:`cent_sensitivity` is :func:`learnability_ate` under that name.
@@ -30,7 +34,10 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "CHECK_P",
+    "DEFAULT_ESTIMATE_P",
     "DEFAULT_P_GRID",
+    "LEARNABLE_MIN",
     "at_p_table",
     "cent_sensitivity",
     "cent_sensitivity_prob",
@@ -38,14 +45,24 @@ __all__ = [
     "learnability_prob",
     "log_auc",
     "max_log_auc",
+    "most_discriminating_p",
     "post_augmentation_delta",
     "robustness",
+    "seed_noise",
     "seed_spread",
     "spearman",
 ]
 
 #: the papers' perturbation probabilities (paper 000 §4.2)
 DEFAULT_P_GRID: tuple[float, ...] = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
+#: the quick estimate's p: learnability@0.02 has the largest σ across pairs and the highest ρ with
+#: the average in paper 000 Table 4 (and on SST-2 with robustlab's CPU models, issue 9)
+DEFAULT_ESTIMATE_P = 0.02
+#: the p of the learnable-at-all check (every treated training example perturbed)
+CHECK_P = 1.0
+#: learnability@1 below this counts as "not learnable at all" (fewer than 1 in 10 treated test
+#: examples flipped to l' by the perturbation): a reporting convention, not a fitted value
+LEARNABLE_MIN = 0.1
 
 
 def _treated_mask(labels: np.ndarray, treated: Sequence[bool] | np.ndarray | None) -> np.ndarray:
@@ -164,23 +181,13 @@ def seed_spread(values: Sequence[float]) -> dict[str, Any]:
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """Spearman ρ and its two-sided p-value (scipy.stats.spearmanr) over paired finite values.
+    """Spearman ρ with an honest two-sided p over paired finite values (one home:
+    :func:`robustlab.metrics.ranking.spearman_test` — exact at n ≤ 8, permutation below 20,
+    scipy's t-approximation above; ``p_method`` says which). Fewer than 3 pairs or a constant
+    side: ρ and p are None (never a made-up number)."""
+    from robustlab.metrics.ranking import spearman_test
 
-    Pairs with a non-finite member are dropped. With fewer than 3 pairs or a constant side, ρ is
-    undefined and both fields are None (never a made-up number).
-    """
-    from scipy import stats
-
-    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"spearman: x and y differ in length ({a.shape} vs {b.shape})")
-    keep = np.isfinite(a) & np.isfinite(b)
-    a, b = a[keep], b[keep]
-    n = int(len(a))
-    if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return {"rho": None, "p_value": None, "n": n}
-    res = stats.spearmanr(a, b)
-    return {"rho": _finite(res.statistic), "p_value": _finite(res.pvalue), "n": n}
+    return spearman_test(x, y)
 
 
 def at_p_table(
@@ -212,3 +219,52 @@ def at_p_table(
             row["rho_with_delta"], row["p_value_delta"] = s["rho"], s["p_value"]
         out[float(p)] = row
     return out
+
+
+def most_discriminating_p(table: Mapping[Any, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The p of an :func:`at_p_table` (or ``summary.json`` ``at_p``) with the largest σ across
+    pairs — the paper's criterion for the p that best separates perturbations (Table 4).
+
+    Keys that are not probabilities (the ``avg`` row) are ignored. Returns ``{p, sigma,
+    rho_with_avg}`` or None when no p has a finite σ.
+    """
+    best: tuple[float, float, Any] | None = None
+    for key, row in table.items():
+        try:
+            p = float(key)
+        except (TypeError, ValueError):
+            continue
+        sigma = row.get("sigma")
+        if sigma is None or not math.isfinite(sigma):
+            continue
+        if best is None or sigma > best[1]:
+            best = (p, float(sigma), row.get("rho_with_avg"))
+    if best is None:
+        return None
+    return {"p": best[0], "sigma": best[1], "rho_with_avg": best[2]}
+
+
+def seed_noise(values: np.ndarray | Sequence[Sequence[float]]) -> dict[str, Any]:
+    """How much of the spread across pairs at one p is seed noise.
+
+    ``values`` is a pairs × seeds matrix (NaN for a missing cell). Returns ``seed_std`` (the
+    root-mean-square over pairs of the sample std across seeds, ddof=1: the typical seed noise of
+    one cell), ``sigma_pairs`` (population std across pairs of the seed means, as in Table 4),
+    their ratio ``noise_ratio`` and ``reliability`` = 1 − (seed variance / n_seeds) / variance of
+    the pair means: the share of the spread of the seed means that is not seed noise (the
+    classical reliability of a mean of k noisy measurements; None when undefined).
+    """
+    m = np.asarray(values, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"seed_noise: expected a pairs × seeds matrix, got shape {m.shape}")
+    rows = [r[np.isfinite(r)] for r in m]
+    var = [float(r.var(ddof=1)) for r in rows if len(r) >= 2]
+    means = np.array([r.mean() for r in rows if len(r)], dtype=np.float64)
+    seed_std = math.sqrt(float(np.mean(var))) if var else None
+    sigma = float(means.std()) if len(means) else None
+    ratio = seed_std / sigma if seed_std is not None and sigma else None
+    k = float(np.mean([len(r) for r in rows if len(r)])) if len(means) else 0.0
+    rel = (1.0 - (seed_std ** 2 / k) / sigma ** 2
+           if seed_std is not None and sigma and k else None)
+    return {"seed_std": seed_std, "sigma_pairs": sigma, "noise_ratio": ratio,
+            "reliability": rel, "n_pairs": int(len(means)), "n_seeds": k}

@@ -91,3 +91,55 @@ def agreement(metrics: Mapping[str, Mapping[str, float]], human: Mapping[str, fl
 def rankings(metrics: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]:
     """{"by_<metric>": systems best first} for every metric (orientation from its name)."""
     return {f"by_{name}": rank(scores, orient(name)) for name, scores in metrics.items()}
+
+
+# ---- correlation tests that stay honest at small n ------------------------------------------------
+
+#: up to this many pairs the p-value is exact (all n! pairings); 8! = 40,320 orderings
+EXACT_MAX_N = 8
+#: below this many pairs (and above EXACT_MAX_N) a seeded Monte Carlo permutation test is used;
+#: from here on scipy's t-approximation (``spearmanr``) is accurate enough
+PERMUTATION_MAX_N = 20
+N_RESAMPLES = 19_999
+
+
+def spearman_test(x: Any, y: Any, *, seed: int = 0) -> dict[str, Any]:
+    """Spearman ρ with a p-value that is honest at small n: ``{rho, p_value, n, p_method}``.
+
+    ``p_method`` says how the two-sided p was obtained: ``exact`` (n ≤ :data:`EXACT_MAX_N`: the
+    permutation distribution over every pairing, ``scipy.stats.permutation_test``),
+    ``permutation`` (n < :data:`PERMUTATION_MAX_N`: :data:`N_RESAMPLES` seeded random
+    pairings) or ``asymptotic`` (``scipy.stats.spearmanr``'s t-approximation). With 3 pairs
+    and ρ = 1 the exact p is 1/3, where the t-approximation prints 0. Pairs with a non-finite
+    member are dropped; with fewer than 3 pairs or a constant side ρ is undefined (None)."""
+    import numpy as np
+    from scipy import stats
+
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"spearman: x and y differ in length ({a.shape} vs {b.shape})")
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    n = int(a.size)
+    if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return {"rho": None, "p_value": None, "n": n, "p_method": None}
+    res = stats.spearmanr(a, b)
+    rho = float(res.statistic)
+    if n >= PERMUTATION_MAX_N:
+        return {"rho": rho, "p_value": float(res.pvalue), "n": n, "p_method": "asymptotic"}
+    ra, rb = stats.rankdata(a), stats.rankdata(b)
+    yc = rb - rb.mean()
+    ynorm = float(np.sqrt((yc**2).sum()))
+
+    def pearson_of_ranks(r: np.ndarray, axis: int = -1) -> np.ndarray:
+        """ρ = Pearson correlation of the ranks (ties: average ranks, as spearmanr)."""
+        xc = r - r.mean(axis=axis, keepdims=True)
+        return (xc * yc).sum(axis=axis) / (np.sqrt((xc**2).sum(axis=axis)) * ynorm)
+
+    exact = n <= EXACT_MAX_N
+    perm = stats.permutation_test((ra,), pearson_of_ranks, permutation_type="pairings",
+                                  vectorized=True, alternative="two-sided",
+                                  n_resamples=np.inf if exact else N_RESAMPLES,
+                                  rng=np.random.default_rng(seed))
+    return {"rho": rho, "p_value": float(min(1.0, perm.pvalue)), "n": n,
+            "p_method": "exact" if exact else "permutation"}

@@ -218,43 +218,18 @@ def write_table(path: Path, table: list[dict[str, Any]]) -> Path:
 
 def plot_bias(out: Path, table: list[dict[str, Any]], hist: dict[str, dict[int, list[float]]],
               ks: Sequence[int]) -> list[str]:
-    """bias_vs_k.png (B against k, one line per pair) and one F_soft histogram per pair."""
-    import matplotlib
+    """bias_vs_k.png (B against k, one line per pair) and one F_soft histogram per pair, drawn
+    by :mod:`robustlab.plots` (the one plotting module)."""
+    from robustlab import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from robustlab.runs.outputs import save_figure
-
-    files = []
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in dict.fromkeys("/".join(r["pair"]) for r in table):
-        pts = [(r["k"], r["B"]) for r in table if "/".join(r["pair"]) == name and r["B"] is not None]
-        if pts:
-            ax.plot(*zip(*pts, strict=False), marker="o", label=name)
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("k (neighbourhood distance)")
-    ax.set_ylabel("B(p, k) = mean F_soft")
-    ax.set_xticks(list(ks))
-    if ax.lines:
-        ax.legend(fontsize=7, ncol=2)
-    save_figure(fig, out / "bias_vs_k.png", bbox_inches="tight")
-    plt.close(fig)
-    files.append("bias_vs_k.png")
+    plots.save_png(plots.bias_vs_k_figure(table, ks), out / "bias_vs_k.png")
+    files = ["bias_vs_k.png"]
     for name, by_k in hist.items():
         if not any(by_k.values()):
             continue
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for k in ks:
-            vals = by_k.get(k) or []
-            if vals:
-                ax.hist(vals, bins=40, range=(-1, 1), alpha=0.5, density=True,
-                        label=f"k={k} (n={len(vals)})")
-        ax.set_xlabel(f"F_soft(x; {name})")
-        ax.legend(fontsize=7)
         fname = f"bias_hist_{name.replace('/', '_')}.png"
-        save_figure(fig, out / fname, bbox_inches="tight")
-        plt.close(fig)
+        plots.save_png(plots.bias_hist_figure(name, {k: by_k.get(k) or [] for k in ks}),
+                       out / fname)
         files.append(fname)
     return files
 

@@ -36,6 +36,7 @@ class ConsistencyConfig:
     n_bags: int = cons.N_BAGS
     fraction: float = cons.BAG_FRACTION
     seed: int = 0
+    eps_grid: str = "fixed"  # "sigma": ε in units of the score spread (cons.eps_grid); eps = t
 
     def grid(self) -> np.ndarray:
         return np.arange(1, int(self.grid_max) + 1, dtype=float)
@@ -49,6 +50,9 @@ class ConsistencyConfig:
             raise InputError(f"--eps-max must be >= 1, got {self.grid_max}")
         if not self.eps or any(e <= 0 for e in self.eps):
             raise InputError(f"--eps values must be positive, got {list(self.eps)}")
+        if self.eps_grid not in cons.EPS_GRIDS:
+            raise InputError(f"--eps-grid: unknown {self.eps_grid!r}; choose from "
+                             f"{', '.join(cons.EPS_GRIDS)}")
 
 
 def check_domains(labels: Sequence[str], where: str) -> list[str]:
@@ -61,13 +65,17 @@ def check_domains(labels: Sequence[str], where: str) -> list[str]:
     return names
 
 
-def consistency_tables(X: np.ndarray, labels: Sequence[str], cfg: ConsistencyConfig
-                       ) -> list[dict[str, Any]]:
+def consistency_tables(X: np.ndarray, labels: Sequence[str], cfg: ConsistencyConfig,
+                       sigma_ref: float | None = None) -> list[dict[str, Any]]:
     """Per system (row of ``X``): mean, variance, CoV, γ at ``cfg.eps``, γ-AUC and γ curve,
-    leave-one-domain-out rows, and the same under bagging and design bagging."""
+    leave-one-domain-out rows, and the same under bagging and design bagging. With
+    ``cfg.eps_grid == "sigma"`` the ε grid is in units of σ_ref (``sigma_ref``, else the spread
+    of ``X``) and ``cfg.eps`` are multiples of it."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
-    eps = np.asarray(cfg.eps, dtype=float)
-    grid = cfg.grid()
+    grid, grid_info = cons.eps_grid(X, cfg.eps_grid, grid_max=cfg.grid_max, sigma_ref=sigma_ref)
+    scale = grid_info.get("sigma_ref", 1.0)  # σ grid: cfg.eps are multiples of σ_ref
+    eps = np.asarray(cfg.eps, dtype=float) * scale
+    names = {cons._key(e): cons._key(t) for e, t in zip(eps, cfg.eps, strict=True)}
     curves = cons.gamma_curve(X, grid)
     g = np.asarray(cons.gamma(X, eps))
     tables = {}
@@ -79,11 +87,17 @@ def consistency_tables(X: np.ndarray, labels: Sequence[str], cfg: ConsistencyCon
         res: dict[str, Any] = {
             "n": int(X.shape[1]), "mean": float(cons.mean(X[s])),
             "variance": float(cons.variance(X[s])), "cov": float(cons.cov(X[s])),
-            "gamma": {cons._key(e): float(g[s, j]) for j, e in enumerate(eps)},
+            "gamma": {cons._key(e): float(g[s, j]) for j, e in enumerate(cfg.eps)},
             "gamma_auc": float(curves[s].mean()), "gamma_curve": curves[s].tolist(),
         }
+        if cfg.eps_grid != "fixed":  # the ε values of the curve, and which grid it was
+            res["gamma_grid"] = grid.tolist()
+            res["eps_grid"] = grid_info
         for method, rows in tables.items():
             mine = [_pick(r, s) for r in rows]
+            for r in mine:  # γ keyed like cfg.eps (multiples of σ_ref on the σ grid)
+                if "gamma" in r:
+                    r["gamma"] = {names.get(k, k): v for k, v in r["gamma"].items()}
             if method is None:
                 res["leave_one_out"] = mine[1:]
             else:
@@ -227,6 +241,8 @@ def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]],
     params = systems if isinstance(systems, dict) else {s: {} for s in systems}
     cells = [Cell(key=f"system={s}", kind=KIND, params={"system": s, **p})
              for s, p in params.items()]
+    if config.get("eps_grid") == "fixed":
+        config = {k: v for k, v in config.items() if k != "eps_grid"}  # runs made before the option
     store = RunStore(Path(out_dir))
     try:
         store.init_run(KIND, f"cross-domain {config.get('task')}: {len(systems)} systems",
@@ -278,12 +294,18 @@ def read_score_table(path: str | os.PathLike[str], score_column: str = "score",
     return {k: (np.asarray(x, dtype=float), d) for k, (x, d) in out.items()}
 
 
+def common_sigma(vectors: Sequence[Any]) -> float:
+    """One σ_ref for systems scored separately: the median of their spreads."""
+    return float(np.median([cons.spread_scale(np.asarray(v, dtype=float)) for v in vectors]))
+
+
 def analyze_scores(table: Mapping[str, tuple[np.ndarray, list[str]]], cfg: ConsistencyConfig
                    ) -> dict[str, dict[str, Any]]:
     """Consistency results per system of a precomputed table (systems may differ in rows)."""
     results = {}
+    ref = common_sigma([x for x, _ in table.values()]) if cfg.eps_grid == "sigma" else None
     for name, (x, labels) in table.items():
-        res = consistency_tables(x[None, :], labels, cfg)[0]
+        res = consistency_tables(x[None, :], labels, cfg, sigma_ref=ref)[0]
         lab = np.asarray(labels, dtype=object)
         per = {d: float(x[lab == d].mean()) for d in dict.fromkeys(labels)}
         results[name] = {"system": name, "score": "score", "per_domain": per, **res}

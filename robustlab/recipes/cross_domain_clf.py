@@ -153,7 +153,7 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
         n_test[d] = int(idx.size)
     cfg = ConsistencyConfig(eps=tuple(params["eps"]), grid_max=int(params["grid_max"]),
                             n_bags=int(params["n_bags"]), fraction=float(params["fraction"]),
-                            seed=int(params["seed"]))
+                            seed=int(params["seed"]), eps_grid=params.get("eps_grid", "fixed"))
     labels = list(per)
     tables = consistency_tables(np.array([list(per.values())]), labels, cfg)[0]
     result = {"system": params["system"], "model": params["model"], "train_domain": train,

@@ -16,7 +16,7 @@ import numpy as np
 
 from robustlab.metrics import consistency as cons
 from robustlab.metrics import ranking
-from robustlab.runs.outputs import atomic_write, save_figure, write_json, write_jsonl
+from robustlab.runs.outputs import atomic_write, write_json, write_jsonl
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import RunStore
 
@@ -60,7 +60,7 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     cells = store.cells()
     done = [c for c in cells if c.status == "done" and c.result is not None]
     failed = [c.key for c in cells if c.status != "done"]
-    results = [c.result for c in done]
+    results = common_sigma_grid([c.result for c in done], info.config)
     write_jsonl(out_dir / "results.jsonl", results)
     files = _write_tables(out_dir, results, human)
     if plots and results:
@@ -76,6 +76,29 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     }
     write_json(out_dir / "summary.json", summary)
     return summary
+
+
+def common_sigma_grid(results: list[dict[str, Any]], cfg: Mapping[str, Any]
+                      ) -> list[dict[str, Any]]:
+    """Classifier cells are scored one system at a time, so on the σ grid each used its own
+    σ_ref; recompute their consistency tables (deterministic: same bags, same seed) on one
+    shared σ_ref, the median spread, so their γ curves share the ε axis. Other runs unchanged."""
+    if cfg.get("eps_grid") != "sigma" or cfg.get("task") != "clf" or not results:
+        return results
+    from robustlab.recipes.cross_domain import ConsistencyConfig, common_sigma, consistency_tables
+
+    cc = ConsistencyConfig(eps=tuple(float(e) for e in cfg.get("eps") or ()),
+                           grid_max=int(cfg.get("grid_max", 100)),
+                           n_bags=int(cfg.get("n_bags", cons.N_BAGS)),
+                           fraction=float(cfg.get("fraction", cons.BAG_FRACTION)),
+                           seed=int(cfg.get("seed", 0)), eps_grid="sigma")
+    ref = common_sigma([list(r["per_domain"].values()) for r in results])
+    out = []
+    for r in results:
+        tables = consistency_tables(np.array([list(r["per_domain"].values())]),
+                                    list(r["per_domain"]), cc, sigma_ref=ref)[0]
+        out.append({**r, **tables})
+    return out
 
 
 def _csv(path: Path, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -134,7 +157,8 @@ def _write_tables(out: Path, results: Sequence[Mapping[str, Any]],
                       ["system", "resampling", "left_out", "mean", "variance", "cov"], rows))
     curves = np.array([r["gamma_curve"] for r in results])
     norm = cons.normalize_curves(curves)
-    rows = [[r["system"], j + 1, curves[i, j], norm[i, j]]
+    axis = _eps_axis(results) or list(range(1, curves.shape[1] + 1))
+    rows = [[r["system"], axis[j], curves[i, j], norm[i, j]]
             for i, r in enumerate(results) for j in range(curves.shape[1])]
     files.append(_csv(out / "gamma_curves.csv", ["system", "eps", "gamma", "gamma_normalized"],
                       rows))
@@ -154,27 +178,15 @@ def _write_tables(out: Path, results: Sequence[Mapping[str, Any]],
 
 def _plot_curves(out: Path, results: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any]) -> str:
     """γ(ε) of every system on one PNG: raw (left) and jointly normalized (right)."""
-    import matplotlib
+    from robustlab import plots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    curves = np.array([r["gamma_curve"] for r in results])
-    eps = np.arange(1, curves.shape[1] + 1)
-    norm = cons.normalize_curves(curves)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for i, r in enumerate(results):
-        axes[0].plot(eps, curves[i], label=r["system"], lw=1.3)
-        axes[1].plot(eps, norm[i], lw=1.3)
-    score = cfg.get("score") or "score"
-    axes[0].set(xlabel=f"ε ({score} points)", ylabel="γ(ε)", title="(ε,γ)-robustness (lower = "
-                "more robust)")
-    axes[1].set(xlabel=f"ε ({score} points)", ylabel="γ / max γ", title="normalized (joint max)")
-    axes[0].legend(fontsize=7, ncol=2)
-    for ax in axes:
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
     path = out / "gamma_curves.png"
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
+    plots.save_png(plots.gamma_curves_figure(results, cfg, _eps_axis(results)), path)
     return path.name
+
+
+def _eps_axis(results: Sequence[Mapping[str, Any]]) -> list[float] | None:
+    """The ε values of the γ curves when the run recorded them (σ-scaled grid), else None
+    (the fixed grid ε = 1..N)."""
+    eps = results[0].get("gamma_grid") if results else None
+    return [float(e) for e in eps] if eps else None

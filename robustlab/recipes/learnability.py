@@ -19,6 +19,11 @@ Design, settling what the paper leaves open (SPEC §2):
   l'=1 half is perturbed entirely; learnability = ATE over that half (accuracy- and
   probability-based, :mod:`robustlab.metrics.learnability`).
 * **Same steps** for every training of a study (the papers' control).
+* **Quick estimate** (``estimate="quick"``, ``robustlab learnability --estimate quick``): the
+  learnability cells are only p = ``estimate_p`` for every seed plus p = 1 for the first seed (the
+  learnable-at-all check): 4 trainings per pair at 3 seeds instead of 24. They are the very cells
+  of the full grid (same keys, same parameters, same results), so an estimate run and a full run
+  are comparable cell by cell (:mod:`robustlab.recipes.learnability_estimate`).
 * **Caches (per process):** loaded data, perturbed copies of each split keyed by (dataset
   fingerprint, perturbation signature, seed), the clean model and its clean-test predictions;
   tokenizations are cached by the models' tokenizer (``robustlab.models.vocab``).
@@ -41,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.metrics import learnability as metric
 from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.signature import make_signature
@@ -50,6 +56,7 @@ KIND = "learnability"
 #: hidden directory of a run where worker processes share trained clean models (removed at the end)
 CACHE_DIR = ".model-cache"
 EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
+ESTIMATE_MODES = ("full", "quick")
 ROBUSTNESS_EXPERIMENTS = ("standard", "robustness", "augmentation")
 #: the eight perturbations of paper 000 (registered by robustlab.adapters.learnability_perturbations)
 PAPER_PERTURBATIONS = ("duplicate_punctuations", "butter_fingers_perturbation", "shuffle_word",
@@ -77,6 +84,15 @@ class LearnabilityStudy:
     max_train: int | None = None
     max_test: int | None = None
     kind: str = KIND
+    #: "full": the whole p-grid; "quick": only estimate_p (every seed) and p = 1 (first seed)
+    estimate: str = "full"
+    estimate_p: float = metric.DEFAULT_ESTIMATE_P
+
+    def __post_init__(self) -> None:
+        if self.estimate == "quick":  # the grid of a quick estimate is fixed by estimate_p
+            ps = sorted({float(self.estimate_p), metric.CHECK_P}) if 0 < self.estimate_p <= 1 \
+                else []
+            object.__setattr__(self, "p_grid", tuple(ps))
 
     def validate(self) -> None:
         """Check the options (not the data); raise InputError naming the option and the fix."""
@@ -91,6 +107,14 @@ class LearnabilityStudy:
         unknown = sorted(set(self.experiments) - set(EXPERIMENTS))
         if unknown or not self.experiments:
             raise InputError(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
+        if self.estimate not in ESTIMATE_MODES:
+            raise InputError(f"--estimate: unknown {self.estimate!r}; choose from "
+                             f"{', '.join(ESTIMATE_MODES)}")
+        if not (0 < float(self.estimate_p) <= 1):
+            raise InputError(f"--estimate-p must lie in (0, 1], got {self.estimate_p}")
+        if self.estimate == "quick" and "learnability" not in self.experiments:
+            raise InputError("--estimate quick estimates learnability: keep 'learnability' in "
+                             "--experiments")
         if "learnability" in self.experiments:
             p = list(self.p_grid)
             increasing = all(b > a for a, b in zip(p, p[1:], strict=False))
@@ -112,7 +136,18 @@ class LearnabilityStudy:
         d = asdict(self)
         for k in ("models", "perturbations", "p_grid", "seeds", "experiments"):
             d[k] = list(d[k])
+        if self.estimate == "full" and float(self.estimate_p) == metric.DEFAULT_ESTIMATE_P:
+            # a full grid with the default estimate keeps the configuration (and so the resume
+            # check) of run directories written before the estimate existed
+            del d["estimate"], d["estimate_p"]
         return d
+
+    def learnability_ps(self, seed: int) -> tuple[float, ...]:
+        """The p of the learnability cells of ``seed``: the grid, or for a quick estimate
+        estimate_p (every seed) plus the p = 1 check (first seed only)."""
+        if self.estimate != "quick" or int(seed) == int(self.seeds[0]):
+            return tuple(self.p_grid)
+        return (float(self.estimate_p),)
 
     def cells(self, fingerprint: str = "", num_threads: int | None = 1,
               cache_dir: str | None = None) -> list[Cell]:
@@ -132,7 +167,8 @@ class LearnabilityStudy:
                     for exp in EXPERIMENTS:
                         if exp not in self.experiments:
                             continue
-                        ps: Sequence[float | None] = self.p_grid if exp == "learnability" else [None]
+                        ps: Sequence[float | None] = (self.learnability_ps(seed)
+                                                      if exp == "learnability" else [None])
                         for p in ps:
                             params = {"model": model, "perturbation": pert, "experiment": exp,
                                       "p": p, "seed": int(seed), **common}

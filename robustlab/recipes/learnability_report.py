@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread, spearman
-from robustlab.runs.outputs import atomic_write, save_figure, write_json, write_jsonl
+from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread
+from robustlab.metrics.ranking import spearman_test
+from robustlab.runs.outputs import atomic_write, write_json, write_jsonl
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import RunStore
 from robustlab.textfmt import align
@@ -94,10 +95,10 @@ def correlations(pairs: list[dict[str, Any]], p_grid: list[float]) -> dict[str, 
     avg = [_mean(r.get("avg_learnability")) for r in pairs]
     rob = [_mean(r.get("robustness")) for r in pairs]
     delta = [_mean(r.get("delta")) for r in pairs]
-    out: dict[str, Any] = {
-        "learnability_vs_robustness": spearman(avg, rob),
-        "learnability_vs_delta": spearman(avg, delta),
-        "robustness_vs_delta": spearman(rob, delta),
+    out: dict[str, Any] = {  # exact / permutation p at small n (ranking.spearman_test)
+        "learnability_vs_robustness": spearman_test(avg, rob),
+        "learnability_vs_delta": spearman_test(avg, delta),
+        "robustness_vs_delta": spearman_test(rob, delta),
     }
     have = [r for r in pairs if r.get("learnability_at")]
     if have and len(p_grid) >= 1:
@@ -106,13 +107,19 @@ def correlations(pairs: list[dict[str, Any]], p_grid: list[float]) -> dict[str, 
                       for r in pairs] for p in p_grid}
             avg_v = [_mean(r.get(f"avg_learnability{variant}")) for r in pairs]
             table = at_p_table(at, avg_v, rob, delta)
+            for p, row in table.items():  # honest p at small n, as Table 3 (same ρ)
+                for other, key in ((avg_v, ""), (rob, "_robustness"), (delta, "_delta")):
+                    if f"p_value{key}" in row:
+                        test = spearman_test(at[p], other)
+                        row[f"p_value{key}"] = test["p_value"]
+                        row.setdefault("p_method", test["p_method"])
             finite = [v for v in avg_v if math.isfinite(v)]
             table_out = {format(p, "g"): row for p, row in table.items()}
             table_out["avg"] = {"sigma": float(np.std(finite)) if finite else None,
                                 "rho_with_avg": 1.0 if len(finite) >= 3 else None,
                                 "p_value": None,
-                                **_prefixed(spearman(avg_v, rob), "robustness"),
-                                **_prefixed(spearman(avg_v, delta), "delta")}
+                                **_prefixed(spearman_test(avg_v, rob), "robustness"),
+                                **_prefixed(spearman_test(avg_v, delta), "delta")}
             out["at_p" if not variant else "at_p_prob"] = table_out
     return out
 
@@ -150,7 +157,18 @@ def table2(pairs: list[dict[str, Any]], field: str = "avg_learnability"
 
 def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = None,
                   plots: bool = True) -> dict[str, Any]:
-    """Write results.jsonl, summary.json, CSV tables and PNG plots for the run in ``store``."""
+    """Write results.jsonl, summary.json, CSV tables and PNG plots for the run in ``store``.
+
+    The learnability estimate (``summary["estimate"]``, its CSV/PNG) comes from
+    :mod:`robustlab.recipes.learnability_estimate`; a quick-estimate run gets no log-AUC figures.
+    """
+    from robustlab.recipes.learnability_estimate import (
+        blank_quick_average,
+        is_quick,
+        summarize_estimate,
+        write_estimate_files,
+    )
+
     info = store.run_info()
     if info is None:
         raise ValueError(f"{out_dir}: empty run store")
@@ -162,11 +180,14 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     p_grid = [float(p) for p in config.get("p_grid", [])]
     write_jsonl(out_dir / "results.jsonl", results)
     pairs = summarize_pairs(results, p_grid)
+    blank_quick_average(pairs, config)  # a quick estimate has no log-AUC (learnability_estimate)
     corr = correlations(pairs, p_grid)
+    estimate = summarize_estimate(results, config, pairs, corr)
     files: list[str] = []
     files += _write_tables(out_dir, pairs, p_grid, corr)
-    if plots and pairs:
+    if plots and pairs and not is_quick(config):
         files += _write_plots(out_dir, pairs, results, p_grid, corr)
+    files += write_estimate_files(out_dir, estimate, plots)
     summary = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed,
         "config": config, "signature": make_signature(
@@ -175,7 +196,7 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
             seeds=len(config.get("seeds", [])), steps=config.get("steps")),
         "versions": info.versions, "files": files, "seconds": seconds,
         "n_cells": len(cells), "n_done": len(done),
-        "pairs": pairs, "correlations": corr,
+        "pairs": pairs, "correlations": corr, "estimate": estimate,
     }
     write_json(out_dir / "summary.json", summary)
     return summary
@@ -220,66 +241,23 @@ def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float
 
 def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[str, Any]],
                  p_grid: list[float], corr: dict[str, Any]) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
+    """learnability_curves.png, learnability_table.png, learnability_vs_robustness.png (drawn by
+    :mod:`robustlab.plots`, the one plotting module)."""
+    from robustlab import plots
 
     files = []
-    models = list(dict.fromkeys(r["model"] for r in pairs))
     if any(r.get("learnability_at") for r in pairs) and p_grid:
-        fig = Figure(figsize=(4.2 * len(models), 3.6), layout="constrained")
-        axes = fig.subplots(1, len(models), squeeze=False)[0]
-        for ax, model in zip(axes, models, strict=True):
-            for r in (x for x in pairs if x["model"] == model and x.get("learnability_at")):
-                at = r["learnability_at"]
-                m = np.array([_mean(at.get(format(p, "g"))) for p in p_grid])
-                s = np.array([(at.get(format(p, "g")) or {}).get("std") or 0.0 for p in p_grid])
-                line, = ax.plot(p_grid, m, marker="o", ms=3, label=r["perturbation"])
-                ax.fill_between(p_grid, m - s, m + s, color=line.get_color(), alpha=0.15)
-            ax.set_xscale("log")
-            ax.set_ylim(-0.1, 1.05)
-            ax.set_title(model)
-            ax.set_xlabel("perturbation probability p")
-            ax.set_ylabel("learnability (ATE)")
-            ax.grid(alpha=0.3)
-        axes[-1].legend(fontsize=7, loc="upper left")
-        save_figure(fig, out_dir / "learnability_curves.png", dpi=110)
+        plots.save_png(plots.learnability_curves_figure(pairs, p_grid),
+                       out_dir / "learnability_curves.png")
         files.append("learnability_curves.png")
         perts, ms, mat = table2(pairs)
-        fig = Figure(figsize=(2.0 + 1.3 * len(ms), 1.0 + 0.45 * len(perts)), layout="constrained")
-        ax = fig.subplots()
-        im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=log_auc(p_grid, [1.0] * len(p_grid))
-                       if len(p_grid) >= 2 else 1, aspect="auto")
-        ax.set_xticks(range(len(ms)), ms, rotation=30, ha="right")
-        ax.set_yticks(range(len(perts)), perts)
-        for i in range(len(perts)):
-            for j in range(len(ms)):
-                if math.isfinite(mat[i, j]):
-                    ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center", color="w",
-                            fontsize=8)
-        fig.colorbar(im, ax=ax, label="average learnability (log-AUC)")
-        save_figure(fig, out_dir / "learnability_table.png", dpi=110)
+        vmax = log_auc(p_grid, [1.0] * len(p_grid)) if len(p_grid) >= 2 else 1
+        plots.save_png(plots.learnability_table_figure(perts, ms, mat, vmax),
+                       out_dir / "learnability_table.png")
         files.append("learnability_table.png")
     if any(r.get("robustness") for r in pairs) and any(r.get("avg_learnability") for r in pairs):
-        fig = Figure(figsize=(9, 3.8), layout="constrained")
-        for ax, field, name, cname in zip(fig.subplots(1, 2), ("robustness", "delta"),
-                                          ("robustness (A1 − A0)", "post-augmentation Δ (A2 − A1)"),
-                                          ("learnability_vs_robustness", "learnability_vs_delta"),
-                                          strict=True):
-            for model in models:
-                sel = [r for r in pairs if r["model"] == model]
-                ax.scatter([_mean(r.get("avg_learnability")) for r in sel],
-                           [_mean(r.get(field)) for r in sel], label=model, s=22)
-            c = corr.get(cname) or {}
-            rho = "n/a" if c.get("rho") is None else f"{c['rho']:.3f}"
-            pv = "" if c.get("p_value") is None else f", p={c['p_value']:.2g}"
-            ax.set_title(f"Spearman ρ = {rho}{pv} (n={c.get('n', 0)})", fontsize=9)
-            ax.set_xlabel("average learnability")
-            ax.set_ylabel(name)
-            ax.grid(alpha=0.3)
-        fig.axes[0].legend(fontsize=7)
-        save_figure(fig, out_dir / "learnability_vs_robustness.png", dpi=110)
+        plots.save_png(plots.learnability_scatter_figure(pairs, corr),
+                       out_dir / "learnability_vs_robustness.png")
         files.append("learnability_vs_robustness.png")
     return files
 
@@ -287,15 +265,25 @@ def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[
 def results_table(pairs: list[dict[str, Any]]) -> str:
     """The per-pair table printed on stdout at the end of a run."""
     def fmt(v: dict[str, Any] | None) -> str:
-        if not v or v.get("mean") is None:
-            return "-"
-        return f"{v['mean']:.3f}±{v.get('std') or 0:.3f}"
+        return spread_text(v, plain="-")
 
     head = ["model", "perturbation", "avg learn.", "robustness", "Δ aug", "acc std", "no-op"]
     rows = [[r["model"], r["perturbation"], fmt(r.get("avg_learnability")), fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
     return align(head, rows, rule=True)
+
+
+def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> str:
+    """mean±std over seeds; the mean alone when one seed ran (no made-up "±0.000")."""
+    if not v or v.get("mean") is None:
+        return plain
+    n = v.get("n")
+    if n is None:
+        n = len([x for x in v.get("values") or [] if x is not None]) or (2 if v.get("std") else 1)
+    if n <= 1 or v.get("std") is None:
+        return f"{v['mean']:.{digits}f}"
+    return f"{v['mean']:.{digits}f}±{v['std']:.{digits}f}"
 
 
 def correlations_text(corr: dict[str, Any]) -> str:
@@ -305,8 +293,19 @@ def correlations_text(corr: dict[str, Any]) -> str:
         if c.get("rho") is None:
             out.append(f"{name}: ρ undefined (n={c.get('n', 0)}; needs ≥ 3 pairs that vary)")
         else:
-            out.append(f"{name}: ρ = {c['rho']:+.3f}, p = {c['p_value']:.3g} (n={c['n']})")
+            method = c.get("p_method") or "asymptotic"
+            out.append(f"{name}: ρ = {c['rho']:+.3f}, p = {c['p_value']:.3g} ({method} p, "
+                       f"n={c['n']})")
     return "\n".join(out)
+
+
+def chance_text(pairs: list[dict[str, Any]], n_classes: int | None = None) -> str:
+    """One warning line per model at chance accuracy ('' when none)."""
+    from robustlab.report.advice import chance_models
+
+    return "\n".join(f"WARNING {m}: clean accuracy {a:.3f} is at chance level; its learnability "
+                     "and robustness mean nothing (the model did not learn the task)"
+                     for m, a in chance_models(pairs, n_classes).items())
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
@@ -349,6 +348,9 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
     grid = list(next(iter(grids)))
     corr = correlations(pairs, grid)
     print(results_table(pairs))
+    warn = chance_text(pairs)
+    if warn:
+        print(warn)
     print()
     print(correlations_text(corr))
     if corr.get("at_p"):
@@ -358,7 +360,12 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
             cells = [row.get("sigma"), row.get("rho_with_avg"), row.get("rho_with_robustness"),
                      row.get("rho_with_delta")]
             print(f"{p:>6}  " + "  ".join("      -" if v is None else f"{v:7.3f}" for v in cells))
+    from robustlab.report.advice import advice_text, advise
+
+    adv = advise(pairs)
+    print()
+    print(advice_text(adv))
     if json_path:
         write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "pairs": pairs,
-                               "correlations": corr})
+                               "correlations": corr, "advice": adv})
     return 0

@@ -164,6 +164,18 @@ class RobustlabApp(App):
         self._in_worker("resume", lambda: launch.resume(path), lambda pid: self.notify(
             f"resumed {path.name} as pid {pid} (done cells are kept)"))
 
+    def write_report(self, path: Path) -> None:
+        """Write the HTML report of the run at ``path`` (thread worker) and say where it went:
+        ``path/report.html``, or the current directory when the run directory is read-only."""
+        from robustlab.report import write_report
+
+        target = (path / "report.html" if os.access(path, os.W_OK)
+                  else self.settings.cwd / f"{path.name}-report.html")
+        self.notify(f"writing the report of {path.name} …", timeout=3)
+        self._in_worker("write report", lambda: write_report([path], target, "html"),
+                        lambda out: self.notify(f"report written to {out}", title="report",
+                                                timeout=12))
+
     def delete_run(self, path: Path) -> None:
         def deleted(_: object) -> None:
             self.notify(f"deleted {path}")

@@ -35,6 +35,7 @@ class LearnabilityView:
     scatter_points: list[tuple[str, float | None, float | None, float | None]]
     correlations: dict[str, Any] = field(default_factory=dict)
     partial: bool = False
+    estimate: dict[str, Any] | None = None  # summary.json "estimate" (the quick estimate block)
 
     def curve_plot(self, pair: str | None = None) -> Plot:
         names = [pair] if pair and pair in self.curves else list(self.curves)
@@ -45,7 +46,7 @@ class LearnabilityView:
 
     def scatter_plot(self, against: str = "robustness") -> Plot:
         col = 2 if against == "robustness" else 3
-        pts = [(p[1], p[col]) for p in self.scatter_points if p[1] is not None
+        pts = [(p[1], p[col], p[0]) for p in self.scatter_points if p[1] is not None
                and p[col] is not None]
         corr = self.correlations.get(f"learnability_vs_{against}") or {}
         if corr.get("rho") is not None:
@@ -56,7 +57,8 @@ class LearnabilityView:
             note = f"Spearman ρ undefined (n={corr.get('n')}: needs ≥ 3 pairs that vary)"
         label = "Δ (augmentation)" if against == "delta" else "robustness"
         return Plot(f"average learnability vs {label}", "average learnability", label,
-                    [Series("pairs", [p[0] for p in pts], [p[1] for p in pts], "scatter")],
+                    [Series("pairs", [p[0] for p in pts], [p[1] for p in pts], "scatter",
+                            names=[p[2] for p in pts])],
                     note=note)
 
 
@@ -92,6 +94,27 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
     return LearnabilityView(Table("average learnability (run in progress: final after the end)",
                                   cols, rows, heat=["avg_learnability"]), curves,
                             [(n, None, None, None) for n in curves], partial=True)
+
+
+def with_estimate(view: LearnabilityView, path: str | os.PathLike[str]) -> LearnabilityView:
+    """Add the learnability estimate (``summary.json["estimate"]``) to a finished run's view:
+    its own columns ``estimate@p`` and ``learn@1`` beside (never instead of) the log-AUC, and
+    the block itself for the status line. A run in progress is returned as it is."""
+    summary = read_summary(path) if not view.partial else None
+    est = (summary or {}).get("estimate")
+    if not est:
+        return view
+    name = f"estimate@{est['estimate_p']:g}"
+    by = {(e["model"], e["perturbation"]): e for e in est.get("pairs", [])}
+    view.table.columns = [*view.table.columns, name, "learn@1"]
+    view.table.heat = [*view.table.heat, name]
+    for row in view.table.rows:
+        e = by.get((row[0], row[1])) or {}
+        row += [_num(e.get("learnability_estimate")), _num(e.get("learnability_at_1"))]
+    if est.get("mode") == "quick":
+        view.table.title = "learnability ESTIMATE (quick run: no log-AUC)"
+    view.estimate = est
+    return view
 
 
 # ---- attack -----------------------------------------------------------------------------------------

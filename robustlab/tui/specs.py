@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.runs.outputs import atomic_write, save_figure, write_json
+from robustlab.runs.outputs import atomic_write, write_json
 
 
 @dataclass
@@ -39,6 +39,7 @@ class Series:
     x: list[float]
     y: list[float]
     style: str = "line"  # line | scatter | bar | hist
+    names: list[str] | None = None  # a label per point (scatter), drawn beside it on export
 
 
 @dataclass
@@ -84,31 +85,9 @@ def export_plot(plot: Plot, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     if path.suffix != ".png":
         raise InputError(f"cannot export a plot to {path.name}: use a .png file name")
-    import matplotlib
+    from robustlab import plots
 
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4.5), dpi=120)
-    ax = fig.add_subplot()
-    for s in plot.series:
-        if s.style == "scatter":
-            ax.scatter(s.x, s.y, label=s.label, s=18)
-        elif s.style == "bar":
-            ax.bar([str(v) for v in s.x], s.y, label=s.label)
-        elif s.style == "hist":
-            ax.hist(s.y, bins=plot.bins, label=s.label)
-        else:
-            ax.plot(s.x, s.y, marker="o", label=s.label)
-    ax.set_title(plot.title + (f"\n{plot.note}" if plot.note else ""), fontsize=10)
-    if plot.xlog:
-        ax.set_xscale("log")
-    ax.set_xlabel(plot.xlabel)
-    ax.set_ylabel(plot.ylabel)
-    if len(plot.series) > 1:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return save_figure(fig, path)
+    return plots.save_png(plots.spec_figure(plot), path, dpi=120)
 
 
 def export(obj: Table | Plot, path: str | os.PathLike[str]) -> Path:

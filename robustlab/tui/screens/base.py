@@ -9,7 +9,9 @@ from typing import Any
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
 from robustlab.tui.messages import Loaded
@@ -25,6 +27,7 @@ class RunScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("e", "export", "Export"),
         Binding("ctrl+r", "reload", "Reload"),
+        Binding("w", "write_report", "Write report", show=False),
     ]
 
     def __init__(self, path: Path) -> None:
@@ -79,6 +82,10 @@ class RunScreen(Screen):
     def exportables(self) -> dict[str, Table | Plot]:
         return {}
 
+    def action_write_report(self) -> None:
+        """w: write this run's HTML report (robustlab report) and show where it went."""
+        self.app.write_report(self.path)
+
     def action_export(self) -> None:
         items = {k: v for k, v in self.exportables().items() if v is not None}
         if not items:
@@ -91,3 +98,24 @@ class RunScreen(Screen):
                 self.notify(f"saved {path}")
 
         self.app.push_screen(ExportScreen(items, target), done)
+
+
+class TextScreen(ModalScreen[None]):
+    """A read-only page of text (e.g. the augmentation advice); escape or q closes it."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("q", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    TextScreen { align: center middle; }
+    TextScreen > VerticalScroll { width: 90%; height: 80%; border: round $accent;
+        background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(f"[b]{escape(self.title_text)}[/b]  (escape: close)")
+            yield Static(self.text, markup=False, id="text")

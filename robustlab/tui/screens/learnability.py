@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from robustlab.tui.results import LearnabilityView, load_learnability
+from robustlab.tui.results import LearnabilityView, load_learnability, with_estimate
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
@@ -21,6 +21,7 @@ class LearnabilityScreen(RunScreen):
         Binding("3", "tab('scatter')", "Scatter"),
         Binding("y", "toggle_y", "Rob/Δ"),
         Binding("a", "all_curves", "All pairs"),
+        Binding("v", "advice", "Advice", show=False),
     ]
 
     def __init__(self, path) -> None:
@@ -38,7 +39,7 @@ class LearnabilityScreen(RunScreen):
                 yield SpecPlot(id="scat")
 
     def load(self) -> LearnabilityView:
-        return load_learnability(self.path)
+        return with_estimate(load_learnability(self.path), self.path)
 
     def show(self, view: LearnabilityView) -> None:
         corr = view.correlations
@@ -47,6 +48,13 @@ class LearnabilityScreen(RunScreen):
             c = corr.get(f"learnability_vs_{name}") or {}
             if c.get("rho") is not None:
                 parts.append(f"ρ(learnability, {name})={fmt(c['rho'])} (p={c['p_value']:.3g})")
+        est = view.estimate
+        if est:
+            c = (est.get("correlations") or {}).get("estimate_vs_robustness") or {}
+            parts.append(f"estimate = learnability@{est['estimate_p']:g} "
+                         f"({est['cost']['trainings']} trainings, {est['cost']['seconds']:.0f} s)"
+                         + (f", ρ(estimate, robustness)={fmt(c['rho'])}"
+                            if c.get("rho") is not None else ""))
         if view.partial:
             parts.append("run in progress: per-p means so far")
         self.query_one("#status").update(" · ".join(parts))
@@ -85,6 +93,18 @@ class LearnabilityScreen(RunScreen):
         self.all_pairs = True
         self._plots()
         self.query_one("#tabs", TabbedContent).active = "curves"
+
+    def action_advice(self) -> None:
+        """v: perturbations ranked by expected augmentation benefit (robustlab.report.advice)."""
+        from robustlab.report.advice import advice_text, advise
+        from robustlab.tui.data import read_summary
+        from robustlab.tui.screens.base import TextScreen
+
+        pairs = (read_summary(self.path) or {}).get("pairs")
+        if not pairs:
+            self.notify("no finished pairs yet: advice after the run ends", severity="warning")
+            return
+        self.app.push_screen(TextScreen("Augmentation advice", advice_text(advise(pairs))))
 
     def exportables(self):
         if self.view is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from rich.text import Text
 from textual import on, work
@@ -38,6 +39,7 @@ class ProgressScreen(Screen):
         Binding("s", "stop", "Stop"),
         Binding("r", "resume", "Resume"),
         Binding("e", "export", "Export"),
+        Binding("w", "write_report", "Write report", show=False),
     ]
 
     def __init__(self, path) -> None:
@@ -130,6 +132,10 @@ class ProgressScreen(Screen):
             self.notify("no finished cells to show yet", severity="warning")
             return
         self.app.open_results(self.path, self.progress.run.kind)
+
+    def action_write_report(self) -> None:
+        """w: the report so far (labelled incomplete while the run goes on)."""
+        self.app.write_report(Path(self.path))
 
     def action_stop(self) -> None:
         self.app.stop_run(self.path)

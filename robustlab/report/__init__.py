@@ -1,0 +1,93 @@
+"""``robustlab report``: one document a researcher can send to colleagues.
+
+:func:`build_document` reads run directories (:mod:`robustlab.report.load`), lays each kind out
+as the papers do (:mod:`robustlab.report.sections`) and :func:`write_report` renders it as one
+self-contained HTML file or as CommonMark (:mod:`robustlab.report.doc`). Several run directories
+of one kind are compared side by side; every run's provenance and completeness are stated.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from robustlab.errors import InputError
+from robustlab.report.doc import Document, Heading, Para, figures, to_html, to_markdown
+from robustlab.report.load import RunData, load_run
+
+FORMATS = ("html", "md")
+
+
+def build_document(run_dirs: Sequence[str | os.PathLike[str]], *,
+                   title: str | None = None) -> Document:
+    """The report of ``run_dirs`` as blocks (validates every directory before anything else)."""
+    from robustlab import __version__
+    from robustlab.report import sections
+
+    if not run_dirs:
+        raise InputError("give at least one run directory")
+    runs = [load_run(d) for d in run_dirs]
+    groups: dict[str, list[RunData]] = {}
+    for r in runs:
+        groups.setdefault(r.family, []).append(r)
+    names = ", ".join(r.path.name for r in runs)
+    doc = Document(title or f"robustlab report: {names}")
+    doc.add(Para(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} by "
+                 f"robustlab {__version__} from {len(runs)} run director"
+                 f"{'y' if len(runs) == 1 else 'ies'}.", "note"))
+    for r in runs:
+        if not r.complete:
+            doc.add(Para(f"{r.path.name} is INCOMPLETE: {r.incomplete_reason}. Its numbers are "
+                         "not final.", "incomplete"))
+    for family, group in groups.items():
+        doc.add(Heading(sections.TITLES.get(family, f"{family} runs"), 2, anchor=family))
+        if len(group) > 1:
+            doc.add(Para(f"{len(group)} runs compared side by side: "
+                         + ", ".join(r.path.name for r in group) + ".", "note"))
+        doc.add(*sections.SECTIONS.get(family, sections.generic_section)(group))
+        doc.add(Heading("Provenance", 3))
+        for r in group:
+            doc.add(*sections.provenance(r))
+    return doc
+
+
+def render(doc: Document, fmt: str, figure_dir: str | None = None) -> str:
+    if fmt == "html":
+        return to_html(doc)
+    if fmt == "md":
+        return to_markdown(doc, figure_dir)
+    raise InputError(f"--format: unknown {fmt!r}; choose from {', '.join(FORMATS)}")
+
+
+def default_out(run_dirs: Sequence[str | os.PathLike[str]], fmt: str) -> Path:
+    """``report.html`` / ``report.md`` inside the (first) run directory."""
+    return Path(run_dirs[0]) / f"report.{fmt}"
+
+
+def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str] | None
+                 = None, fmt: str | None = None) -> Path:
+    """Write the report atomically and return its path. The format follows ``fmt`` or the
+    suffix of ``out`` (.md → Markdown, else HTML). Markdown's figures are PNG files in
+    ``<name>_figures/`` beside it (written first, so a report that exists is complete)."""
+    from robustlab.runs.outputs import atomic_dir, atomic_write
+
+    if fmt is None:
+        fmt = "md" if out is not None and Path(out).suffix.lower() in (".md", ".markdown") \
+            else "html"
+    if fmt not in FORMATS:
+        raise InputError(f"--format: unknown {fmt!r}; choose from {', '.join(FORMATS)}")
+    path = Path(out) if out is not None else default_out(run_dirs, fmt)
+    if path.is_dir():
+        raise InputError(f"--out {path}: is a directory; give a file name")
+    doc = build_document(run_dirs)
+    fig_dir = None
+    if fmt == "md" and figures(doc):
+        fig_dir = f"{path.stem}_figures"
+        with atomic_dir(path.parent / fig_dir) as tmp:
+            for f in figures(doc):
+                (tmp / f.name).write_bytes(f.png)
+    text = render(doc, fmt, fig_dir)
+    atomic_write(path, lambda f: f.write(text))
+    return path

@@ -1,0 +1,580 @@
+"""What a report says for each run kind, in the papers' layouts, as :mod:`robustlab.report.doc`
+blocks.
+
+Numbers come from ``summary.json`` as the study wrote it (never recomputed), formatted with a
+fixed number of decimals, so a reader can check any cell against the file. Only a learnability
+run that has not written its summary yet is summarised from its finished cells (with the same
+functions the study uses), and labelled incomplete. Per-example detail (vulnerable examples,
+F_soft histograms) comes from the run store.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from robustlab import plots
+from robustlab.report.doc import Code, Figure, Heading, Para, Segments, Table
+from robustlab.report.load import RunData
+
+Blocks = list[Any]
+DIGITS = 3
+
+
+def num(v: Any, digits: int = DIGITS, signed: bool = False) -> str:
+    """A number as report text: fixed decimals, '–' for missing / non-finite."""
+    if isinstance(v, Mapping):
+        v = v.get("mean")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+        return "–"
+    return f"{float(v):{'+' if signed else ''}.{digits}f}"
+
+
+def spread(v: Any, digits: int = DIGITS) -> str:
+    """mean ± std over seeds; the mean alone for one seed (a single seed has no spread)."""
+    from robustlab.recipes.learnability_report import spread_text
+
+    if not isinstance(v, Mapping):
+        return num(v, digits)
+    return spread_text(dict(v), digits, plain="–")
+
+
+def utc(ts: float | None) -> str:
+    return "–" if not ts else time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    s = int(round(seconds))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return (f"{h}h {m:02d}m {sec:02d}s" if h else f"{m}m {sec:02d}s" if m else f"{sec}s") + \
+        f" ({seconds:.1f} s)"
+
+
+def _png(fig: Any, alt: str, caption: str, name: str) -> Figure:
+    return Figure(plots.png_bytes(fig), alt, caption, name)
+
+
+# ---- every report: the run's provenance ----------------------------------------------------------
+
+
+def status_line(run: RunData) -> Para:
+    if run.complete:
+        return Para(f"{run.path.name}: complete (every cell finished; summary.json complete).",
+                    "note")
+    return Para(f"{run.path.name} is INCOMPLETE and its figures are not final: "
+                f"{run.incomplete_reason}.", "incomplete")
+
+
+def provenance(run: RunData) -> Blocks:
+    """Command line, configuration, signature, versions, seeds, dates, wall time, status."""
+    s = run.summary or {}
+    total = sum(run.counts.values())
+    seeds = run.config.get("seeds", run.config.get("seed"))
+    wall = s.get("seconds")
+    wall_text = duration(wall) if isinstance(wall, (int, float)) else (
+        duration(run.updated - run.created) + " (store timestamps)"
+        if run.updated and run.created else "–")
+    rows = [
+        ["directory", str(run.path)], ["kind", run.kind], ["name", run.name],
+        ["status", f"{run.status} ({'complete' if run.complete else 'INCOMPLETE'})"],
+        ["cells", f"{run.counts.get('done', 0)} done of {total}"
+         + "".join(f", {run.counts[k]} {k}" for k in ("running", "pending", "failed")
+                   if run.counts.get(k))],
+        ["signature", str(s.get("signature") or "–")],
+        ["cell signatures", "; ".join(f"{sig} ({n} cells)" for sig, n in
+                                      list(run.signatures.items())[:5])
+         + (f"; … {len(run.signatures) - 5} more" if len(run.signatures) > 5 else "") or "–"],
+        ["seeds", "–" if seeds is None else json.dumps(seeds)],
+        ["started", utc(run.created)], ["last update", utc(run.updated)],
+        ["wall time", wall_text],
+        ["versions", ", ".join(f"{k} {v}" for k, v in sorted(run.versions.items())) or "–"],
+    ]
+    if run.error:
+        rows.append(["error", run.error])
+    out: Blocks = [Heading(f"Run {run.path.name}", 3), status_line(run),
+                   Table(["field", "value"], rows, numeric=False)]
+    if run.failed:
+        frows = [[k, v] for k, v in list(run.failed.items())[:10]]
+        out.append(Table(["failed cell", "last error line"], frows,
+                         f"{len(run.failed)} failed cells (first 10)", numeric=False))
+    out += [Para("Command line (reproduces and resumes the run):", "note"),
+            Code(run.command or "(not recorded)"),
+            Para("Configuration:", "note"),
+            Code(json.dumps(run.config, indent=2, sort_keys=True, ensure_ascii=False))]
+    return out
+
+
+# ---- learnability / CENT / robustness (paper 000) ------------------------------------------------
+
+
+def learnability_data(run: RunData) -> tuple[list[dict[str, Any]], dict[str, Any], list[float],
+                                             bool]:
+    """(pairs, correlations, p_grid, from_summary): summary.json's, or for a run that has not
+    written one yet, computed from its finished cells by the study's own functions."""
+    from robustlab.recipes.learnability_report import correlations, summarize_pairs
+
+    grid = [float(p) for p in run.config.get("p_grid", [])]
+    s = run.summary
+    if s and s.get("pairs") is not None:
+        return list(s["pairs"]), dict(s.get("correlations") or {}), grid, True
+    pairs = summarize_pairs(run.results, grid)
+    return pairs, correlations(pairs, grid), grid, False
+
+
+def learnability_section(runs: Sequence[RunData]) -> Blocks:
+    from robustlab.recipes.learnability_report import table2
+    from robustlab.report.advice import advise
+
+    out: Blocks = []
+    all_pairs: list[dict[str, Any]] = []
+    per_run = []
+    models_seen: dict[str, str] = {}
+    for run in runs:
+        pairs, corr, grid, from_summary = learnability_data(run)
+        if not from_summary:
+            out.append(Para(f"{run.path.name}: no summary.json yet; the figures below are "
+                            f"computed from the {len(run.results)} cells finished so far.",
+                            "incomplete"))
+        shown = []
+        for r in pairs:
+            model = r["model"]
+            tag = str(run.path)
+            if len(runs) > 1 and models_seen.get(model, tag) != tag:
+                model = f"{model} ({run.path.name})"  # same model in two runs: keep both
+            models_seen.setdefault(r["model"], tag)
+            shown.append({**r, "model": model, "_run": run.path.name})
+        all_pairs += shown
+        per_run.append((run, shown, corr, grid))
+    if not all_pairs:
+        return [Para("No finished model×perturbation pair yet.", "warning")]
+    adv = advise(all_pairs, _n_classes(runs))
+    for m, acc in adv["chance"].items():
+        out.append(Para(f"{m}: clean accuracy {acc:.3f} is at chance level; its learnability "
+                        "and robustness mean nothing (the model did not learn the task).",
+                        "warning"))
+    # Table 2
+    if any(r.get("avg_learnability") for r in all_pairs):
+        perts, models, mat = table2(all_pairs)
+        by_key = {(r["perturbation"], r["model"]): r for r in all_pairs}
+        rows: list[list[Any]] = []
+        marks: dict[tuple[int, int], str] = {}
+        for j in range(len(models)):
+            col = [(mat[i, j], i) for i in range(len(perts)) if math.isfinite(mat[i, j])]
+            col.sort(key=lambda t: -t[0])
+            for rank, (_, i) in enumerate(col[:2]):
+                marks[(i, j + 1)] = "best" if rank == 0 else "second"
+        for i, p in enumerate(perts):
+            finite = [v for v in mat[i] if math.isfinite(v)]
+            rows.append([plots.short_name(p, 48)]
+                        + [spread((by_key.get((p, m)) or {}).get("avg_learnability"))
+                           for m in models]
+                        + [num(sum(finite) / len(finite)) if finite else "–"])
+        out += [Heading("Average learnability (paper 000 Table 2)", 3),
+                Table(["perturbation", *models, "average"], rows,
+                      "Average learnability (log-AUC over the p grid; mean ± sd over seeds), "
+                      "perturbations sorted by their average over models, ascending. Per model, "
+                      "the most learnable perturbation is bold, the second underlined.", marks)]
+    out += _correlation_tables(per_run)
+    out += _pairs_tables(all_pairs, multi=len(runs) > 1)
+    out += _learnability_figures(per_run)
+    out += advice_blocks(adv)
+    return out
+
+
+def _n_classes(runs: Sequence[RunData]) -> int | None:
+    for run in runs:
+        n = run.config.get("n_classes")
+        if isinstance(n, int) and n > 1:
+            return n
+    return None
+
+
+def _pv(c: Mapping[str, Any]) -> str:
+    p = c.get("p_value")
+    return "–" if not isinstance(p, (int, float)) else f"{p:.3g}"
+
+
+def _correlation_tables(per_run: Sequence[tuple[RunData, list, dict, list]]) -> Blocks:
+    rows = []
+    for run, _, corr, _ in per_run:
+        for name, label in (("learnability_vs_robustness", "avg. learnability vs robustness"),
+                            ("learnability_vs_delta", "avg. learnability vs Δ"),
+                            ("robustness_vs_delta", "robustness vs Δ")):
+            c = corr.get(name)
+            if not c:
+                continue
+            rows.append([run.path.name, label, num(c.get("rho"), signed=True), _pv(c),
+                         c.get("p_method") or ("asymptotic" if c.get("rho") is not None
+                                               else "–"), str(c.get("n", "–"))])
+    out: Blocks = []
+    if rows:
+        out += [Heading("Hypothesis tests (paper 000 Table 3)", 3),
+                Table(["run", "relation", "Spearman ρ", "p", "p-value method", "n"], rows,
+                      "Spearman ρ over model×perturbation pairs. 'exact' = the permutation "
+                      "distribution over all pairings (small n), 'permutation' = seeded Monte "
+                      "Carlo permutations, 'asymptotic' = scipy's t-approximation.")]
+    for run, _, corr, _ in per_run:
+        at = corr.get("at_p") or {}
+        if not at:
+            continue
+        trows = [[p, num(r.get("sigma")), num(r.get("rho_with_avg"), signed=True),
+                  num(r.get("rho_with_robustness"), signed=True),
+                  num(r.get("rho_with_delta"), signed=True)] for p, r in at.items()]
+        out += [Heading(f"Learnability@p, {run.path.name} (paper 000 Table 4)", 3),
+                Table(["p", "σ across pairs", "ρ with average", "ρ with robustness",
+                       "ρ with Δ"], trows,
+                      "σ of learnability at each p across pairs and its Spearman ρ with the "
+                      "average learnability, robustness and Δ; 'avg' is the average itself.")]
+    return out
+
+
+def _pairs_tables(pairs: Sequence[Mapping[str, Any]], multi: bool) -> Blocks:
+    est = any(r.get("learnability_estimate") for r in pairs)  # the quick estimate, when run
+    head = (["run"] if multi else []) + ["model", "perturbation", "avg. learnability",
+                                         "avg. learnability (prob.)"] + (
+        ["learnability estimate"] if est else []) + ["robustness (A1−A0)", "Δ (A2−A1)", "A0",
+                                                     "A1", "A2", "no-op rate", "seeds"]
+    rows = []
+    seed_rows = []
+    for r in pairs:
+        seeds = r.get("seeds") or []
+        rows.append(([r["_run"]] if multi else []) + [
+            r["model"], plots.short_name(r["perturbation"], 48),
+            spread(r.get("avg_learnability")), spread(r.get("avg_learnability_prob"))] + (
+            [spread(r.get("learnability_estimate"))] if est else []) + [
+            spread(r.get("robustness")), spread(r.get("delta")),
+            spread(r.get("accuracy_standard")), spread(r.get("accuracy_robustness")),
+            spread(r.get("accuracy_augmentation")), num(r.get("noop_rate")),
+            str(len(seeds)) if seeds else "–"])
+        avg = r.get("avg_learnability") or {}
+        vals = avg.get("values") if isinstance(avg, Mapping) else None
+        if vals:
+            seed_rows.append(([r["_run"]] if multi else []) + [
+                r["model"], plots.short_name(r["perturbation"], 48),
+                ", ".join(f"{s}: {num(v)}" for s, v in zip(seeds or range(len(vals)), vals,
+                                                          strict=False)),
+                num(avg.get("std")) if len(vals) > 1 else "– (one seed)"])
+    out: Blocks = [Heading("Robustness and Δ per pair (paper 000 exp 0–2)", 3),
+                   Table(head, rows, "A0 = standard accuracy, A1 = accuracy on perturbed test "
+                         "data, A2 = after augmentation; mean ± sd over seeds (mean alone for "
+                         "one seed). no-op rate: share of texts the perturbation left "
+                         "unchanged.")]
+    if seed_rows:
+        out += [Heading("Seed spread of average learnability", 3),
+                Table((["run"] if multi else []) + ["model", "perturbation", "per seed",
+                                                    "sd (ddof=1)"], seed_rows)]
+    return out
+
+
+def _learnability_figures(per_run: Sequence[tuple[RunData, list, dict, list]]) -> Blocks:
+    from robustlab.metrics.learnability import log_auc
+    from robustlab.recipes.learnability_report import table2
+
+    out: Blocks = []
+    for run, pairs, corr, grid in per_run:
+        tag = run.path.name
+        if any(r.get("learnability_at") for r in pairs) and grid:
+            out.append(Heading(f"Learnability against p, {tag} (paper 000 Figure 4)", 3))
+            out.append(_png(plots.learnability_curves_figure(pairs, grid),
+                            f"learnability against perturbation probability p, {tag}",
+                            "Mean learnability over seeds (band: ± 1 sd), log-scale p.",
+                            f"curves_{len(out)}.png"))
+            perts, models, mat = table2(pairs)
+            vmax = log_auc(grid, [1.0] * len(grid)) if len(grid) >= 2 else 1.0
+            out.append(_png(plots.learnability_table_figure(perts, models, mat, vmax),
+                            f"average learnability heat map, {tag}",
+                            "Table 2 as a heat map.", f"table_{len(out)}.png"))
+        if any(r.get("robustness") for r in pairs) and any(r.get("avg_learnability")
+                                                          for r in pairs):
+            out.append(Heading(f"Learnability against robustness and Δ, {tag}", 3))
+            out.append(_png(plots.learnability_scatter_figure(pairs, corr),
+                            f"average learnability against robustness and Δ, {tag}",
+                            "Each point is a model×perturbation pair, labelled with its "
+                            "perturbation; colour = model.", f"scatter_{len(out)}.png"))
+    return out
+
+
+def advice_blocks(adv: Mapping[str, Any]) -> Blocks:
+    rel = adv["relation"]
+    out: Blocks = [Heading("Augmentation advice", 3),
+                   Para("Perturbations ranked, per model, by the expected benefit of augmenting "
+                        "the training data with them: the measured Δ where exp 2 ran, else the Δ "
+                        "predicted from learnability when that relation is trustworthy, else "
+                        "learnability alone (paper 000 H2, a hypothesis)."),
+                   Table(["relation", "Spearman ρ", "p", "p-value method", "n", "trusted"],
+                         [["learnability vs Δ", num(rel.get("rho"), signed=True), _pv(rel),
+                           rel.get("p_method") or "–", str(rel.get("n")),
+                           "yes" if rel.get("trusted") else "no"]]),
+                   Para(rel["verdict"], "note" if rel.get("trusted") else "warning")]
+    for model, rows in adv["models"].items():
+        body = [[str(i + 1), plots.short_name(r["perturbation"], 48),
+                 num(r["learnability"]) + (" (estimate)" if r["learnability_source"] == "estimate"
+                                           else ""),
+                 num(r["delta"], signed=True), num(r["expected_delta"], signed=True), r["basis"]]
+                for i, r in enumerate(rows)]
+        out.append(Table(["rank", "perturbation", "learnability", "measured Δ", "expected Δ",
+                          "basis"], body, f"{model}: augment with the top rows first"))
+    return out
+
+
+# ---- attacks (paper 002) -------------------------------------------------------------------------
+
+
+ATTACK_ROWS: list[tuple[str, Callable[[Mapping[str, Any]], str]]] = [
+    ("recipe", lambda s: str(s.get("recipe") or "–")),
+    ("success rate", lambda s: num(s.get("success_rate"))),
+    ("mean ℓ0 (words changed)", lambda s: num(s.get("mean_l0"))),
+    ("queries per example", lambda s: num(s.get("queries_per_example"), 1)),
+    ("seconds per example", lambda s: num(s.get("seconds_per_example"))),
+    ("successful", lambda s: str((s.get("counts") or {}).get("successful", "–"))),
+    ("failed", lambda s: str((s.get("counts") or {}).get("failed", "–"))),
+    ("skipped", lambda s: str((s.get("counts") or {}).get("skipped", "–"))),
+    ("perplexity, original", lambda s: num((s.get("perplexity") or {}).get("original"), 2)),
+    ("perplexity, vulnerable", lambda s: num((s.get("perplexity") or {}).get("perturbed"), 2)),
+]
+
+
+def attack_section(runs: Sequence[RunData], n_examples: int = 8) -> Blocks:
+    cols = ["", *[f"{r.path.name} ({r.config.get('model', '?')})" for r in runs]]
+    rows = [[name, *[fn(r.summary or {}) if r.summary else "– (no summary)" for r in runs]]
+            for name, fn in ATTACK_ROWS]
+    out: Blocks = [Heading("Attack results (paper 002 Tables 2–3)", 3),
+                   Table(cols, rows, "Success rate over attacked (not skipped) examples; "
+                         "perplexity only when the run measured it (--ppl-model).")]
+    for run in runs:
+        vuln = sorted((r for r in run.results if r.get("result_type") == "successful"
+                       and r.get("perturbed")), key=lambda r: r.get("index", 0))
+        if not vuln:
+            continue
+        body = []
+        for r in vuln[:n_examples]:
+            patch = r.get("patch") or []
+            body.append([str(r.get("index")), str(r.get("original")),
+                         marked_words(str(r.get("original")), str(r.get("perturbed")), patch),
+                         marked_words(str(r.get("perturbed")), str(r.get("patched") or ""),
+                                      patch) if r.get("patched") else "–",
+                         " → ".join(map(str, patch)) or "–",
+                         f"{r.get('ground_truth')} / {r.get('original_output')} / "
+                         f"{r.get('perturbed_output')} / {r.get('patched_output', '–')}",
+                         str(r.get("l0", "–"))])
+        out += [Heading(f"Vulnerable examples, {run.path.name} (paper 002 Table 4)", 3),
+                Table(["#", "original x", "vulnerable x̃ (changed words marked)",
+                       "x̃ with patch p applied (patch words marked)", "patch p",
+                       "label / f(x) / f(x̃) / f(x̃⊕p)", "ℓ0"], body,
+                      f"The first {min(n_examples, len(vuln))} of {len(vuln)} vulnerable "
+                      "examples: f keeps its answer on x̃ but flips it once the patch word is "
+                      "swapped.", numeric=False)]
+    return out
+
+
+def marked_words(before: str, after: str, patch: Sequence[str] = ()) -> Segments:
+    """``after`` as segments: words that differ from ``before`` are 'changed'; words of the patch
+    pair (when unchanged otherwise) are 'patch'."""
+    a, b = before.split(), after.split()
+    segs: Segments = []
+    pw = {str(p).lower() for p in patch}
+    sm = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for op, _, _, j1, j2 in sm.get_opcodes():
+        for w in b[j1:j2]:
+            style = "changed" if op != "equal" else ("patch" if w.lower() in pw else "")
+            segs.append((w, style))
+    out: Segments = []
+    for i, (w, st) in enumerate(segs):
+        if i:
+            out.append((" ", ""))
+        out.append((w, st))
+    return out
+
+
+# ---- bias (paper 001) ----------------------------------------------------------------------------
+
+
+def _bias_table(run: RunData) -> list[Mapping[str, Any]]:
+    table = (run.summary or {}).get("table")
+    if table is None:
+        table = [{k: r.get(k) for k in ("pair", "k", "B", "std", "n")} for r in run.results]
+    return table
+
+
+def bias_section(runs: Sequence[RunData]) -> Blocks:
+    out: Blocks = []
+    if len(runs) > 1:  # side by side: B(p, k) of every run for each (pair, k)
+        tables = [{("/".join(map(str, r["pair"])), int(r["k"])): r for r in _bias_table(run)}
+                  for run in runs]
+        keys = list(dict.fromkeys(k for t in tables for k in t))
+        out += [Heading("Runs side by side", 3),
+                Table(["pair", "k", *[f"B ({run.path.name}, {run.config.get('model', '?')})"
+                                      for run in runs]],
+                      [[pair, str(k), *[num((t.get((pair, k)) or {}).get("B"), 4, signed=True)
+                                        for t in tables]] for pair, k in keys],
+                      "B(p, k) of each run.")]
+    for run in runs:
+        table = _bias_table(run)
+        ks = sorted({int(r["k"]) for r in table if r.get("k") is not None} | {0, 1, 2, 3})
+        names = list(dict.fromkeys("/".join(map(str, r["pair"])) for r in table))
+        cell = {("/".join(map(str, r["pair"])), int(r["k"])): r for r in table}
+        rows, srows = [], []
+        for n in names:
+            rows.append([n, *[num((cell.get((n, k)) or {}).get("B"), 4, signed=True)
+                              for k in ks]])
+            srows.append([n, *[(f"{num(c.get('std'), 4)} / {c.get('n')}"
+                                if (c := cell.get((n, k))) else "–") for k in ks]])
+        out += [Heading(f"Counterfactual bias B(p, k), {run.path.name} (paper 001)", 3),
+                Table(["pair", *[f"k={k}" for k in ks]], rows,
+                      "B(p, k) = mean F_soft(x; p) = P(class 1 | x with p1 swapped for p2) − "
+                      "P(class 1 | x), over the sentences within k substitutions of the test "
+                      "set (– = k not run). Positive: the second word of the pair raises "
+                      "P(class 1)."),
+                Table(["pair", *[f"sd / n, k={k}" for k in ks]], srows,
+                      "Spread of F_soft and the number of sentences behind each B.")]
+        if table:
+            out.append(_png(plots.bias_vs_k_figure(table), f"B(p,k) against k, {run.path.name}",
+                            "B(p, k) against the neighbourhood distance k.",
+                            f"bias_k_{run.path.name}.png"))
+        hist: dict[str, dict[int, list[float]]] = {}
+        for r in run.results:
+            key = f"pair={'/'.join(map(str, r.get('pair') or []))}|k={r.get('k')}"
+            vals = [float(x["f_soft"]) for x in run.records.get(key, [])
+                    if isinstance(x, Mapping) and isinstance(x.get("f_soft"), (int, float))]
+            if vals:
+                hist.setdefault("/".join(map(str, r["pair"])), {})[int(r["k"])] = vals
+        for name, by_k in hist.items():
+            out.append(_png(plots.bias_hist_figure(name, by_k), f"F_soft histogram, {name}",
+                            f"F_soft histograms for {name}, one per k.",
+                            f"bias_hist_{len(out)}.png"))
+    return out
+
+
+# ---- cross-domain (paper 004) --------------------------------------------------------------------
+
+
+def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
+    out: Blocks = _cross_domain_comparison(runs) if len(runs) > 1 else []
+    for run in runs:
+        s = run.summary or {}
+        systems = s.get("systems") or run.results
+        tag = run.path.name
+        if not systems:
+            out.append(Para(f"{tag}: no system finished yet.", "warning"))
+            continue
+        grid_note = _grid_note(run.config, systems)
+        unit = "σ" if "σ_ref" in grid_note else ""
+        eps = sorted({e for r in systems for e in (r.get("gamma") or {})}, key=float)
+        acc = sorted({m for r in systems for m in (r.get("corpus") or {}) if m != "signature"})
+        human = {}
+        ranks = s.get("rankings") or {}
+        if ranks.get("human"):
+            human = {name: i + 1 for i, name in enumerate(ranks["human"])}
+        rows = []
+        for r in systems:
+            corpus = r.get("corpus") or {}
+            rows.append([str(r.get("system")), *[num(corpus.get(m), 2) for m in acc],
+                         num(r.get("mean")), num(r.get("variance")), num(r.get("cov"), 4),
+                         *[num((r.get("gamma") or {}).get(e), 4) for e in eps],
+                         num(r.get("gamma_auc"), 4)]
+                        + ([str(human.get(r.get("system"), "–"))] if human else []))
+        out += [Heading(f"Consistency across domains, {tag} (paper 004 Table 1)", 3),
+                Table(["system", *acc, "mean", "variance", "CoV (σ/μ)",
+                       *[f"γ@{e}{unit}" for e in eps], "γ-AUC"] + (["human rank"] if human else []),
+                      rows, f"Lower variance, CoV and γ = more consistent. {grid_note}")]
+        doms = list(dict.fromkeys(d for r in systems for d in (r.get("per_domain") or {})))
+        if doms:
+            out.append(Table(["system", *doms],
+                             [[str(r.get("system")), *[num((r.get("per_domain") or {}).get(d), 2)
+                                                       for d in doms]] for r in systems],
+                             "Score per domain."))
+        for method, label in ((None, "no resampling (Tables 1–2)"),
+                              ("bagging", "bagging (Algorithm 5, Tables 3–4)"),
+                              ("design_bagging", "design bagging (Algorithm 6, Tables 5–6)")):
+            lrows = []
+            for r in systems:
+                t = r if method is None else (r.get(method) or {})
+                for row in t.get("leave_one_out") or []:
+                    lrows.append([str(r.get("system")), str(row.get("left_out")),
+                                  num(row.get("mean")), num(row.get("variance")),
+                                  num(row.get("cov"), 4)])
+            if lrows:
+                out.append(Table(["system", "domain left out", "mean", "variance", "CoV"], lrows,
+                                 f"Leave one domain out, {label}."))
+        curves = [r for r in systems if r.get("gamma_curve")]
+        if curves:
+            grid = curves[0].get("gamma_grid")
+            out += [Heading(f"γ curves, {tag} (paper 004 Figure 4)", 3),
+                    _png(plots.gamma_curves_figure(curves, run.config, grid),
+                         f"gamma curves, {tag}", f"γ(ε) per system; {grid_note}",
+                         f"gamma_{len(out)}.png")]
+        if ranks:
+            n = max(len(v) for v in ranks.values())
+            out.append(Table(["rank", *ranks], [[str(i + 1), *[str(v[i]) if i < len(v) else "–"
+                                                              for v in ranks.values()]]
+                                                for i in range(n)],
+                             "Rankings, best first (paper 004 Table 7).", numeric=False))
+        agr = s.get("agreement") or {}
+        if agr:
+            out.append(Table(["metric", "pairwise agreement", "Kendall τ", "p", "systems"],
+                             [[m, num(a.get("pairwise")), num(a.get("kendall_tau"), signed=True),
+                               _pv(a), str(a.get("n_systems", "–"))] for m, a in agr.items()],
+                             "Agreement of each metric's ranking with the human ranking "
+                             "(paper 004 Table 8)."))
+        elif not human:
+            out.append(Para("No human ranking was given (--human), so agreement is not "
+                            "measured.", "note"))
+    return out
+
+
+def _cross_domain_comparison(runs: Sequence[RunData]) -> Blocks:
+    """Systems × runs: mean, CoV and γ-AUC of every run side by side."""
+    names = list(dict.fromkeys(str(r.get("system")) for run in runs
+                               for r in ((run.summary or {}).get("systems") or run.results)))
+    by_run = [{str(r.get("system")): r for r in ((run.summary or {}).get("systems")
+                                                  or run.results)} for run in runs]
+    cols = ["system"]
+    for run in runs:
+        cols += [f"mean ({run.path.name})", f"CoV ({run.path.name})",
+                 f"γ-AUC ({run.path.name})"]
+    rows = [[n, *[x for m in by_run for x in (num((m.get(n) or {}).get("mean")),
+                                               num((m.get(n) or {}).get("cov"), 4),
+                                               num((m.get(n) or {}).get("gamma_auc"), 4))]]
+            for n in names]
+    return [Heading("Runs side by side", 3),
+            Table(cols, rows, "Each run's mean, CoV and γ-AUC per system (γ-AUCs are comparable "
+                  "only between runs on the same ε grid; see each run's table).")]
+
+
+def _grid_note(cfg: Mapping[str, Any], systems: Sequence[Mapping[str, Any]]) -> str:
+    g = next((r["eps_grid"] for r in systems if isinstance(r.get("eps_grid"), Mapping)), {})
+    if g.get("eps_grid") == "sigma" or cfg.get("eps_grid") == "sigma":
+        t = g.get("t") or ["?", "?"]
+        return (f"ε grid: in units of the score spread σ_ref = {num(g.get('sigma_ref'), 4)} "
+                f"(ε = t·σ_ref, t from {t[0]} to {t[1]}; γ@x is γ at ε = x·σ_ref), so γ "
+                "separates systems whose scores vary by a few points.")
+    return f"ε grid: the paper's fixed grid ε = 1..{cfg.get('grid_max', 100)} (score points)."
+
+
+# ---- anything else -------------------------------------------------------------------------------
+
+
+def generic_section(runs: Sequence[RunData]) -> Blocks:
+    out: Blocks = []
+    for run in runs:
+        s = run.summary or {}
+        rows = [[k, json.dumps(v, ensure_ascii=False)[:200]] for k, v in s.items()
+                if k not in ("config", "versions", "files", "signature")]
+        out.append(Table(["summary field", "value"], rows, f"{run.path.name}: summary.json",
+                         numeric=False))
+    return out
+
+
+SECTIONS: dict[str, Callable[[Sequence[RunData]], Blocks]] = {
+    "learnability": learnability_section, "attack": attack_section, "bias": bias_section,
+    "cross-domain": cross_domain_section}
+TITLES = {"learnability": "Learnability / CENT, robustness and augmentation (paper 000, 003)",
+          "attack": "Second-order attacks (paper 002)", "bias": "Counterfactual bias (paper 001)",
+          "cross-domain": "Cross-domain consistency (paper 004)"}
