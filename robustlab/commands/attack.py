@@ -8,6 +8,7 @@ import shlex
 import sys
 from typing import Any
 
+from robustlab.commands._executor_options import add_executor_options, executor_kwargs
 from robustlab.commands._options import seed
 from robustlab.errors import InputError
 from robustlab.runs.outputs import check_out_dir
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ppl-model", default=None, help="causal LM for median perplexity (gpt2)")
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
+    add_executor_options(p)
     p.set_defaults(func=run)
 
     t = sub.add_parser("textattack", add_help=False,
@@ -140,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         recipe=args.recipe, model_wrapper=wrapper, model_name=model_name, examples=examples,
         out=args.out, dataset_name=args.dataset, recipe_kwargs=recipe_kwargs(args),
         csv_name=args.log_to_csv, ppl_model=args.ppl_model,
-        command=shlex.join(["robustlab", *sys.argv[1:]]), progress=not args.no_progress)
+        command=shlex.join(["robustlab", *sys.argv[1:]]), progress=not args.no_progress,
+        model_spec=args.model, **executor_kwargs(args))
     c = summary["counts"]
     sr = summary["success_rate"]
     print(f"{args.recipe}: {c['successful']} successful, {c['failed']} failed, "

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 
+from robustlab.commands._executor_options import add_executor_options, executor_kwargs
 from robustlab.commands._options import seed
 from robustlab.errors import InputError
 from robustlab.runs.outputs import check_out_dir
@@ -37,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--random-seed", type=seed, default=0)
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
+    add_executor_options(p)
     p.set_defaults(func=run)
 
 
@@ -69,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
         pairs=pairs, source=source, out=args.out, ks=ks, budget=args.budget,
         parents=args.parents, seed=args.random_seed, start=args.start,
         dataset_name=args.dataset, command=shlex.join(["robustlab", *sys.argv[1:]]),
-        progress=not args.no_progress)
+        progress=not args.no_progress, model_spec=args.model,
+        source_spec={"spec": spec or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet", "blacklist": protected, "kappa": args.kappa,
+                     "delta": args.delta}, **executor_kwargs(args))
     print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
         row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}

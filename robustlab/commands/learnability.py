@@ -93,7 +93,9 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     e.add_argument("--executor", choices=("sequential", "process", "ray"), default="sequential")
     e.add_argument("--workers", type=int, default=1, help="parallel cells (process / ray)")
     e.add_argument("--ray-address", metavar="ADDR", help="existing Ray cluster (default: local)")
-    e.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs per Ray task")
+    e.add_argument("--gpus-per-task", type=float, default=0.0,
+                   help="GPUs per Ray task (fractional allowed, e.g. 0.25; docs/executors.md)")
+    e.add_argument("--cpus-per-task", type=float, default=1.0, help="CPUs per Ray task")
     e.add_argument("--threads", type=int, default=1,
                    help="torch threads per training (default 1; see docs/learnability.md)")
     e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -217,6 +219,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
         argv += ["--ray-address", args.ray_address]
     if args.gpus_per_task:
         argv += ["--gpus-per-task", str(args.gpus_per_task)]
+    if getattr(args, "cpus_per_task", 1.0) != 1.0:
+        argv += ["--cpus-per-task", str(args.cpus_per_task)]
     if args.no_plots:
         argv.append("--no-plots")
     return shlex.join(argv)
@@ -233,6 +237,7 @@ def execute(args: argparse.Namespace, name: str) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     summary = run_study(study, args.out, executor=args.executor, workers=args.workers,
                         ray_address=args.ray_address, gpus_per_task=args.gpus_per_task,
+                        cpus_per_task=getattr(args, "cpus_per_task", 1.0),
                         command=command_line(args, name, study), progress=not args.quiet,
                         plots=not args.no_plots, threads=args.threads)
     print(results_table(summary["pairs"]))

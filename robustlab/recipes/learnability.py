@@ -214,6 +214,12 @@ def _data_key(dataset: dict[str, Any], max_train: int | None, max_test: int | No
 def _data(params: dict[str, Any]):
     from robustlab.recipes.learnability_data import load_splits
 
+    if "shared" in params["dataset"]:  # a travelling cell: the splits came by the object store
+        splits = _DATA.get(_shared_key(params["dataset"]["shared"]))
+        if splits is None:
+            raise RuntimeError("this worker holds no copy of the study's data (cells without "
+                               "a dataset path need install_splits first)")
+        return splits
     key = _data_key(params["dataset"], params["max_train"], params["max_test"])
     splits = _DATA.get(key)
     if splits is None:
@@ -225,6 +231,32 @@ def _data(params: dict[str, Any]):
         raise InputError(f"the dataset changed since the study started (fingerprint "
                          f"{splits.fingerprint} != {want}); start a new run directory")
     return splits
+
+
+def _shared_key(fingerprint: str) -> str:
+    return f"shared:{fingerprint}"
+
+
+def install_splits(splits: Any) -> None:
+    """Worker side of a travelling study: the splits the driver put in Ray's object store."""
+    _DATA.clear()
+    _DATA[_shared_key(splits.fingerprint)] = splits
+
+
+def portable_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Driver side: a cell's parameters with no driver path, for a node that shares no files.
+
+    The dataset becomes a reference to the splits installed by :func:`install_splits`; the
+    clean-model cache of exp 0/1 becomes a node-local directory (trained once per node). The
+    store keeps the original parameters, so configuration, keys and signatures do not change.
+    """
+    from robustlab.runs.ray_backend import NODE_PREFIX
+    from robustlab.runs.signature import fingerprint
+
+    out = {**params, "dataset": {"shared": params["data_fingerprint"]}}
+    if params.get("cache_dir"):
+        out["cache_dir"] = NODE_PREFIX + fingerprint(str(params["cache_dir"]), n=16)
+    return out
 
 
 def _perturbation(spec: str):
@@ -279,6 +311,7 @@ def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, 
         _CLEAN.move_to_end(key)
         return hit[0], hit[1], 0.0, 0.0
     from robustlab.recipes.learnability_data import shared_fit
+    from robustlab.runs.ray_backend import node_dir
 
     def build() -> Any:
         return _new_model(params["model"], params["seed"], params["steps"],
@@ -290,7 +323,7 @@ def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, 
         return time.perf_counter() - t
 
     t0 = time.perf_counter()
-    model, train_s, trained_here = shared_fit(params.get("cache_dir"), repr(key), build, fit)
+    model, train_s, trained_here = shared_fit(node_dir(params.get("cache_dir")), repr(key), build, fit)
     hit = (model, np.asarray(model.predict_proba(splits.test_texts)))
     _CLEAN[key] = hit
     while len(_CLEAN) > _CLEAN_MAX:
@@ -442,7 +475,7 @@ def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,
 
 def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               executor: str = "sequential", workers: int = 1, ray_address: str | None = None,
-              gpus_per_task: float = 0.0, command: str | None = None, progress: bool = True,
+              gpus_per_task: float = 0.0, cpus_per_task: float = 1.0, command: str | None = None, progress: bool = True,
               plots: bool = True, threads: int | None = 1) -> dict[str, Any]:
     """Validate, run (or resume) every cell into ``out_dir`` and write the final files.
 
@@ -469,6 +502,9 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     _warn_symmetric(study.perturbations)
     _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
     _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
+    from robustlab.runs.ray_backend import prepare
+
+    prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)  # before any write
     out = Path(out_dir)
     # worker processes share the clean model of exp 0/1 through files (one process per machine
     # trains it, the others load it); the sequential executor shares it in memory
@@ -483,7 +519,7 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
                        inputs={"data": (splits.fingerprint, _data_what(study.dataset))})
         options: dict[str, Any] = {}
         if executor == "ray":
-            options = {"address": ray_address, "num_gpus": float(gpus_per_task)}
+            options = ray_options(ray_address, gpus_per_task, cpus_per_task, splits, cells)
         report = run_cells(store, cells, run_cell, executor=executor, workers=workers,
                            progress=progress, desc=study.kind, **options)
         # seconds: every invocation of this run (a resume adds to the earlier ones)
@@ -518,3 +554,16 @@ def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
               "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
               "it are not meaningful", file=sys.stderr)
     return names
+
+
+def ray_options(address: str | None, gpus_per_task: float, cpus_per_task: float, splits: Any,
+                cells: Sequence[Cell]) -> dict[str, Any]:
+    """Backend options for Ray: the splits travel by the object store, cells carry no path."""
+    from robustlab.runs.ray_backend import Travel
+
+    node_dirs = tuple(sorted({portable_params(c.params)["cache_dir"] for c in cells
+                              if c.params.get("cache_dir")}))
+    return {"address": address, "num_gpus": float(gpus_per_task),
+            "num_cpus": float(cpus_per_task),
+            "travel": Travel(shared=splits, install=install_splits, portable=portable_params,
+                             node_dirs=node_dirs)}

@@ -204,6 +204,11 @@ class PatchSelector:
         self._single: dict[str, np.ndarray] = {}
         self.last_queries = 0
 
+    def clear_cache(self) -> None:
+        """Forget cached single-word predictions (per-example query counts then do not depend
+        on which examples were attacked before in the same process)."""
+        self._single.clear()
+
     def single_word_proba(self, words: Sequence[str],
                           predict: Callable[[list[str]], np.ndarray]) -> dict[str, np.ndarray]:
         todo = [w for w in dict.fromkeys(words) if w not in self._single]

@@ -243,45 +243,15 @@ class _Processes(_Pool):
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-class _Ray(_Pool):
-    """Cells as Ray tasks on an existing cluster (``address``) or a local ``ray.init``."""
-
-    def __init__(self, fn: CellFn, workers: int, address: str | None = None,
-                 num_gpus: float = 0.0, num_cpus: float = 1.0) -> None:
-        try:
-            import ray
-        except ModuleNotFoundError as exc:
-            raise InputError("--executor ray needs ray: pip install 'robustlab[ray]'") from exc
-        self.ray = ray
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "ignore_reinit_error": True,
-                                      "log_to_driver": False}
-            if address:
-                kwargs["address"] = address
-            else:
-                kwargs["num_cpus"] = max(1, workers)
-            ray.init(**kwargs)
-        self.remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(_call)
-        self.fn = fn
-        self.workers = max(1, workers)
-
-    def _submit(self, cell: Cell) -> Any:
-        return self.remote.remote(self.fn, cell.kind, cell.params)
-
-    def _wait(self, handles: list[Any]) -> list[Any]:
-        return self.ray.wait(handles, num_returns=1)[0]
-
-    def _result(self, handle: Any) -> tuple[bool, Any, float]:
-        return self.ray.get(handle)
-
-
 def make_backend(name: str, fn: CellFn, workers: int = 1, **options: Any):
     if name == "sequential":
         return _Sequential(fn, workers)
     if name == "process":
         return _Processes(fn, workers)
     if name == "ray":
-        return _Ray(fn, workers, **options)
+        from robustlab.runs.ray_backend import RayBackend  # Ray's own module: imported on use
+
+        return RayBackend(fn, workers, **options)
     raise InputError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
 
 
