@@ -41,7 +41,7 @@ def attack_args(files, out, *extra):
 def use_model(monkeypatch, fn):
     import robustlab.commands.attack as cmd
 
-    monkeypatch.setattr(cmd, "load_victim", lambda spec: (make_wrapper(fn), "planted"))
+    monkeypatch.setattr(cmd, "load_victim", lambda spec, device=None: (make_wrapper(fn), "planted"))
 
 
 def test_attack_writes_the_run_directory(files, monkeypatch, capsys):
@@ -119,7 +119,7 @@ def test_bias_command(files, monkeypatch, capsys):
 
     import robustlab.models.registry as reg
 
-    monkeypatch.setattr(reg, "load_model", lambda spec: Toy())
+    monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
     data = files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = files / "bias"

@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
     add_executor_options(p)
+    from robustlab.models.device import add_device_option
+
+    add_device_option(p)  # the victim and the masked LM of the neighbourhoods
     p.set_defaults(func=run)
 
     t = sub.add_parser("textattack", add_help=False,
@@ -81,13 +84,13 @@ def model_wrapper_for(model: Any) -> Any:
     return textattack_wrapper(model)
 
 
-def load_victim(spec: str) -> tuple[Any, str]:
+def load_victim(spec: str, device: str | None = None) -> tuple[Any, str]:
     try:
         from robustlab.models.registry import load_model
     except ImportError as exc:  # pragma: no cover - until the models land
         raise InputError(f"cannot load --model {spec!r}: robustlab.models.registry is "
                          f"unavailable ({exc})") from exc
-    model = load_model(spec)
+    model = load_model(spec, device=device)
     return model_wrapper_for(model), getattr(model, "model_id", lambda: spec)()
 
 
@@ -124,7 +127,9 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
+    from robustlab.models.device import resolve_device
     from robustlab.recipes.attack_study import RECIPES, run_attack_study
+    from robustlab.recipes.neighbourhood import mlm_device
 
     if args.recipe not in RECIPES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
@@ -137,13 +142,15 @@ def run(args: argparse.Namespace) -> int:
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")
-    wrapper, model_name = load_victim(args.model)
-    summary = run_attack_study(
-        recipe=args.recipe, model_wrapper=wrapper, model_name=model_name, examples=examples,
-        out=args.out, dataset_name=args.dataset, recipe_kwargs=recipe_kwargs(args),
-        csv_name=args.log_to_csv, ppl_model=args.ppl_model,
-        command=shlex.join(["robustlab", *sys.argv[1:]]), progress=not args.no_progress,
-        model_spec=args.model, **executor_kwargs(args))
+    device = str(resolve_device(getattr(args, "device", "auto")))
+    wrapper, model_name = load_victim(args.model, device)
+    with mlm_device(device):
+        summary = run_attack_study(
+            recipe=args.recipe, model_wrapper=wrapper, model_name=model_name,
+            examples=examples, out=args.out, dataset_name=args.dataset,
+            recipe_kwargs=recipe_kwargs(args), csv_name=args.log_to_csv,
+            ppl_model=args.ppl_model, command=shlex.join(["robustlab", *sys.argv[1:]]),
+            progress=not args.no_progress, model_spec=args.model, **executor_kwargs(args))
     c = summary["counts"]
     sr = summary["success_rate"]
     print(f"{args.recipe}: {c['successful']} successful, {c['failed']} failed, "

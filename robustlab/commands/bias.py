@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
     add_executor_options(p)
+    from robustlab.models.device import add_device_option
+
+    add_device_option(p)  # the model and the masked LM of the neighbourhoods
     p.set_defaults(func=run)
 
 
@@ -61,11 +64,15 @@ def run(args: argparse.Namespace) -> int:
     pairs = resolve_pairs(args.pairs)
     protected = sorted({w for p in pairs for w in p})
     spec = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
-    source = make_source(spec, blacklist=protected, kappa=args.kappa, delta=args.delta)
+    from robustlab.models.device import resolve_device
+
+    device = str(resolve_device(getattr(args, "device", "auto")))
+    source = make_source(spec, blacklist=protected, kappa=args.kappa, delta=args.delta,
+                         device=device)
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     from robustlab.models.registry import load_model
 
-    model = load_model(args.model)
+    model = load_model(args.model, device=device)
     name = getattr(model, "model_id", lambda: args.model)()
     summary = run_bias_study(
         predict=model.predict_proba, model_name=name, texts=[t for t, _ in examples],

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.commands._options import seed
+from robustlab.models.device import add_device_option
 from robustlab.runs.outputs import check_out_dir
 from robustlab.textfmt import align
 
@@ -94,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     clf.add_argument("--executor", default="sequential", choices=("sequential", "process", "ray"))
     clf.add_argument("--workers", type=int, default=1)
     clf.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    add_device_option(clf)
     _consistency_args(clf)
     clf.set_defaults(func=run_clf)
 
@@ -183,7 +185,7 @@ def run_clf(args: argparse.Namespace) -> int:
                      steps=args.steps, max_train=args.max_train, max_test=args.max_test,
                      seed=args.seed, consistency=_cfg(args))
     summary = run(study, args.out, command=_command(), executor=args.executor,
-                  workers=args.workers, plots=not args.no_plots)
+                  workers=args.workers, plots=not args.no_plots, device=args.device)
     print_table(summary)
     print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if summary["complete"] else 1

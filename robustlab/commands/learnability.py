@@ -98,6 +98,9 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     e.add_argument("--cpus-per-task", type=float, default=1.0, help="CPUs per Ray task")
     e.add_argument("--threads", type=int, default=1,
                    help="torch threads per training (default 1; see docs/learnability.md)")
+    from robustlab.models.device import add_device_option
+
+    add_device_option(e)
     e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -221,6 +224,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
         argv += ["--gpus-per-task", str(args.gpus_per_task)]
     if getattr(args, "cpus_per_task", 1.0) != 1.0:
         argv += ["--cpus-per-task", str(args.cpus_per_task)]
+    if getattr(args, "device", "auto") != "auto":
+        argv += ["--device", args.device]
     if args.no_plots:
         argv.append("--no-plots")
     return shlex.join(argv)
@@ -239,7 +244,8 @@ def execute(args: argparse.Namespace, name: str) -> int:
                         ray_address=args.ray_address, gpus_per_task=args.gpus_per_task,
                         cpus_per_task=getattr(args, "cpus_per_task", 1.0),
                         command=command_line(args, name, study), progress=not args.quiet,
-                        plots=not args.no_plots, threads=args.threads)
+                        plots=not args.no_plots, threads=args.threads,
+                        device=getattr(args, "device", "auto"))
     print(results_table(summary["pairs"]))
     if chance_text(summary["pairs"]):
         print(chance_text(summary["pairs"]))

@@ -112,22 +112,27 @@ def _hf_checkpoint(name: str) -> str | None:
     return None
 
 
-def load_model(path_or_name: str | os.PathLike[str], **params: Any):
-    """A saved model (trained) if ``path_or_name`` is a saved directory, else :func:`make_model`."""
+def load_model(path_or_name: str | os.PathLike[str], *, device: str | None = None,
+               **params: Any):
+    """A saved model (trained) if ``path_or_name`` is a saved directory, else :func:`make_model`.
+
+    ``device`` (``--device``) is where the model runs; it is not a model parameter."""
     spec = str(path_or_name)
     if is_saved_model(spec):
         if params:
             raise InputError(f"{spec}: a saved model takes no parameters (got "
                              f"{', '.join(params)}); train a new one instead")
-        return load_saved(spec)
+        return load_saved(spec, device=device)
     p = Path(spec)
     if p.is_dir() and not (p / "config.json").is_file():
         raise InputError(f"{spec}: a directory without robustlab_model.json or config.json; "
                          "pass a directory written by `robustlab train` or a HF checkpoint")
+    if device is not None:
+        params = {"device": device, **params}
     return make_model(spec, **params)
 
 
-def load_saved(directory: str | os.PathLike[str]):
+def load_saved(directory: str | os.PathLike[str], device: str | None = None):
     d = Path(directory)
     try:
         meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
@@ -137,9 +142,37 @@ def load_saved(directory: str | os.PathLike[str]):
     if family in TORCH_FAMILIES:
         from robustlab.models.torch_models import FAMILIES
 
-        return FAMILIES[family].load(d)
+        return FAMILIES[family].load(d, device=device)
     if family == "hf":
         from robustlab.models.hf import HFClassifier
 
-        return HFClassifier.load(d)
+        return HFClassifier.load(d, device=device)
+    raise InputError(f"{d / META_FILE}: unknown model family {family!r}")
+
+
+def saved_params(directory: str | os.PathLike[str]) -> tuple[type, dict[str, Any]]:
+    """(class, constructor parameters) of a saved model, read from its metadata only.
+
+    What a study needs to train a new model "like" a saved one, without loading its weights
+    once per cell. A Hugging Face model's checkpoint becomes the saved directory itself, so a
+    refit starts from the saved (fine-tuned) weights with the tokenizer saved beside them.
+    """
+    d = Path(directory)
+    try:
+        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+    family = meta.get("family")
+    params = {k: tuple(v) if isinstance(v, list) else v
+              for k, v in dict(meta.get("params") or {}).items()
+              if k != "device"}  # where it ran is not what it is
+    if family in TORCH_FAMILIES:
+        from robustlab.models.torch_models import FAMILIES
+
+        return FAMILIES[family], params
+    if family == "hf":
+        from robustlab.models.hf import HFClassifier
+
+        params.update(checkpoint=str(d), tokenizer=None)
+        return HFClassifier, params
     raise InputError(f"{d / META_FILE}: unknown model family {family!r}")

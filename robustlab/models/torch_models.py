@@ -29,6 +29,7 @@ from torch.nn import functional as F
 from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
+from robustlab.models.device import resolve_device  # re-exported: hf.py and older callers
 from robustlab.models.vocab import (
     PAD_ID,
     Vocab,
@@ -60,7 +61,7 @@ COMMON: dict[str, Any] = {
     "lowercase": False,    # keep case: case perturbations must stay visible to the model
     "seed": 0,
     "num_threads": 1,      # torch intra-op threads in fit/predict (small ops: 1 is fastest; None: leave)
-    "device": None,        # None: CUDA when available, else CPU
+    "device": None,        # None/"auto": CUDA when available, else CPU (runtime, not in model_id)
     "predict_batch_size": 512,
 }
 
@@ -78,11 +79,6 @@ def torch_threads(n: int | None) -> Iterator[None]:
     finally:
         torch.set_num_threads(old)
 
-
-def resolve_device(device: str | None) -> torch.device:
-    if device:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def _masked_max(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -293,7 +289,8 @@ class TorchClassifier(TextClassifier):
                                    "vocab": self.vocab_.to_json()})
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str]) -> TorchClassifier:
+    def load(cls, directory: str | os.PathLike[str], device: str | None = None
+             ) -> TorchClassifier:
         from safetensors.torch import load_file
 
         d = Path(directory)
@@ -302,6 +299,8 @@ class TorchClassifier(TextClassifier):
             raise InputError(f"{d}: holds a {meta.get('family')!r} model, not {cls.family!r}")
         params = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["params"].items()}
         obj = cls(**params)  # JSON turned tuples (kernel_sizes) into lists
+        if device is not None:
+            obj.device = device  # runtime choice: where to run, not what was trained
         obj.vocab_ = Vocab(meta["vocab"])
         obj.n_classes_ = int(meta["n_classes"])
         obj.steps_ = int(meta.get("steps", obj.steps))

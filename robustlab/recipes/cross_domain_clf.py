@@ -129,12 +129,13 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
     if train is None:  # a saved, trained model: evaluate only
         from robustlab.models.registry import load_model
 
-        model = load_model(params["model"])
+        model = load_model(params["model"], device=params.get("device"))
         tr = ho = np.arange(0)
     else:
         src = _domain(root, train)
         tr, ho = _split(len(src), float(params["holdout"]), seed, params.get("max_train"))
-        model = build_model(params["model"], seed=seed, steps=int(params["steps"]))
+        model = build_model(params["model"], seed=seed, steps=int(params["steps"]),
+                            device=params.get("device"))
         model.fit([src.texts[i] for i in tr], [src.labels[i] for i in tr],
                   steps=int(params["steps"]))
     train_s = time.perf_counter() - t0
@@ -168,14 +169,20 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
 
 def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, command: str | None = None,
             executor: str = "sequential", workers: int = 1, progress: bool = True,
-            plots: bool = True) -> dict[str, Any]:
-    """Validate (reading every domain), then run or resume one cell per (model, train domain)."""
+            plots: bool = True, device: str = "auto") -> dict[str, Any]:
+    """Validate (reading every domain), then run or resume one cell per (model, train domain).
+
+    ``device`` is where models run: a runtime option, in no cell signature or config."""
+    from robustlab.models.device import check_device
     from robustlab.runs.executor import EXECUTORS
+
+    device = check_device(device)
 
     if executor not in EXECUTORS:
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
     study.validate()
-    return _run(study.config(), study.cells(), clf_cell, out_dir, command=command,
+    cells = {k: {**v, "device": device} for k, v in study.cells().items()}
+    return _run(study.config(), cells, clf_cell, out_dir, command=command,
                 progress=progress, plots=plots, human=None, executor=executor, workers=workers)
 
 

@@ -164,17 +164,18 @@ class LearnabilityStudy:
         return (float(self.estimate_p),)
 
     def cells(self, fingerprint: str = "", num_threads: int | None = 1,
-              cache_dir: str | None = None) -> list[Cell]:
+              cache_dir: str | None = None, device: str = "auto") -> list[Cell]:
         """Deterministic expansion into cells (order: model → seed → perturbation → exp → p).
 
         ``num_threads`` (torch threads per training) is a runtime option, not configuration:
         it does not change what is computed, so a resume may use another executor. So is
-        ``cache_dir``, where worker processes share the clean model of exp 0/1.
+        ``cache_dir``, where worker processes share the clean model of exp 0/1, and ``device``
+        (``--device``): a study started on a CPU machine resumes on a GPU one.
         """
         out: list[Cell] = []
         common = {"dataset": self.dataset, "steps": int(self.steps), "max_train": self.max_train,
                   "max_test": self.max_test, "data_fingerprint": fingerprint,
-                  "num_threads": num_threads, "cache_dir": cache_dir}
+                  "num_threads": num_threads, "cache_dir": cache_dir, "device": device}
         for model in self.models:
             for seed in self.seeds:
                 for pert in self.perturbations:
@@ -295,10 +296,11 @@ def perturb_examples(pert: Any, examples: Sequence[Any], seed: int) -> tuple[lis
     return new, changed
 
 
-def _new_model(spec: str, seed: int, steps: int, num_threads: int | None):
+def _new_model(spec: str, seed: int, steps: int, num_threads: int | None,
+               device: str | None = None):
     from robustlab.recipes.learnability_data import build_model
 
-    return build_model(spec, seed=seed, steps=steps, num_threads=num_threads)
+    return build_model(spec, seed=seed, steps=steps, num_threads=num_threads, device=device)
 
 
 def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, float, float]:
@@ -315,7 +317,7 @@ def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, 
 
     def build() -> Any:
         return _new_model(params["model"], params["seed"], params["steps"],
-                          params.get("num_threads"))
+                          params.get("num_threads"), params.get("device"))
 
     def fit(model: Any) -> float:
         t = time.perf_counter()
@@ -402,7 +404,8 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
     elif exp == "augmentation":
         pert_train, _ = perturbed_split(splits, "train", pert, seed)
         pert_test, changed = perturbed_split(splits, "test", pert, seed)
-        model = _new_model(params["model"], seed, steps, params.get("num_threads"))
+        model = _new_model(params["model"], seed, steps, params.get("num_threads"),
+                           params.get("device"))
         t0 = time.perf_counter()
         model.fit(list(splits.train_texts) + list(pert_train),
                   list(splits.train_labels) * 2, steps=steps)
@@ -434,7 +437,8 @@ def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,
     pert_train, _ = perturbed_split(splits, "train", pert, seed)
     pert_test, changed_test = perturbed_split(splits, "test", pert, seed)
     train_texts, mask = learnability_train_set(splits.train_texts, pert_train, train_l, z, p)
-    model = _new_model(params["model"], seed, steps, params.get("num_threads"))
+    model = _new_model(params["model"], seed, steps, params.get("num_threads"),
+                       params.get("device"))
     t0 = time.perf_counter()
     model.fit(train_texts, train_l, steps=steps)
     train_s = time.perf_counter() - t0
@@ -475,8 +479,9 @@ def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,
 
 def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               executor: str = "sequential", workers: int = 1, ray_address: str | None = None,
-              gpus_per_task: float = 0.0, cpus_per_task: float = 1.0, command: str | None = None, progress: bool = True,
-              plots: bool = True, threads: int | None = 1) -> dict[str, Any]:
+              gpus_per_task: float = 0.0, cpus_per_task: float = 1.0, command: str | None = None,
+              progress: bool = True, plots: bool = True, threads: int | None = 1,
+              device: str = "auto") -> dict[str, Any]:
     """Validate, run (or resume) every cell into ``out_dir`` and write the final files.
 
     Every input is checked before the run directory is touched, so bad input leaves nothing
@@ -485,6 +490,8 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
 
     ``threads`` is torch's intra-op thread count per training (default 1: measured here, small
     models train 5–20× slower with 2 threads on a busy 2-core machine; scale with workers).
+    ``device`` (auto, cpu, cuda, cuda:N) is where models run; like ``threads`` it is not part
+    of the study's configuration, so a resume may run on another machine.
     """
     from robustlab.recipes.learnability_data import preflight
     from robustlab.recipes.learnability_report import write_outputs
@@ -495,6 +502,9 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
 
     study.validate()
     check_out_dir(out_dir)
+    from robustlab.models.device import resolve_device
+
+    resolve_device(device)  # --device cuda without a GPU: one line, before anything is written
     if executor not in EXECUTORS:
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
     splits = preflight(list(study.models), list(study.perturbations), study.dataset,
@@ -509,7 +519,7 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     # worker processes share the clean model of exp 0/1 through files (one process per machine
     # trains it, the others load it); the sequential executor shares it in memory
     cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
-    cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache)
+    cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache, device=device)
     store = RunStore(out)
     try:
         # a resume must see the data the finished cells saw: compared with the fingerprint

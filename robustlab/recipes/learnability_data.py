@@ -122,21 +122,26 @@ def _user_class(spec: str) -> type | None:
     return cls if inspect.isclass(cls) else None
 
 
-def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = None) -> Any:
+def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = None,
+                device: str | None = None) -> Any:
     """A fresh, untrained classifier for ``spec`` seeded with ``seed``.
 
     A saved model directory stands for its family and hyperparameters: the study retrains it
     (a Hugging Face model restarts from its saved weights), since every cell trains its own.
+    ``device`` and ``num_threads`` are runtime options (not in the model id or a signature);
+    a Hugging Face model's checkpoint and tokenizer are loaded once per process
+    (:mod:`robustlab.models.hf`), so building one per cell costs nothing.
     """
-    options = {"seed": seed, "steps": steps, "num_threads": num_threads}
+    options = {"seed": seed, "steps": steps, "num_threads": num_threads,
+               "device": None if device in (None, "auto") else device}
     cls = _user_class(spec)
     if cls is not None:
         return cls(**_accepted(cls, options))
     from robustlab.models import registry
 
     if registry.is_saved_model(spec):
-        saved = registry.load_saved(spec)
-        return type(saved)(**{**saved.get_params(), **_accepted(type(saved), options)})
+        saved_cls, saved = registry.saved_params(spec)  # metadata only: no weights per cell
+        return saved_cls(**{**saved, **_accepted(saved_cls, options)})
     name, params = registry.parse_model_spec(spec)
     probe = registry.make_model(spec)
     return registry.make_model(name, **params, **{k: v for k, v in

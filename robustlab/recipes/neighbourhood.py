@@ -22,10 +22,11 @@ patch word's position is never passed in).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +205,7 @@ class MaskedLMSource(NeighbourhoodSource):
 
     def __init__(self, model: str | os.PathLike[str] = "distilbert-base-uncased", *,
                  kappa: int = KAPPA, delta: float = DELTA, blacklist: Iterable[str] = (),
-                 batch_size: int = 64, max_length: int | None = None, device: str = "cpu",
+                 batch_size: int = 64, max_length: int | None = None, device: str | None = None,
                  model_obj: Any = None, tokenizer: Any = None) -> None:
         super().__init__(blacklist)
         if kappa < 1 or delta < 0:
@@ -215,6 +216,7 @@ class MaskedLMSource(NeighbourhoodSource):
         self.name = f"mlm:{Path(self.model_id).name if os.path.isdir(self.model_id) else model}"
         self._model, self._tok = model_obj, tokenizer
         self._max_length = max_length
+        # None: the --device of the command (mlm_device), else CUDA when present
         self.device = device
         self._cache: dict[str, list[tuple[str, float]]] = {}
         self.lm_calls = 0          # masked sentences actually sent to the LM
@@ -238,6 +240,9 @@ class MaskedLMSource(NeighbourhoodSource):
                 f"cannot load masked LM {self.model_id!r} ({exc}). Pass a local directory "
                 "(e.g. --mlm ../shared/models/minilm-mlm), set HF_HUB_OFFLINE=0 with network, "
                 "or use a lexical source (--source wordnet | table:FILE)") from exc
+        from robustlab.models.device import resolve_device
+
+        self.device = str(resolve_device(self.device or _MLM_DEVICE[0]))
         self._model.eval().to(self.device)
         if self._max_length is None:
             lim = getattr(self._model.config, "max_position_embeddings", 512) or 512
@@ -285,7 +290,9 @@ class MaskedLMSource(NeighbourhoodSource):
                 if len(rows):
                     logits = self._mask_logits(dict(enc), rows, cols[rows]).float()
                     top = torch.topk(logits, min(self.kappa + 1, logits.shape[1]), dim=1)
-                    for r, vals, ids in zip(rows.tolist(), top.values, top.indices, strict=False):
+                    # one device->host copy per batch (per-row reads would sync a GPU each time)
+                    values, indices = top.values.cpu(), top.indices.cpu()
+                    for r, vals, ids in zip(rows.tolist(), values, indices, strict=False):
                         lmin = max(float(vals[min(self.kappa, len(vals) - 1)]),
                                    float(vals[0]) - self.delta)
                         keep = [(self._vocab[i], float(v)) for v, i in zip(vals.tolist(),
@@ -324,8 +331,28 @@ class MaskedLMSource(NeighbourhoodSource):
                 "delta": self.delta, "max_length": self._max_length}
 
 
+#: device of masked-LM sources built without one (set by a command's --device via mlm_device)
+_MLM_DEVICE: list[str] = ["auto"]
+
+
+@contextlib.contextmanager
+def mlm_device(device: str | None) -> Iterator[None]:
+    """Run masked LMs created (and lazily loaded) inside this block on ``device``.
+
+    The attack recipes build their neighbourhood source deep inside TextAttack's recipe
+    builders; this carries the command's ``--device`` there without threading it through them.
+    """
+    old = _MLM_DEVICE[0]
+    _MLM_DEVICE[0] = device or "auto"
+    try:
+        yield
+    finally:
+        _MLM_DEVICE[0] = old
+
+
 def make_source(spec: str | NeighbourhoodSource | None, *, blacklist: Iterable[str] = (),
-                kappa: int = KAPPA, delta: float = DELTA) -> NeighbourhoodSource:
+                kappa: int = KAPPA, delta: float = DELTA,
+                device: str | None = None) -> NeighbourhoodSource:
     """``wordnet`` | ``table:FILE`` | ``mlm:PATH_OR_HUB_ID`` (or a bare existing directory).
 
     ``None`` means ``$ROBUSTLAB_NEIGHBOURHOOD`` when set, else ``wordnet`` (works offline; the
@@ -339,8 +366,10 @@ def make_source(spec: str | NeighbourhoodSource | None, *, blacklist: Iterable[s
     if spec.startswith("table:"):
         return TableSource(spec[6:], blacklist, max_candidates=kappa)
     if spec.startswith("mlm:"):
-        return MaskedLMSource(spec[4:], kappa=kappa, delta=delta, blacklist=blacklist)
+        return MaskedLMSource(spec[4:], kappa=kappa, delta=delta, blacklist=blacklist,
+                              device=device)
     if os.path.isdir(spec):
-        return MaskedLMSource(spec, kappa=kappa, delta=delta, blacklist=blacklist)
+        return MaskedLMSource(spec, kappa=kappa, delta=delta, blacklist=blacklist,
+                              device=device)
     raise InputError(f"unknown neighbourhood source {spec!r}; use wordnet, table:FILE or "
                      "mlm:PATH_OR_HUB_ID")
