@@ -11,13 +11,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import sqlite3
 import sys
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or with ``only`` the parser with just that command module registered
+    (a command then imports nothing of the others: ``robustlab perturb`` starts without numpy)."""
     parser = argparse.ArgumentParser(
         prog="robustlab",
         description="Robustness testing for NLP models: perturbations, learnability/CENT, "
@@ -28,15 +31,30 @@ def build_parser() -> argparse.ArgumentParser:
     import robustlab.commands as pkg
 
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or (only is not None and info.name != only):
             continue
         mod = importlib.import_module(f"robustlab.commands.{info.name}")
         mod.register(sub)
     return parser
 
 
+def _command_module(argv: list[str]) -> str | None:
+    """The module of the command ``argv`` names when it is one (``cross-domain`` -> cross_domain)."""
+    import robustlab.commands as pkg
+
+    if not argv or argv[0].startswith("-"):
+        return None
+    name = argv[0].replace("-", "_")
+    known = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    return name if name in known and not name.startswith("_") else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    only = _command_module(argv)
+    parser = build_parser(only)
+    if only is not None and argv[0] not in parser._subparsers._group_actions[0].choices:
+        parser = build_parser()  # the module registers its command under another name
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -46,6 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     except RobustlabError as exc:
         print(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except (OSError, sqlite3.OperationalError) as exc:
+        # the environment failed mid-run (disk full, file system gone read-only, permissions):
+        # one line, not a traceback; finished cells are in the run store and a rerun resumes
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}; "
+              "finished results are kept: fix this and rerun the same command to resume",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)
         return 130

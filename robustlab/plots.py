@@ -40,8 +40,18 @@ def _mean(v: Any) -> float:
 def short_name(spec: str, max_len: int = SHORT_LEN) -> str:
     """A display name for a perturbation spec: class paths shortened to the class, long option
     lists cut with an ellipsis. ``nlaugmenter:transformations.butter_fingers_perturbation.
-    transformation.ButterFingersPerturbation`` → ``nla:ButterFingersPerturbation``."""
-    parts = str(spec).split(":")
+    transformation.ButterFingersPerturbation`` → ``nla:ButterFingersPerturbation``. A label given
+    with ``spec@label`` (docs/adapters.md) is used as it is."""
+    from robustlab.adapters.registry import split_label
+    from robustlab.errors import InputError
+
+    try:
+        body, label = split_label(str(spec))
+    except InputError:
+        body, label = str(spec), None
+    if label:
+        return label if len(label) <= max_len else label[:max_len - 1] + "…"
+    parts = body.split(":")
     if parts and parts[0] == "nlaugmenter":
         parts[0] = "nla"
     parts = [p.rsplit(".", 1)[-1] if re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)+", p) else p

@@ -185,10 +185,43 @@ def test_spec_resolves_by_class_path(fake_nlaugmenter):
     assert p.perturb("banana split") == "bnn splt"
     with pytest.raises(PerturbationError, match="cannot import"):
         parse_spec("nlaugmenter:no_such_pkg.mod.Cls")
-    with pytest.raises(PerturbationError, match="full class path"):
-        parse_spec("nlaugmenter:VowelDrop")
+    with pytest.raises(PerturbationError, match="cannot import NL-Augmenter's transformation"):
+        parse_spec("nlaugmenter:VowelDrop")  # a folder name that does not exist
     with pytest.raises(PerturbationError, match="has no class"):
         parse_spec("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.Nope")
+
+
+def test_spec_resolves_by_transformation_folder_name(fake_nlaugmenter):
+    from robustlab.adapters.registry import display_label
+
+    long = "nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.VowelDrop"
+    short = parse_spec("nlaugmenter:vowel_drop:prob=1.0")
+    assert type(short.operation).__name__ == "VowelDrop" and short.operation.prob == 1.0
+    assert short.perturb("banana split") == "bnn splt"
+    assert short.name == parse_spec(long).name == "nlaugmenter:vowel_drop"
+    assert short.display_name == "nlaugmenter:vowel_drop"
+    assert display_label(long + ":prob=0.5") == "nlaugmenter:vowel_drop:prob=0.5"
+    with pytest.raises(PerturbationError, match="not a transformation folder"):
+        parse_spec("nlaugmenter:vowel-drop")
+
+
+def test_any_spec_takes_a_display_label(fake_nlaugmenter):
+    from robustlab.adapters.registry import display_label, split_label
+
+    p = parse_spec("leet_letters:max_leet=0.3@leet 30%")
+    assert p.display_name == "leet 30%" and p.max_leet == 0.3
+    assert p.signature() == parse_spec("leet_letters:max_leet=0.3").signature()  # not a param
+    assert p.clone(max_leet=0.2).display_name == "leet 30%"
+    assert parse_spec("leet_letters").display_name == "leet_letters"
+    q = parse_spec("nlaugmenter:vowel_drop@typos")
+    assert q.display_name == "typos" and q.name == "nlaugmenter:vowel_drop"
+    assert display_label("leet_letters:max_leet=0.3@leet 30%") == "leet 30%"
+    assert split_label("shuffle_word") == ("shuffle_word", None)
+    with pytest.raises(PerturbationError, match="empty display label"):
+        parse_spec("leet_letters@ ")
+    from robustlab import plots
+
+    assert plots.short_name("leet_letters:max_leet=0.3@leet 30%") == "leet 30%"  # tables, plots
 
 
 def test_outputs_picked_with_the_stream_and_noops():

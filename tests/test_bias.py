@@ -50,7 +50,7 @@ def test_biased_negative_unbiased_zero(tmp_path, wordnet_source, penalty, sign):
     assert summary["complete"]
     rows = sorted(summary["table"], key=lambda r: r["k"])
     assert [r["k"] for r in rows] == [0, 1, 2, 3]
-    assert rows[0]["n"] == 5  # X_test: "he" exactly once and no "she"
+    assert rows[0]["n"] == 6  # X_test: "he" once and no "she" (5), or the other way round (1)
     for r in rows:
         assert r["n"] > 0
         if sign < 0:
@@ -80,6 +80,13 @@ def test_neighbourhood_levels_respect_l0_blacklist_and_patch(wordnet_source):
             assert dist <= k
 
 
+def test_test_set_reads_the_pair_both_ways():
+    # as the authors' is_good_biaswords: "she" once and no "he" qualifies too, taken in its p1
+    # form, so F_soft is f(x with she) - f(x with he) for every sentence
+    base = BiasEvaluator.test_set(["She liked it", "he and she", "he liked it"], ("he", "she"))
+    assert base == [(["He", "liked", "it"], 0), (["he", "liked", "it"], 0)]
+
+
 def test_filtered_fraction_and_start_filter(tmp_path):
     # F_soft is zero for sentences without "dull", -0.5 with it
     def fn(ts):
@@ -89,8 +96,8 @@ def test_filtered_fraction_and_start_filter(tmp_path):
     src = TableSource({"good": ["great"], "thin": ["dull"]})
     ev = BiasEvaluator(fn, src)
     res, records = ev.cell(TEXTS, ("he", "she"), 0)
-    assert res["n_test"] == 5 and res["filtered_fraction"] == pytest.approx(4 / 5)
-    assert len(records) == 5
+    assert res["n_test"] == 6 and res["filtered_fraction"] == pytest.approx(5 / 6)
+    assert len(records) == 6
     res1, _ = ev.cell(TEXTS, ("he", "she"), 1, start="filter")
     assert res1["B"] < 0  # the neighbourhood of the filtered set reveals the hidden bias
 

@@ -228,3 +228,43 @@ def test_console_script_subprocess(tmp_path):
                           str(tmp_path / "x.csv")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown perturbation 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_perturb_path_imports_no_numpy_or_torch(tmp_path):
+    """`robustlab perturb` registers only its own command: no numpy/torch start-up cost."""
+    src = tmp_path / "in.txt"
+    src.write_text("a fine day\n", encoding="utf-8")
+    probe = ("import sys\nfrom robustlab.cli import main\n"
+             f"rc = main(['perturb', '-p', 'leet_letters', '-i', {str(src)!r}, '-o', "
+             f"{str(tmp_path / 'o.jsonl')!r}])\n"
+             "print(rc, sorted({m.split('.')[0] for m in sys.modules} & "
+             "{'numpy', 'torch', 'transformers', 'scipy'}))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "0 []", out.stderr
+
+
+def test_failure_after_clean_rows_rewrites_with_error_column(tmp_path, capsys, monkeypatch):
+    """The streamed writer learns of a failure late: every row still gets the 'error' column."""
+    from robustlab.data import stream
+
+    monkeypatch.setattr(stream, "BATCH", 2)
+    lines = [f'{{"text": "row {i}"}}' for i in range(7)] + ['{"text": null}']
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    rc, _, err = run(["perturb", "-p", "append_token", "-i", src, "-o", out], capsys)
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert rc == 1 and len(rows) == 8 and all("error" in r for r in rows)
+    assert rows[0] == {"text": "row 0 zxqv", "changed": True, "error": ""}
+    assert "8 rows: 7 changed, 0 unchanged, 1 failed" in err
+
+
+def test_progress_bar_from_1000_lines(tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"row number {i}\n" for i in range(1200)), encoding="utf-8")
+    rc, _, err = run(["perturb", "-p", "append_token", "-i", src, "-o", tmp_path / "o.jsonl"],
+                     capsys)
+    assert rc == 0 and "append_token" in err and "1200/1200" in err  # tqdm's bar on stderr
+    rc, _, err = run(["perturb", "-p", "append_token", "-i", src, "-o", tmp_path / "p.jsonl",
+                      "--no-progress"], capsys)
+    assert rc == 0 and "1200/1200" not in err

@@ -20,10 +20,12 @@ def write(path, text, encoding="utf-8"):
 def test_label_text_file_and_cp1252(tmp_path):
     f = write(tmp_path / "data.all", "0 caf\u00e9 was bad\n1  . . . na\u00efve but fun \n",
               "cp1252")
-    ds = load_dataset(f)
+    with pytest.raises(InputError, match=r"line 1, byte 6: not valid utf-8.*--encoding cp1252"):
+        load_dataset(f)  # never a silent fallback: it would garble UTF-8 files with one bad byte
+    ds = load_dataset(f, encoding="cp1252")
     assert ds.texts == ["caf\u00e9 was bad", ". . . na\u00efve but fun"]
     assert ds.labels == [0, 1] and "cp1252" in ds.source
-    assert ds.fingerprint == load_dataset(f).fingerprint
+    assert ds.fingerprint == load_dataset(f, encoding="cp1252").fingerprint
     assert load_dataset(f, encoding="latin-1").texts == ds.texts
 
 
@@ -123,9 +125,9 @@ def test_shared_kim_files(shared_data):
     assert len(sst) == 6920 and sst.class_counts() == {0: 3310, 1: 3610}
     dev = load_dataset(str(shared_data / "sst" / "stsa.binary.dev"))
     assert dev.class_counts() == {0: 428, 1: 444}
-    mr = load_dataset(str(shared_data / "mr" / "rt-polarity.all"))
+    mr = load_dataset(str(shared_data / "mr" / "rt-polarity.all"), encoding="cp1252")
     assert len(mr) == 10662 and "cp1252" in mr.source
-    trec = load_dataset(str(shared_data / "trec" / "TREC.train.all"))
+    trec = load_dataset(str(shared_data / "trec" / "TREC.train.all"), encoding="cp1252")
     assert len(trec) == 5452 and trec.n_classes == 6
     assert trec.texts[0].startswith("How did serfdom")  # TREC keeps its case
     cr = load_dataset(str(shared_data / "subj_cr_mpqa" / "custrev.all"))

@@ -139,7 +139,9 @@ def test_column_errors_list_columns(tmp_path):
         t.column_name(None)
     with pytest.raises(FileFormatError, match=r"no column 'zz'"):
         t.column_name("zz")
-    assert t.column_name(-1) == "b"
+    assert t.column_name(1) == "b"
+    with pytest.raises(FileFormatError, match=r"index '-1' is negative.*0-based"):
+        t.column_name("-1")  # -1 would be the last column, usually the label
 
 
 def test_writers_refuse_unrepresentable_values_without_writing(tmp_path):

@@ -62,9 +62,12 @@ def test_random_upper_uppercases_a_proportion() -> None:
 
 def test_insert_abbreviation_lexicon() -> None:
     p = make("insert_abbreviation")
-    assert p.perturb(FIG3) == "His quiet and straightforward demeanor wuz rare then and would b today."
+    assert p.perturb(FIG3) == "His quiet n straightforward demeanor wuz rare then n wld b 2day."
     assert p.perturb("By the way, YOU are great.") == "Btw, U r gr8."
-    assert p.perturb("today toy beyond") == "today toy beyond"  # whole words only
+    assert p.perturb("toy beyond thee youth") == "toy beyond thee youth"  # whole words only
+    assert p.perturb("the be-all-end-all") == "da be-all-end-all"  # not inside compounds
+    assert p.perturb("You’re late, see you\ntonight") == "Ur l8, cu\n2nite"  # ’, phrase over \n
+    assert p.perturb("THE END") == "DA END" and p.perturb("İstanbul and you") == "İstanbul n u"
     half = make("insert_abbreviation", prob=0.5)
     outs = {half.perturb("you you you you you you", seed=s) for s in range(10)}
     assert len(outs) > 1
@@ -126,3 +129,26 @@ def test_leet_letters_map() -> None:
 def test_bad_probability_is_a_clear_error(name: str, params: dict) -> None:
     with pytest.raises(PerturbationError, match=r"must be a number in \[0, 1\]"):
         make(name, **params)
+
+
+def test_insert_abbreviation_changes_most_sst2_sentences() -> None:
+    from robustlab.resources import shared_data_dir
+
+    path = shared_data_dir() / "sst" / "stsa.binary.train"
+    if not path.exists():
+        pytest.skip(f"needs the team's SST-2 file {path}")
+    texts = [line.split(" ", 1)[1].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    out = make("insert_abbreviation").perturb_batch(texts)
+    changed = sum(a != b for a, b in zip(texts, out, strict=True)) / len(texts)
+    assert changed >= 0.83  # NL-Augmenter's rule file changes 83 % of them (issue 13)
+
+
+def test_insert_abbreviation_fast_paths_agree_with_the_word_by_word_path() -> None:
+    p = make("insert_abbreviation")
+    texts = ["by the way you are late", "kind of course", "of course kind of", "to be honest ,",
+             "", " x", "you\tare", "café you", "THE END , you", "i don't know what to be",
+             "by the\nway", "a, b you", "x ", "You all see you later", "the be-all-end-all"]
+    texts += [t.capitalize() for t in texts] + [t.upper() for t in texts]
+    expected = [p._replace_each(t, None) for t in texts]
+    assert p.perturb_batch(texts) == expected  # chunk path (tokenized ASCII in one pass)
+    assert [p.perturb(t) for t in texts] == expected  # per-text path

@@ -192,3 +192,78 @@ def test_fast_swap_equals_textattack_replacement(so, text, index):
     twice = NeighbourSwap(so["table"], AttackState()).swap(fast, len(fast.words) - 1, "x")
     assert twice.text == fast.replace_word_at_index(len(fast.words) - 1, "x").text
     assert twice._rl_spans == word_spans(twice.text, twice.words)
+
+
+# ---- patch-word selection as the authors do it, and history-free query counts ------------------
+
+
+def _single_word_model(scores):
+    def fn(ts):
+        return np.array([[1 - scores.get(t, 0.6), scores.get(t, 0.6)] for t in ts])
+
+    return fn
+
+
+def test_patch_pairs_are_read_in_both_directions():
+    from robustlab.recipes.patch_words import PatchSelector
+
+    # the table lists appetite -> hungry only; the sentence holds "hungry": the authors' code
+    # (is_good_biaswords) accepts the entry reversed, hungry -> appetite
+    sel = PatchSelector({"appetite": ["hungry"], "film": ["movie"]})
+    scores = {"appetite": 0.9, "hungry": 0.1, "film": 0.5, "movie": 0.55}
+    patch = sel.choose("i was hungry for this film".split(), _single_word_model(scores))
+    assert (patch.p1, patch.p2, patch.index) == ("hungry", "appetite", 2)
+    assert patch.score == pytest.approx(0.8)
+    assert ("hungry", "appetite", 2) in sel.candidates("i was hungry".split())
+
+
+def test_patch_score_is_the_class1_difference():
+    from robustlab.recipes.patch_words import PatchSelector, pair_score
+
+    # float32 softmax rows of saturated words are not complementary: "good" = [1e-9, 1.0]. The
+    # class-0 differences to "fine" and "decent" are both 1 - 1e-9 (the old max-over-classes score
+    # tied them and sentence order decided); the class-1 differences, which the authors compare,
+    # are 1 - 4e-8 and 1 - 2e-8: "decent" is the better pair
+    probs = {"good": np.array([1e-9, 1.0]), "fine": np.array([1.0, 4e-8]),
+             "decent": np.array([1.0, 2e-8])}
+    assert pair_score(probs["good"], probs["decent"]) == pytest.approx(1 - 2e-8, abs=1e-15)
+    fn = lambda ts: np.array([probs[t] for t in ts])  # noqa: E731
+    patch = PatchSelector({"good": ["fine", "decent"]}).choose("a good film".split(), fn)
+    assert (patch.p1, patch.p2) == ("good", "decent")
+
+
+def test_patch_ties_go_to_the_first_table_entry():
+    from robustlab.recipes.patch_words import PatchSelector
+
+    probs = {"dull": np.array([0.9, 0.1]), "bland": np.array([0.2, 0.8]),
+             "boring": np.array([0.2, 0.8]), "plot": np.array([0.5, 0.5]),
+             "story": np.array([0.5, 0.5])}
+    fn = lambda ts: np.array([probs[t] for t in ts])  # noqa: E731
+    # (dull, bland) and (dull, boring) score exactly 0.7: the authors' stable sort keeps table
+    # order, so the entry listed first wins
+    table = {"plot": ["story"], "dull": ["bland", "boring"]}
+    assert PatchSelector(table).choose("a dull plot".split(), fn).p2 == "bland"
+    # a reverse entry ranks by its own position: boring -> dull is listed before dull's row
+    table = {"boring": ["dull"], "plot": ["story"], "dull": ["bland"]}
+    assert PatchSelector(table).choose("a dull plot".split(), fn).p2 == "boring"
+    # ties across sentence words follow the table too, not the sentence order
+    probs["tale"] = np.array([0.2, 0.8])
+    probs["story"] = np.array([0.9, 0.1])
+    table = {"tale": ["story"], "dull": ["bland"]}  # both score 0.7; tale's row is first
+    patch = PatchSelector(table).choose("a dull story".split(), fn)
+    assert (patch.p1, patch.p2, patch.index) == ("story", "tale", 2)
+
+
+def test_example_queries_do_not_depend_on_history(so):
+    texts = ["the plot is good film .", "a film is good", "the story was thin film"]
+    alone = []
+    for t in texts:
+        atk, _ = attack(so, "so_beam", planted_proba, t)
+        alone.append(atk.so_state.model_queries)
+    atk = so["so_beam"].build(make_wrapper(planted_proba), source=so["table"], pairs=PAIRS)
+    after = []
+    for t in texts:  # one attack object: the single-word cache now spans the examples
+        atk.attack(t, 1)
+        after.append(atk.so_state.model_queries)
+    assert after == alone
+    assert atk.goal_function.total_model_queries < sum(after)  # the cache did save model calls

@@ -3,7 +3,8 @@
 A perturbation g maps a text to a perturbed text. Every perturbation in robustlab — built in or
 adapted from NL-Augmenter / TextAttack — is a :class:`Perturbation` subclass and so shares:
 
-* ``name``, ``level`` (character / word / sentence), ``asymmetric`` (g(g(x)) != x, which
+* ``name`` and ``display_name`` (a label given with ``spec@label``, for tables and plots;
+  never part of the signature), ``level`` (character / word / sentence), ``asymmetric`` (g(g(x)) != x, which
   learnability requires), ``label_preserving``, ``deterministic`` (output independent of the
   random stream) and ``heavy`` (loads a model or a large lexicon) as class attributes;
 * ``apply(text, rng)``: one text, drawing randomness only from ``rng`` (a :class:`random.Random`);
@@ -18,15 +19,35 @@ Constructors only store their parameters (scikit-learn's rule): building one cos
 constructor signature. Parameter checks live in :meth:`Perturbation.validate`, which the batch
 methods and the registry call.
 
-Why ``random.Random`` and not numpy: seeding a ``random.Random`` costs ~4 µs against ~15 µs for a
-numpy ``Generator`` (measured on the project machine), and per-text seeding is what makes outputs
-independent of batching. The global ``random`` state is never touched.
+Per-text randomness comes in one of three kinds (class attribute ``randomness``), because
+seeding a stream per text is what makes outputs independent of batching, and that seeding used to
+dominate the cheap perturbations (a ``random.Random(int)`` costs 5-15 µs, more than butter-fingers
+spends on a whole SST-2 sentence; ``bench/bench_perturbations.py``):
+
+* ``"rng"`` (the default): ``apply(text, rng)`` with a :class:`random.Random` seeded from
+  (seed, name, text) by :func:`rng_for`. For perturbations drawing many varied numbers
+  (shuffles of lists, ``rng.sample``), where the Mersenne Twister's methods pay for the seeding.
+* ``"bytes"``: ``apply_stream(text, stream)`` with ``stream`` a SHAKE-128 object over
+  (seed, name, text) (:func:`stream_for`): ``stream.digest(n)`` gives the first n bytes of an
+  endless, pure-function-of-(seed, name, text) stream (asking for more later extends the same
+  stream), in about 1 µs from a cached keyed prefix. The per-character perturbations read their
+  decisions straight from these bytes (thresholds on bytes, ``bytes.translate`` tables).
+* ``"none"``: deterministic perturbations; no stream is built at all.
+* ``"bulk"``: the perturbation derives its own per-text randomness from (seed, text) for a whole
+  list at once (``perturb_many(texts, seed)``), for work so cheap that even one stream object per
+  text would dominate (shuffle_word: one keyed BLAKE2b per text, then numpy).
+
+``apply(text, rng)`` works for every kind (a "bytes" perturbation derives its stream from 16
+bytes of ``rng``), so callers holding their own ``random.Random`` keep working. The global
+``random`` state is never touched.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
+import operator
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -41,7 +62,9 @@ __all__ = [
     "Outcome",
     "Perturbation",
     "PerturbationError",
+    "check_prob",
     "rng_for",
+    "stream_for",
 ]
 
 
@@ -54,6 +77,44 @@ def rng_for(seed: int, text: str, salt: str = "") -> random.Random:
     h = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, person=b"robustlab")
     h.update(salt.encode("utf-8"))
     return random.Random((int(seed) << 64) ^ int.from_bytes(h.digest(), "little"))
+
+
+def check_prob(owner: str, **probs: float) -> None:
+    """Raise :class:`PerturbationError` unless every value is a number in [0, 1]."""
+    for name, value in probs.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+            raise PerturbationError(f"{owner}: {name} must be a number in [0, 1], got {value!r}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _stream_prefix(seed: int, salt: str) -> Any:
+    """SHAKE-128 state after absorbing (seed, salt): copied per text, never re-absorbed."""
+    s = salt.encode("utf-8", "surrogatepass")
+    head = int(seed).to_bytes(16, "little", signed=True) + len(s).to_bytes(4, "little") + s
+    return hashlib.shake_128(head)
+
+
+def stream_for(seed: int, text: str, salt: str = "") -> Any:
+    """The byte stream for one text: ``.digest(n)`` is a pure function of (seed, salt, text, n),
+    and ``digest(m)[:n] == digest(n)`` for m > n (an extendable-output function)."""
+    h = _stream_prefix(int(seed), salt).copy()
+    h.update(text.encode("utf-8", "surrogatepass"))
+    return h
+
+
+#: texts per apply_many call in perturb_batch (bounds the memory of vectorised perturbations)
+_CHUNK = 4096
+_ENCODE = operator.methodcaller("encode", "utf-8", "surrogatepass")
+
+
+class _NoRandomness:
+    """Passed as ``rng`` to deterministic perturbations: any use is a bug, reported clearly."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"a perturbation declared randomness='none' used rng.{name}")
+
+
+NO_RANDOMNESS: Any = _NoRandomness()
 
 
 @dataclass(frozen=True)
@@ -105,7 +166,20 @@ class Perturbation:
     def clone(self, **overrides: Any) -> Perturbation:
         params = self.get_params()
         params.update(overrides)
-        return type(self)(**params)
+        return type(self)(**params).with_label(getattr(self, "_label", None))
+
+    # ---- display label (presentation only: not a parameter, not in the signature) -----------
+    @property
+    def display_name(self) -> str:
+        """What tables and plots show: the label given with ``spec@label``, else ``name``."""
+        return getattr(self, "_label", None) or self.name
+
+    def with_label(self, label: str | None) -> Perturbation:
+        """Set the display label (None: back to ``name``) and return ``self``."""
+        if label is not None and (not label.strip() or "\n" in label):
+            raise PerturbationError(f"{self.name}: a display label must be one non-empty line")
+        self._label = label.strip() if label else None
+        return self
 
     def validate(self) -> None:
         """Check parameters; raise :class:`PerturbationError` with a clear message."""
@@ -125,10 +199,36 @@ class Perturbation:
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(sorted(self.get_params().items()))))
 
+    #: where per-text randomness comes from: "rng", "bytes" or "none" (see the module docstring)
+    randomness: ClassVar[str] = "rng"
+
     # ---- the one method a subclass writes --------------------------------------------------
     def apply(self, text: str, rng: random.Random) -> str:
         """Perturb one text using only ``rng`` for randomness. Return ``text`` when impossible."""
+        if self.randomness == "bytes":
+            return self.apply_stream(text, hashlib.shake_128(rng.randbytes(16)))
+        if self.randomness == "bulk":
+            return self.perturb_many([text], rng.getrandbits(63))[0]
         raise NotImplementedError
+
+    def perturb_many(self, texts: list[str], seed: int) -> list[str]:
+        """For ``randomness = "bulk"``: the outputs for ``texts``, each a function of (seed, its
+        own text) alone."""
+        raise NotImplementedError
+
+    def apply_stream(self, text: str, stream: Any) -> str:
+        """For ``randomness = "bytes"``: perturb one text reading randomness from ``stream``."""
+        return self.apply_many([text], [stream])[0]
+
+    def apply_many(self, texts: list[str], streams: list[Any]) -> list[str]:
+        """:meth:`apply_stream` for a chunk of texts, each with its own stream. Override one of
+        the two; overriding this one lets a perturbation work on the whole chunk at once
+        (numpy tables), its outputs still a function of each (text, stream) alone."""
+        if type(self).apply_stream is Perturbation.apply_stream:
+            raise NotImplementedError(f"{type(self).__name__} defines neither apply_stream "
+                                      "nor apply_many")
+        f = self.apply_stream
+        return [f(t, s) for t, s in zip(texts, streams, strict=True)]
 
     def setup(self) -> None:
         """Load heavy resources (lexicons, models). Called once before the first batch."""
@@ -140,15 +240,46 @@ class Perturbation:
             self.setup()
             self._robustlab_ready = True
 
+    def _one(self, text: str, seed: int) -> str:
+        """The seeded output for one text, through the stream kind the class declares."""
+        kind = self.randomness
+        if kind == "bytes":
+            return self.apply_stream(text, stream_for(seed, text, self.name))
+        if kind == "none":
+            return self.apply(text, NO_RANDOMNESS)
+        if kind == "bulk":
+            return self.perturb_many([text], seed)[0]
+        return self.apply(text, rng_for(seed, text, self.name))
+
     def perturb(self, text: str, seed: int = 0) -> str:
         """Perturb one text; same (seed, text) gives the same output."""
         self._ready()
-        return self.apply(text, rng_for(seed, text, self.name))
+        return self._one(text, seed)
 
     def perturb_batch(self, texts: Iterable[str], seed: int = 0) -> list[str]:
         """Perturb many texts; each output depends only on (seed, its own text)."""
         self._ready()
-        apply, name = self.apply, self.name
+        kind, name = self.randomness, self.name
+        if kind == "bytes":
+            prefix = _stream_prefix(int(seed), name)
+            texts = texts if isinstance(texts, list) else list(texts)
+            out: list[str] = []
+            fresh, update = prefix.copy, type(prefix).update
+            for a in range(0, len(texts), _CHUNK):
+                chunk = texts[a: a + _CHUNK]
+                streams = [fresh() for _ in chunk]
+                # C-level loops (map over method descriptors): no Python frame per text
+                for _ in map(update, streams, map(_ENCODE, chunk)):
+                    pass
+                out += self.apply_many(chunk, streams)
+            return out
+        if kind == "bulk":
+            texts = texts if isinstance(texts, list) else list(texts)
+            return [o for a in range(0, len(texts), _CHUNK)
+                    for o in self.perturb_many(texts[a: a + _CHUNK], seed)]
+        apply = self.apply
+        if kind == "none":
+            return [apply(t, NO_RANDOMNESS) for t in texts]
         return [apply(t, rng_for(seed, t, name)) for t in texts]
 
     def perturb_outcomes(self, texts: Sequence[str], seed: int = 0) -> list[Outcome]:
@@ -157,7 +288,7 @@ class Perturbation:
         out: list[Outcome] = []
         for t in texts:
             try:
-                p = self.apply(t, rng_for(seed, t, self.name))
+                p = self._one(t, seed)
             except Exception as exc:  # reported per text, never dropped (CLI row accounting)
                 out.append(Outcome(t, t, False, f"{type(exc).__name__}: {exc}"))
                 continue
@@ -175,6 +306,7 @@ class Identity(Perturbation):
     level = "sentence"
     asymmetric = False
     deterministic = True
+    randomness = "none"
     summary = "returns the text unchanged (control for learnability)"
 
     def apply(self, text: str, rng: random.Random) -> str:
@@ -187,6 +319,7 @@ class AppendToken(Perturbation):
     name = "append_token"
     level = "word"
     deterministic = True
+    randomness = "none"
     summary = "appends a fixed token (a planted spurious feature; control for learnability)"
 
     def __init__(self, token: str = "zxqv") -> None:

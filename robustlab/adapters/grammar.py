@@ -40,17 +40,24 @@ SUBJ_1SG = frozenset({"i"})
 WH = frozenset("who what which where when why how".split())
 PREPOSITIONS = frozenset(
     """of in on at to for with by from about into onto over after before under between through
-    during without within against among toward towards upon than as like""".split()
+    during without within against among toward towards upon than as like despite
+    throughout beyond besides across along behind below above around beside inside outside
+    unlike except via""".split()
 )
 NON_SUBJECT = frozenset(
     """a an the my your his her its our their some any every each no another such
     of in on at to for with by from about into onto over after before under between through
     during without within against among toward towards upon than as like
-    me him us them very too so not n't never also just still really""".split()
+    me him us them very too so not n't never also just still really
+    many much few several more most less least enough""".split()
 )
 ADVERBS = frozenset(
     """never always often also just still usually sometimes only even already rarely seldom
     actually finally simply truly probably certainly clearly really generally mostly""".split()
+)
+CAUSATIVES = frozenset(
+    """make makes made making let lets letting help helps helped helping see sees saw seeing
+    hear hears heard hearing watch watches watched watching seen""".split()
 )
 CLAUSE_BREAK = frozenset(
     "and but or because while when whereas although though since if unless until who which that".split()
@@ -117,6 +124,8 @@ def is_adverb(word: str) -> bool:
     """Listed adverbs and words lemminflect knows only as adverbs ("definitely")."""
     if word in ADVERBS or word in NEGATORS:
         return True
+    if word in PREPOSITIONS:  # lemminflect knows "to" only as an adverb
+        return False
     from lemminflect import getAllLemmas
 
     lemmas = getAllLemmas(word)
@@ -198,16 +207,29 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
     subject: Token | None = None  # subject of the last clause, shared by "and writes"
     in_pp = False  # a preposition was seen in this clause: "of horror films" is a noun phrase
     rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
+    clause_start: Token | None = None  # first token of the current clause
+    causative = False  # a make/let/help/see/hear/watch form earlier in the clause
     for i, t in enumerate(toks):
         if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
             prev, clause_has_main, subject, in_pp = None, False, None, False
+            clause_start, causative = None, False
+        if clause_start is None:
+            clause_start = t
+        if t.low in CAUSATIVES:
+            causative = True
         if t.low in CLAUSE_BREAK:
             keep = t.low in ("and", "or", "but") and clause_has_main and subject is not None
             prev, clause_has_main = None, False
+            clause_start, causative = None, False
             in_pp = in_pp and t.low in ("and", "or")  # "a bag of golf and tennis clubs"
+            # "to seek and strike": infinitives, not a finite verb sharing the subject
+            keep = keep and not (i >= 2 and toks[i - 2].low == "to")
             if keep and i + 1 < len(toks):
-                forms = [f for f in verb_forms(toks[i + 1].low) if f[0] != "VBP" or
-                         _person(subject) != "3sg"]
+                # coordinated finite verbs share their tense ("lacks ... and has"); a form of
+                # another tense is more likely a participle ("streamlined and thought out")
+                last = verbs[-1].tag if verbs else None
+                forms = [f for f in verb_forms(toks[i + 1].low) if (f[0] != "VBP" or
+                         _person(subject) != "3sg") and (last in (None, "MD") or f[0] == last)]
                 if forms and _aux_kind(toks[i + 1].low) is None:
                     tag, lemma = forms[0]
                     verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
@@ -224,17 +246,39 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
         aux = _aux_kind(t.low)
         r, rel = rel, None
         hyphenated = text[t.start - 1 : t.start] == "-" or text[t.end : t.end + 1] == "-"
-        if aux is not None and prev is not None and (prev.low in MODALS or prev.low == "to"):
-            prev = t  # "might have", "to have": not finite
+        if aux is not None and prev is not None and (prev.low in MODALS or prev.low == "to" or (
+                i >= 2 and toks[i - 2].low in MODALS and prev is toks[i - 1]
+                and prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG)):
+            prev = t  # "might have", "to have", "could i have": not finite
+            continue
+        if t.low == "is" and i > 0 and toks[i - 1].low == "that" and (
+                i + 1 == len(toks) or _PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
+            prev = t  # the idiom "..., that is, ..."
+            continue
+        if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
+            prev = t
             continue
         if aux is None and r is not None and not hyphenated:
             forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]
+            nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
+            after = toks[i + 2] if i + 2 < len(toks) else None
+            if forms and nxt_tok is not None and after is not None and \
+                    _nounish(t.low, False) is not None and nxt_tok.low not in NON_SUBJECT and \
+                    _nounish(nxt_tok.low, False) is not None and \
+                    (_aux_kind(after.low) is not None or verb_forms(after.low)) and \
+                    not _PUNCT_BREAK.search(text, t.end, after.start):
+                forms = []  # "which mainstream audiences have": a noun phrase, not a verb
             if forms:
                 tag, lemma = forms[0]
-                person = "pl" if tag == "VBP" else "3sg"
+                # the antecedent ("adults who grew") decides the person of a past form
+                person = "pl" if tag == "VBP" else _person(toks[i - 2] if i >= 2 else None)
                 verbs.append(Verb(i, "main", tag, lemma, None, False, person, False, None))
                 clause_has_main, subject, prev = True, None, t
                 continue
+        if aux is not None and causative and aux[1] == "VBP" and prev is not None \
+                and prev.low not in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:
+            prev = t  # "seen a remake do anything": a bare infinitive
+            continue
         if aux is not None:
             kind, tag, lemma = aux
             contracted = t.low in CONTRACTIONS
@@ -270,12 +314,25 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
                 is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None
                 if in_pp and not pronoun and _nounish(t.low, False) is not None:
                     is_subject = False  # "a bag of golf clubs": noun after a prepositional noun
+                if in_pp and not pronoun and _is_participle(t.low):
+                    is_subject = False  # "with the sound turned down", "of a person suspended"
+                if not pronoun and clause_start is not None and clause_start.low in ("a", "an") \
+                        and _is_participle(t.low):
+                    is_subject = False  # "a sham construct based on theory": a fragment
+                nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
+                if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
+                        and nxt_tok.low not in NON_SUBJECT and _nounish(nxt_tok.low, False) \
+                        and not verb_forms(nxt_tok.low) \
+                        and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                    is_subject = False  # "the best sports movie": a noun compound
                 pick = None
                 for tag, lemma in forms:
                     if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
                             tag == "VBP" and person in ("pl", "1sg"):
                         pick = (tag, lemma)
                         break
+                if pick is not None and pick[0] == "VBP" and causative:
+                    pick = None  # "makes these lives count": a bare infinitive
                 if is_subject and pick is not None:
                     verbs.append(Verb(i, "main", pick[0], pick[1], None, False, person, False, None))
                     clause_has_main, subject = True, prev

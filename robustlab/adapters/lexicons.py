@@ -14,6 +14,7 @@ __all__ = [
     "ABBREVIATIONS",
     "LEET",
     "keyboard_neighbours",
+    "punctuation_doubling_list",
     "punctuation_doubling_table",
     "visual_lookalikes",
 ]
@@ -88,21 +89,52 @@ def visual_lookalikes() -> dict[str, tuple[str, ...]]:
 
 # ---- abbreviations ---------------------------------------------------------------------------
 
-#: phrase (lower case) -> chat-style abbreviation. Longer phrases win over the words inside them.
+#: phrase (lower case) -> chat-style abbreviation, written for robustlab from common English chat
+#: usage (acronyms, letter/number homophones, clipped and respelled words). Longer phrases win
+#: over the words inside them; matching is whole-word and case-insensitive, the case of the first
+#: letter / ALL CAPS is kept. NL-Augmenter's rule file (which paper 000 used) covers the same
+#: ground (it maps "the" -> "da", "to" -> "2", "for" -> "4", ...); no line of it is copied here.
 ABBREVIATIONS: dict[str, str] = {
-    "as far as i know": "afaik", "as soon as possible": "asap", "by the way": "btw",
-    "for what it's worth": "fwiw", "in my opinion": "imo", "in my humble opinion": "imho",
-    "laughing out loud": "lol", "oh my god": "omg", "to be honest": "tbh",
-    "talk to you later": "ttyl", "i don't know": "idk", "be right back": "brb",
-    "see you": "cu", "for you": "4u", "thank you": "thx", "thanks": "thx", "okay": "ok",
+    # acronyms of phrases
+    "as far as i know": "afaik", "as soon as possible": "asap", "at the moment": "atm",
+    "be right back": "brb", "by the way": "btw", "for what it's worth": "fwiw",
+    "for your information": "fyi", "i don't know": "idk", "i love you": "ily",
+    "in my humble opinion": "imho", "in my opinion": "imo", "in real life": "irl",
+    "laughing out loud": "lol", "let me know": "lmk", "never mind": "nvm", "no problem": "np",
+    "not gonna lie": "ngl", "of course": "ofc", "oh my god": "omg", "oh my gosh": "omg",
+    "right now": "rn", "shaking my head": "smh", "talk to you later": "ttyl", "to be fair": "tbf",
+    "to be honest": "tbh", "too long didn't read": "tl;dr", "what the hell": "wth",
+    "see you later": "cul8r", "see you": "cu", "thank you": "ty", "how are you": "hru",
+    "are you": "ru", "in case you missed it": "icymi", "for the win": "ftw",
+    "with regard to": "wrt", "best friends forever": "bff", "what's up": "sup",
+    # phrase contractions
+    "going to": "gonna", "want to": "wanna", "got to": "gotta", "kind of": "kinda",
+    "sort of": "sorta", "out of": "outta", "lot of": "lotta", "don't know": "dunno",
+    "let me": "lemme", "give me": "gimme", "you all": "y'all", "no one": "no1",
+    # letter and number homophones
     "you": "u", "your": "ur", "you're": "ur", "are": "r", "be": "b", "see": "c", "why": "y",
-    "was": "wuz", "because": "cuz", "please": "plz", "people": "ppl", "probably": "prob",
-    "message": "msg", "tonight": "2nite", "tomorrow": "tmrw", "before": "b4", "great": "gr8",
-    "later": "l8r", "to": "2", "for": "4", "with": "w/", "without": "w/o", "something": "sth",
-    "someone": "sb", "really": "rly", "about": "abt", "between": "btwn", "what": "wat",
-    "love": "luv", "night": "nite", "through": "thru", "though": "tho", "minutes": "mins",
-    "seconds": "secs", "information": "info", "favourite": "fav", "favorite": "fav",
-    "definitely": "def", "whatever": "w/e", "government": "govt", "versus": "vs",
+    "oh": "o", "okay": "k", "to": "2", "too": "2", "two": "2", "for": "4", "four": "4",
+    "before": "b4", "forever": "4eva", "today": "2day", "tonight": "2nite", "tomorrow": "2moro",
+    "great": "gr8", "later": "l8r", "late": "l8", "wait": "w8", "mate": "m8", "hate": "h8",
+    "straight": "str8", "someone": "sum1", "anyone": "ne1", "everyone": "every1",
+    "anybody": "nebody",
+    # respellings
+    "the": "da", "that": "dat", "this": "dis", "these": "dese", "those": "dose", "them": "dem",
+    "and": "n", "what": "wat", "was": "wuz", "because": "bc", "cause": "cuz", "please": "pls",
+    "people": "ppl", "thanks": "thx", "really": "rly", "seriously": "srsly", "about": "abt",
+    "with": "w/", "without": "w/o", "within": "w/i", "through": "thru", "though": "tho",
+    "although": "altho", "love": "luv", "night": "nite", "light": "lite", "right": "rite",
+    "enough": "enuf", "good": "gud", "know": "kno", "just": "jus", "little": "lil",
+    "nothing": "nuthin", "something": "sth", "everything": "evrythin", "very": "v",
+    "sorry": "sry", "boyfriend": "bf", "girlfriend": "gf", "birthday": "bday",
+    "probably": "prob", "between": "btwn", "message": "msg", "text": "txt", "picture": "pic",
+    "pictures": "pics", "minutes": "mins", "minute": "min", "seconds": "secs",
+    "second": "sec", "hours": "hrs", "hour": "hr", "years": "yrs", "year": "yr",
+    "information": "info", "favourite": "fave", "favorite": "fave", "definitely": "def",
+    "whatever": "w/e", "government": "govt", "versus": "vs", "could": "cld", "would": "wld",
+    "should": "shld", "question": "q", "questions": "qs", "yesterday": "yday",
+    "weekend": "wknd", "have": "hav", "some": "sum", "one": "1", "ever": "eva", "never": "neva",
+    "could have": "coulda", "would have": "woulda", "should have": "shoulda",
 }
 
 # ---- punctuation -------------------------------------------------------------------------------
@@ -114,3 +146,13 @@ def punctuation_doubling_table() -> dict[int, str]:
     return {
         cp: chr(cp) * 2 for cp in range(0x10000) if unicodedata.category(chr(cp)).startswith("P")
     }
+
+
+@functools.cache
+def punctuation_doubling_list() -> list[str]:
+    """The same table as a list indexed by code point (BMP): ``str.translate`` indexes a list
+    much faster than it hashes into a dict; code points past its end map to themselves."""
+    out = [chr(cp) for cp in range(0x10000)]
+    for cp, doubled in punctuation_doubling_table().items():
+        out[cp] = doubled
+    return out

@@ -170,7 +170,8 @@ class NLAugmenterPerturbation(Perturbation):
         self.asymmetric = asymmetric  # type: ignore[misc]
         self.label_preserving = label_preserving  # type: ignore[misc]
         op_cls = operation if isinstance(operation, type) else type(operation)
-        self.name = f"nlaugmenter:{_snake(op_cls.__name__)}"  # type: ignore[misc]
+        folder = _transformation_folder(op_cls.__module__)
+        self.name = f"nlaugmenter:{folder or _snake(op_cls.__name__)}"  # type: ignore[misc]
         self.heavy = bool(getattr(op_cls, "heavy", False))  # type: ignore[misc]
         if level is None:
             self.level = _level_from_keywords(getattr(op_cls, "keywords", None))
@@ -228,29 +229,71 @@ def from_nlaugmenter(operation: Any, **kwargs: Any) -> NLAugmenterPerturbation:
 _WRAPPER_KEYS = {"reseed", "level", "asymmetric", "label_preserving"}
 
 
+#: where NL-Augmenter keeps transformation ``<folder>``: today's package and the older layout
+_FOLDER_MODULES = ("nlaugmenter.transformations.{}.transformation", "transformations.{}.transformation")
+
+
+def _transformation_folder(module_name: str) -> str | None:
+    """``butter_fingers_perturbation`` for NL-Augmenter's ``…transformations.<folder>.transformation``."""
+    parts = module_name.split(".")
+    if len(parts) >= 3 and parts[-1] == "transformation" and parts[-3] == "transformations":
+        return parts[-2]
+    return None
+
+
+def _operation_in(module: Any) -> type | None:
+    """The SentenceOperation class a transformation module defines (None if not exactly one)."""
+    found = [c for c in vars(module).values() if isinstance(c, type)
+             and c.__module__ == module.__name__ and callable(getattr(c, "generate", None))]
+    return found[0] if len(found) == 1 else None
+
+
+def _resolve_folder(folder: str) -> type:
+    """The transformation class of NL-Augmenter's folder ``folder`` (its short name)."""
+    if not folder.isidentifier():
+        raise PerturbationError(f"nlaugmenter:{folder}: not a transformation folder name or a "
+                                "module.ClassName path")
+    errors = []
+    for pattern in _FOLDER_MODULES:
+        name = pattern.format(folder)
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        cls = _operation_in(module)
+        if cls is None:
+            raise PerturbationError(
+                f"nlaugmenter:{folder}: {name} does not define exactly one class with "
+                "generate(); give nlaugmenter:<module.ClassName>")
+        return cls
+    raise PerturbationError(
+        f"nlaugmenter:{folder}: cannot import NL-Augmenter's transformation {folder!r} "
+        f"({'; '.join(errors)}); is NL-Augmenter on PYTHONPATH? (or give module.ClassName)")
+
+
 def from_spec(target: str, **params: Any) -> NLAugmenterPerturbation:
-    """``nlaugmenter:package.module.ClassName[:k=v,...]`` (for :func:`registry.parse_spec`).
+    """``nlaugmenter:<folder>[:k=v,...]`` (NL-Augmenter's transformation folder name, e.g.
+    ``butter_fingers_perturbation``) or ``nlaugmenter:package.module.ClassName[:k=v,...]``
+    (for :func:`registry.parse_spec`).
 
     Parameters named reseed/level/asymmetric/label_preserving configure the wrapper; the others
     (e.g. ``max_outputs``, ``seed``) go to the operation's constructor.
     """
     module_name, _, cls_name = target.rpartition(".")
     if not module_name:
-        raise PerturbationError(
-            f"nlaugmenter:{target}: give the full class path, e.g. "
-            "nlaugmenter:nlaugmenter.transformations.butter_fingers_perturbation.transformation."
-            "ButterFingersPerturbation"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise PerturbationError(
-            f"nlaugmenter:{target}: cannot import {module_name} ({exc}); is NL-Augmenter (or "
-            "your module) on PYTHONPATH?"
-        ) from None
-    cls = getattr(module, cls_name, None)
-    if not isinstance(cls, type):
-        raise PerturbationError(f"nlaugmenter:{target}: {module_name} has no class {cls_name}")
+        cls = _resolve_folder(target)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise PerturbationError(
+                f"nlaugmenter:{target}: cannot import {module_name} ({exc}); is NL-Augmenter (or "
+                "your module) on PYTHONPATH?"
+            ) from None
+        cls = getattr(module, cls_name, None)
+        if not isinstance(cls, type):
+            raise PerturbationError(f"nlaugmenter:{target}: {module_name} has no class {cls_name}")
     wrapper = {k: params.pop(k) for k in list(params) if k in _WRAPPER_KEYS}
     try:
         op = cls(**params)

@@ -9,7 +9,6 @@ Built-ins live in the modules listed in ``_BUILTIN_MODULES`` and register themse
 from __future__ import annotations
 
 import importlib
-from importlib import metadata
 from typing import Any
 
 from robustlab.adapters.base import Perturbation, PerturbationError
@@ -22,6 +21,7 @@ _BUILTIN_MODULES = (
     "robustlab.adapters.word_perturbations",
 )
 _loaded = False
+_builtins_loaded = False
 
 
 def register(cls: type[Perturbation]) -> type[Perturbation]:
@@ -35,17 +35,27 @@ def register(cls: type[Perturbation]) -> type[Perturbation]:
     return cls
 
 
-def _load() -> None:
-    global _loaded
-    if _loaded:
+def _load_builtins() -> None:
+    global _builtins_loaded
+    if _builtins_loaded:
         return
-    _loaded = True
+    _builtins_loaded = True
     for mod in _BUILTIN_MODULES:
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:  # a module not written yet must not break the rest
             if exc.name != mod:
                 raise
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    _load_builtins()
+    from importlib import metadata  # ~50 ms to import: only when plugins are looked for
+
     try:
         eps = metadata.entry_points(group="robustlab.perturbations")
     except Exception:  # pragma: no cover - very old importlib.metadata
@@ -62,6 +72,12 @@ def available() -> dict[str, type[Perturbation]]:
 
 
 def get_class(name: str) -> type[Perturbation]:
+    # A built-in name is found without scanning the installed distributions for plugins (the
+    # entry-point scan costs ~90 ms, most of `robustlab perturb`'s start-up); a plugin cannot
+    # take a built-in's name (register refuses), so the answer is the same.
+    _load_builtins()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
     classes = available()
     if name not in classes:
         import difflib
@@ -111,19 +127,56 @@ def parse_params(text: str, spec: str = "") -> dict[str, Any]:
     return params
 
 
-def parse_spec(spec: str, **overrides: Any) -> Perturbation:
-    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str).
+def split_label(spec: str) -> tuple[str, str | None]:
+    """``("leet_letters:max_leet=0.3", "leet 30%")`` for ``"leet_letters:max_leet=0.3@leet 30%"``.
 
-    ``textattack:Target[:k=v,...]`` and ``nlaugmenter:module.Class[:k=v,...]`` resolve through
-    the adapters. ``overrides`` (e.g. from ``--param``) win over parameters in the spec.
+    The label is everything after the last ``@``; without one the label is None.
     """
-    name, _, rest = spec.strip().partition(":")
+    body, at, label = spec.strip().rpartition("@")
+    if not at:
+        return spec.strip(), None
+    if not label.strip():
+        raise PerturbationError(f"empty display label in {spec!r}; write spec@label")
+    if not body.strip():
+        raise PerturbationError(f"no perturbation before the label in {spec!r}")
+    return body.strip(), label.strip()
+
+
+def display_label(spec: str) -> str:
+    """The name tables and plots show for ``spec``, without building the perturbation: its
+    ``@label``; else the spec with an NL-Augmenter class path shortened to the transformation's
+    folder (``nlaugmenter:a.transformations.x.transformation.Cls`` -> ``nlaugmenter:x``)."""
+    body, label = split_label(spec)
+    if label:
+        return label
+    prefix, colon, rest = body.partition(":")
+    if prefix == "nlaugmenter" and colon:
+        target, sep, params = rest.partition(":")
+        module, _, _cls = target.rpartition(".")
+        parts = module.split(".")
+        if len(parts) >= 3 and parts[-1] == "transformation" and parts[-3] == "transformations":
+            return f"nlaugmenter:{parts[-2]}{sep}{params}"
+    return body
+
+
+def parse_spec(spec: str, **overrides: Any) -> Perturbation:
+    """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str),
+    optionally followed by ``@label``, the display label (:attr:`Perturbation.display_name`).
+
+    ``textattack:Target[:k=v,...]`` and ``nlaugmenter:<folder | module.Class>[:k=v,...]``
+    resolve through the adapters. ``overrides`` (e.g. from ``--param``) win over parameters in
+    the spec.
+    """
+    body, label = split_label(spec)
+    name, _, rest = body.partition(":")
     if name in EXTERNAL_PREFIXES:
         target, _, rest = rest.partition(":")
         params = {**parse_params(rest, spec), **overrides}
         module = importlib.import_module(EXTERNAL_PREFIXES[name])
-        return module.from_spec(target.strip(), **params)
-    return make(name, **{**parse_params(rest, spec), **overrides})
+        pert = module.from_spec(target.strip(), **params)
+    else:
+        pert = make(name, **{**parse_params(rest, spec), **overrides})
+    return pert.with_label(label) if label else pert
 
 
 def _parse_value(v: str) -> Any:

@@ -197,6 +197,10 @@ class Negation(_VerbPerturbation):
             if v.contracted:
                 return [_swap(t, positive)]
             return [(t.end, toks[v.neg].end, "")]
+        after = [x.low for x in toks[v.i + 1: v.i + 3]]
+        if after[:2] in (["all", "but"], ["as", "well"]) or after[:1] in (
+                ["barely"], ["hardly"], ["scarcely"], ["no"], ["nothing"], ["never"]):
+            return None  # "will all but take", "might as well", "is no": no room for "not"
         if v.inverted:  # questions: "Does he ..." -> "Doesn't he ..."
             neg = _POSITIVE_TO_CONTRACTION.get(t.low)
             return [_swap(t, neg)] if neg else None
@@ -238,10 +242,10 @@ _TO_PAST = {"is": "was", "am": "was", "are": "were", "does": "did", "do": "did",
             "have": "had", "isn't": "wasn't", "aren't": "weren't", "doesn't": "didn't",
             "don't": "didn't", "hasn't": "hadn't", "haven't": "hadn't"}
 _TO_PRESENT = {  # by subject person
-    "was": {"1sg": "am", "3sg": "is", "pl": "are"}, "were": {"1sg": "are", "3sg": "are", "pl": "are"},
+    "was": {"1sg": "am", "3sg": "is", "pl": "are"}, "were": {"1sg": "am", "3sg": "is", "pl": "are"},
     "did": {"1sg": "do", "3sg": "does", "pl": "do"}, "had": {"1sg": "have", "3sg": "has", "pl": "have"},
     "wasn't": {"1sg": "am not", "3sg": "isn't", "pl": "aren't"},
-    "weren't": {"1sg": "aren't", "3sg": "aren't", "pl": "aren't"},
+    "weren't": {"1sg": "am not", "3sg": "isn't", "pl": "aren't"},
     "didn't": {"1sg": "don't", "3sg": "doesn't", "pl": "don't"},
     "hadn't": {"1sg": "haven't", "3sg": "hasn't", "pl": "haven't"},
 }

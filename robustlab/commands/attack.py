@@ -8,7 +8,10 @@ import shlex
 import sys
 from typing import Any
 
+from robustlab.commands._executor_options import add_executor_options, executor_kwargs
+from robustlab.commands._options import seed
 from robustlab.errors import InputError
+from robustlab.runs.outputs import check_out_dir
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
 
@@ -20,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPE_NAMES)}")
     p.add_argument("--model", required=True,
                    help="a saved robustlab model directory, a family name or a HF checkpoint")
-    p.add_argument("--dataset", required=True,
+    p.add_argument("--dataset", "--dataset-from-huggingface", required=True,
                    help="a dataset name known to robustlab or a file (label-text, TSV, CSV, JSONL)")
     p.add_argument("--dataset-format", default=None,
                    help="file format when --dataset is a file (default: detected)")
@@ -28,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--num-examples", "-n", type=int, default=None, help="attack the first N")
     p.add_argument("--query-budget", type=int, default=None,
                    help="maximum candidates x̃ per example (each costs two model inputs)")
-    p.add_argument("--random-seed", type=int, default=0, help="seed of the random baseline")
+    p.add_argument("--random-seed", type=seed, default=0, help="seed of the random baseline")
     p.add_argument("--checkpoint-interval", type=int, default=None,
                    help="accepted for TextAttack compatibility: the run store checkpoints "
                    "every example, so any value behaves like 1")
@@ -49,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ppl-model", default=None, help="causal LM for median perplexity (gpt2)")
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
+    add_executor_options(p)
     from robustlab.models.device import add_device_option
 
     add_device_option(p)  # the victim and the masked LM of the neighbourhoods
@@ -122,6 +126,7 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.models.device import resolve_device
     from robustlab.recipes.attack_study import RECIPES, run_attack_study
     from robustlab.recipes.neighbourhood import mlm_device
@@ -130,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
     if args.recipe == "so-enum" and (args.max_distance or 2) > 2:
         raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
+    if args.patch_table and args.patch_table not in ("wordnet", "textattack-counterfitted"):
+        from robustlab.recipes.neighbourhood import load_table
+
+        load_table(args.patch_table)  # a missing or invalid table stops before --out is created
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")
@@ -141,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             examples=examples, out=args.out, dataset_name=args.dataset,
             recipe_kwargs=recipe_kwargs(args), csv_name=args.log_to_csv,
             ppl_model=args.ppl_model, command=shlex.join(["robustlab", *sys.argv[1:]]),
-            progress=not args.no_progress)
+            progress=not args.no_progress, model_spec=args.model, **executor_kwargs(args))
     c = summary["counts"]
     sr = summary["success_rate"]
     print(f"{args.recipe}: {c['successful']} successful, {c['failed']} failed, "

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 
+from robustlab.commands._executor_options import add_executor_options, executor_kwargs
+from robustlab.commands._options import seed
 from robustlab.errors import InputError
+from robustlab.runs.outputs import check_out_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,9 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="at most this many sentences of level k-1 are expanded into level k")
     p.add_argument("--start", choices=["test", "filter"], default="test",
                    help="build neighbourhoods from X_test or from X_filter (|F_soft| < 0.005)")
-    p.add_argument("--random-seed", type=int, default=0)
+    p.add_argument("--random-seed", type=seed, default=0)
     p.add_argument("--out", required=True, help="run directory")
     p.add_argument("--no-progress", action="store_true")
+    add_executor_options(p)
     from robustlab.models.device import add_device_option
 
     add_device_option(p)  # the model and the masked LM of the neighbourhoods
@@ -42,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.commands.attack import load_examples
     from robustlab.recipes.bias import resolve_pairs, run_bias_study
     from robustlab.recipes.neighbourhood import make_source
@@ -73,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
         pairs=pairs, source=source, out=args.out, ks=ks, budget=args.budget,
         parents=args.parents, seed=args.random_seed, start=args.start,
         dataset_name=args.dataset, command=shlex.join(["robustlab", *sys.argv[1:]]),
-        progress=not args.no_progress)
+        progress=not args.no_progress, model_spec=args.model,
+        source_spec={"spec": spec or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet", "blacklist": protected, "kappa": args.kappa,
+                     "delta": args.delta}, **executor_kwargs(args))
     print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
         row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}

@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from robustlab.commands._options import seed
 from robustlab.models.device import add_device_option
+from robustlab.runs.outputs import check_out_dir
 from robustlab.textfmt import align
 
 _EPILOG = """examples:
@@ -39,7 +41,7 @@ def _consistency_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--bags", type=int, default=30, help="number of bags M (default 30)")
     g.add_argument("--bag-fraction", type=float, default=0.6,
                    help="share of the pool in each bag (default 0.6)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the bags (and of training)")
+    g.add_argument("--seed", type=seed, default=0, help="seed of the bags (and of training)")
     g.add_argument("--no-plots", action="store_true", help="skip the PNG")
 
 
@@ -135,6 +137,7 @@ def _command() -> str:
 
 
 def run_mt(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.data.mt import load_mt, load_wmt22, read_human
     from robustlab.errors import InputError
     from robustlab.recipes.cross_domain import MTStudy
@@ -169,6 +172,7 @@ def run_mt(args: argparse.Namespace) -> int:
 
 
 def run_clf(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.recipes.cross_domain_clf import ClfStudy
     from robustlab.recipes.cross_domain_clf import run_clf as run
     from robustlab.resources import shared_data_dir
@@ -188,6 +192,7 @@ def run_clf(args: argparse.Namespace) -> int:
 
 
 def run_scores(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.data.mt import read_domains, read_human, read_wmt_da_segments
     from robustlab.errors import InputError
     from robustlab.recipes.cross_domain import run_scores as run

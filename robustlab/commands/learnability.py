@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.recipes.thresholds import add_threshold_options, gate, threshold_args
 
 DEFAULT_GRID = "0.001,0.005,0.01,0.02,0.05,0.1,0.5,1.0"
 DEFAULT_PERTURBATIONS = ("duplicate_punctuations,butter_fingers_perturbation,shuffle_word,"
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ):
         p = sub.add_parser(name, aliases=aliases, help=help_, description=help_)
         add_study_options(p, learnability=kind == "learnability")
+        add_threshold_options(p)
         p.set_defaults(func=run, study_kind=kind, command_name=name)
     p = sub.add_parser("correlate", help="hypothesis tests (Spearman ρ, Table 3/4) over finished "
                        "learnability run directories")
@@ -54,11 +56,14 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
                    help="model family (bow, textrnn, cnn, lstm, transformer, minilm), "
                    "family:key=value,…, a HF checkpoint or a saved model dir; repeatable or comma "
                    "separated")
-    g.add_argument("--dataset", metavar="NAME", help="named dataset (demo, sst2, …)")
+    g.add_argument("--dataset", "--dataset-from-huggingface", metavar="NAME",
+                   help="named dataset (demo, sst2, …; TextAttack's glue^sst2^validation too)")
     g.add_argument("--data", metavar="FILE", help="training file (TSV/CSV/JSONL/label-text)")
     g.add_argument("--test-data", metavar="FILE", help="test file for --data")
     g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
     g.add_argument("--encoding", help="file encoding of --data (default utf-8; e.g. cp1252)")
+    g.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="TSV/CSV --data: whether the first row is a header (default: detected)")
     g.add_argument("--text-column", help="text column of --data (name or index)")
     g.add_argument("--text-pair-column", help="second text column for sentence pairs (QQP, NLI)")
     g.add_argument("--label-column", help="label column of --data (name or index)")
@@ -88,7 +93,9 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     e.add_argument("--executor", choices=("sequential", "process", "ray"), default="sequential")
     e.add_argument("--workers", type=int, default=1, help="parallel cells (process / ray)")
     e.add_argument("--ray-address", metavar="ADDR", help="existing Ray cluster (default: local)")
-    e.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs per Ray task")
+    e.add_argument("--gpus-per-task", type=float, default=0.0,
+                   help="GPUs per Ray task (fractional allowed, e.g. 0.25; docs/executors.md)")
+    e.add_argument("--cpus-per-task", type=float, default=1.0, help="CPUs per Ray task")
     e.add_argument("--threads", type=int, default=1,
                    help="torch threads per training (default 1; see docs/learnability.md)")
     from robustlab.models.device import add_device_option
@@ -127,7 +134,8 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
         spec: dict[str, Any] = {"path": str(Path(args.data).resolve())}
         if args.test_data:
             spec["test_path"] = str(Path(args.test_data).resolve())
-        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
+        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column",
+                    "header"):
             if getattr(args, key, None) is not None:
                 spec[key] = getattr(args, key)
         return spec
@@ -193,6 +201,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
                           ("label_column", "--label-column")):
             if key in ds:
                 argv += [flag, str(ds[key])]
+        if "header" in ds:
+            argv.append("--header" if ds["header"] else "--no-header")
     argv += ["--perturbations", ",".join(study.perturbations)]
     if study.kind == "learnability" and study.estimate == "quick":
         argv += ["--estimate", "quick", "--estimate-p", format(study.estimate_p, "g"),
@@ -212,6 +222,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
         argv += ["--ray-address", args.ray_address]
     if args.gpus_per_task:
         argv += ["--gpus-per-task", str(args.gpus_per_task)]
+    if getattr(args, "cpus_per_task", 1.0) != 1.0:
+        argv += ["--cpus-per-task", str(args.cpus_per_task)]
     if getattr(args, "device", "auto") != "auto":
         argv += ["--device", args.device]
     if args.no_plots:
@@ -230,6 +242,7 @@ def execute(args: argparse.Namespace, name: str) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     summary = run_study(study, args.out, executor=args.executor, workers=args.workers,
                         ray_address=args.ray_address, gpus_per_task=args.gpus_per_task,
+                        cpus_per_task=getattr(args, "cpus_per_task", 1.0),
                         command=command_line(args, name, study), progress=not args.quiet,
                         plots=not args.no_plots, threads=args.threads,
                         device=getattr(args, "device", "auto"))
@@ -269,7 +282,15 @@ def _print_failures(out: Path, keys: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return execute(args, args.command_name)
+    """The study, then the CI thresholds (``--min-accuracy``/``--max-drop``/…) if given."""
+    thresholds = threshold_args(args)  # checked before the run directory is created
+    rc = execute(args, args.command_name)
+    if not thresholds:
+        return rc
+    study = study_from_args(args)
+    gated = gate(args.out, study.models, study.perturbations, thresholds,
+                 suite=f"robustlab {args.command_name}", junit=args.junit_xml)
+    return max(rc, gated)
 
 
 def run_correlate(args: argparse.Namespace) -> int:

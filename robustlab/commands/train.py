@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 
+from robustlab.commands._options import seed
+from robustlab.runs.outputs import check_out_dir
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     from robustlab.models.registry import available_models
@@ -20,20 +23,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out (a directory every other command accepts as --model). Families: "
         + ", ".join(available_models()) + "; or a Hugging Face checkpoint directory / hub id.")
     p.add_argument("--model", required=True, help="family[:key=value,...], HF checkpoint or dir")
-    p.add_argument("--data", "--dataset", dest="data", required=True,
+    p.add_argument("--data", "--dataset", "--dataset-from-huggingface", dest="data", required=True,
                    help="data file (TSV/CSV/JSONL or '<label> <text>' lines), 'demo' or a hub "
                    "name (glue/sst2, imdb, ...)")
     p.add_argument("--text-column", help="column with the text (name or 0-based index)")
     p.add_argument("--text-pair-column", help="second text column for sentence pairs")
     p.add_argument("--label-column", help="column with the label (name or 0-based index)")
     p.add_argument("--format", dest="fmt", help="file format: tsv, csv, jsonl, label-text")
-    p.add_argument("--encoding", help="file encoding (default: utf-8, falling back to cp1252)")
+    p.add_argument("--encoding", help="file encoding (default utf-8; e.g. cp1252)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="TSV/CSV: whether the first row is a header (default: detected)")
     p.add_argument("--split", help="hub dataset split (default: train)")
     p.add_argument("--test-data", help="held-out data (same options); default: split --data")
     p.add_argument("--test-size", type=float, default=0.2,
                    help="held-out fraction when --test-data is not given (default 0.2)")
     p.add_argument("--steps", type=int, help="optimiser steps (default: the family's)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--max-examples", type=int,
                    help="balanced seeded subsample of the training data to this size")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -68,6 +73,7 @@ TRAIN_EVAL_MAX = 2000
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     import time
     from pathlib import Path
 
@@ -94,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                          "checkpoint to train a new one")
     opts = dict(text_column=_col(args.text_column), text_pair_column=_col(args.text_pair_column),
                 label_column=_col(args.label_column), fmt=args.fmt, encoding=args.encoding,
-                split=args.split)
+                split=args.split, header=args.header)
     data = load_dataset(args.data, **opts)
     if args.test_data:
         train, test = data, load_dataset(args.test_data, **opts)

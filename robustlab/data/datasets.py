@@ -5,10 +5,13 @@ Sources (:func:`load_dataset`):
 * ``demo``: robustlab's own generated sentiment sentences (:mod:`robustlab.data.demo`);
 * a local file, read by :func:`robustlab.data.files.read_rows`: TSV/CSV/JSONL with column choice,
   or the ``<label> <text>`` one-per-line layout of the Kim-2014 files (SST, MR, TREC, SUBJ/CR/MPQA,
-  TextFooler samples), detected when the extension says nothing. Encoding: UTF-8, falling back to
-  cp1252 (MR, SUBJ and TREC train are cp1252) unless ``encoding`` is given;
+  TextFooler samples), detected when the extension says nothing. Encoding: UTF-8 unless
+  ``encoding`` is given; a file that is not valid UTF-8 is refused naming the line, never decoded
+  silently as something else (MR, SUBJ and TREC train need ``encoding="cp1252"``);
 * Hugging Face ``datasets`` by name (``glue/sst2``, ``imdb``, ``yelp_polarity``, ``glue/qqp`` or
-  ``hf:NAME[/CONFIG]``) when the hub is reachable; a clear error otherwise.
+  ``hf:NAME[/CONFIG]``, or TextAttack's ``NAME^CONFIG^SPLIT`` as written for
+  ``--dataset-from-huggingface``, e.g. ``glue^sst2^validation``; a split given there wins) when
+  the hub is reachable; a clear error otherwise.
 
 Balanced seeded subsampling (:meth:`Dataset.subsample`) reproduces the papers' control (every
 dataset subsampled to the same size with balanced classes); :meth:`Dataset.split` makes a seeded
@@ -150,13 +153,17 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
                  text_pair_column: str | int | None = None, label_column: str | int | None = None,
                  fmt: str | None = None, encoding: str | None = None,
                  max_examples: int | None = None, seed: int = 0, balanced: bool = True,
-                 validate: bool = True) -> Dataset:
+                 validate: bool = True, header: bool | None = None) -> Dataset:
     """Load ``spec`` (``demo``, a file path or a hub name), optionally subsampled and validated."""
     spec = str(spec).strip()
     if not spec:
         raise InputError("--data: empty dataset name; pass a file, 'demo' or a hub name")
     name, _, arg = spec.partition(":")
-    if name == "demo":
+    if "^" in spec and not Path(spec).expanduser().exists():
+        spec, config, split = _textattack_spec(spec, split)
+        ds = load_hub(spec, split=split or "train", config=config, text_column=text_column,
+                      text_pair_column=text_pair_column, label_column=label_column)
+    elif name == "demo":
         from robustlab.data.demo import DEMO_DESCRIPTION, make_demo
 
         n = int(arg) if arg.isdigit() else 2000
@@ -165,7 +172,7 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
     elif Path(spec).expanduser().exists():
         ds = load_file(Path(spec).expanduser(), text_column=text_column,
                        text_pair_column=text_pair_column, label_column=label_column, fmt=fmt,
-                       encoding=encoding)
+                       encoding=encoding, header=header)
     elif name == "hf" or spec in HF_DATASETS:
         ds = load_hub(arg if name == "hf" else spec, split=split or "train",
                       text_column=text_column, text_pair_column=text_pair_column,
@@ -187,6 +194,21 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
     return ds
 
 
+def _textattack_spec(spec: str, split: str | None) -> tuple[str, str | None, str | None]:
+    """TextAttack's ``NAME^CONFIG^SPLIT`` (CONFIG and SPLIT optional, CONFIG may be empty) as
+    (hub name, config, split); a name robustlab knows (``glue/sst2``) keeps its columns."""
+    parts = spec.split("^")
+    if len(parts) > 3 or not parts[0]:
+        raise InputError(f"--dataset-from-huggingface {spec!r}: expected NAME[^CONFIG[^SPLIT]], "
+                         "e.g. glue^sst2^validation or imdb^^test")
+    path, config = parts[0], (parts[1] if len(parts) > 1 and parts[1] else None)
+    split = parts[2] if len(parts) > 2 and parts[2] else split
+    known = f"{path}/{config}" if config else path
+    if known in HF_DATASETS:
+        return known, None, split
+    return path, config, split
+
+
 def _balanced_cap(ds: Dataset, n: int) -> int:
     counts = ds.class_counts()
     return min(n, min(counts.values()) * len(counts))
@@ -202,31 +224,26 @@ def _sniff(path: Path, text: str) -> str:
                      "tab-separated); pass --format tsv/csv/jsonl/label-text and the columns")
 
 
-def _read_table(path: Path, fmt: str | None, encoding: str | None):
-    from robustlab.data.files import FileFormatError, format_for, read_rows
+def _read_table(path: Path, fmt: str | None, encoding: str | None,
+                header: bool | None = None):
+    """Read ``path`` as ``encoding`` (default UTF-8). No fallback: a file that does not decode
+    is refused naming its line (mojibake such as ``cafÃ©`` would silently change the data)."""
+    from robustlab.data.files import _decode, format_for, read_rows
 
-    encodings = [encoding] if encoding else ["utf-8", "cp1252", "latin-1"]
-    last: Exception | None = None
-    for enc in encodings:
+    enc = encoding or "utf-8"
+    if fmt is None and format_for(path) == "text":
         try:
-            if fmt is None and format_for(path) == "text":
-                raw = path.read_bytes().decode(enc)
-                fmt = _sniff(path, raw)
-            return read_rows(path, fmt=fmt, encoding=enc), enc
-        except UnicodeDecodeError as exc:
-            last = exc
-        except FileFormatError as exc:
-            if "not valid" not in str(exc):
-                raise
-            last = exc
-    raise InputError(f"{path}: cannot decode with {', '.join(encodings)} ({last}); pass "
-                     "--encoding") from last
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+        fmt = _sniff(path, _decode(raw, path, enc))
+    return read_rows(path, fmt=fmt, encoding=enc, header=header), enc
 
 
 def load_file(path: str | Path, *, text_column: str | int | None = None,
               text_pair_column: str | int | None = None, label_column: str | int | None = None,
               fmt: str | None = None, encoding: str | None = None,
-              drop_empty: bool = True) -> Dataset:
+              drop_empty: bool = True, header: bool | None = None) -> Dataset:
     """A dataset from a local row file (see the module docstring for formats and columns).
 
     Rows whose text is empty (CR and MPQA have a few label-only lines) are dropped and counted in
@@ -235,7 +252,7 @@ def load_file(path: str | Path, *, text_column: str | int | None = None,
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path}: is a directory; pass a data file")
-    table, enc = _read_table(path, fmt, encoding)
+    table, enc = _read_table(path, fmt, encoding, header)
     if len(table) == 0:
         raise InputError(f"{path}: the dataset is empty (no rows)")
     cols = table.columns
@@ -316,9 +333,13 @@ def _parse_labels(values: list[Any], lines: list[int], path: Path,
 
 def load_hub(name: str, *, split: str = "train", text_column: str | int | None = None,
              text_pair_column: str | int | None = None,
-             label_column: str | int | None = None) -> Dataset:
-    """A dataset from the Hugging Face hub via ``datasets.load_dataset`` (needs network/cache)."""
-    if name in HF_DATASETS:
+             label_column: str | int | None = None, config: str | None = None) -> Dataset:
+    """A dataset from the Hugging Face hub via ``datasets.load_dataset`` (needs network/cache);
+    ``config`` names the hub configuration of a name robustlab does not know."""
+    if config is not None:
+        path, text_cols, label_col = name, ("text",), "label"
+        name = f"{name}^{config}"
+    elif name in HF_DATASETS:
         path, config, text_cols, label_col = HF_DATASETS[name]
     else:
         path, _, config = name.partition("/") if name.count("/") == 1 and name.startswith(

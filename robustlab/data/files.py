@@ -17,11 +17,16 @@ Every command and dataset loader that reads rows from a user's file goes through
   - ``csv`` (``.csv``): the standard ``csv`` module, quoted multi-line fields included.
   - ``jsonl`` (``.jsonl``, ``.ndjson``): one JSON object per line; blank lines are skipped.
 
-* **Header** (TSV/CSV): ``header=True/False``, or ``None`` to detect: a header is assumed when
-  some column holds a non-number in the first row and numbers in all following (sampled) rows,
-  e.g. ``sentence<TAB>label``. When no column decides, CSV assumes a header and TSV does not.
+* **Header** (TSV/CSV): ``header=True/False`` (``--header``/``--no-header``), or ``None`` to
+  detect: a header is assumed when some column holds a non-number in the first row and numbers
+  in all following (sampled) rows, e.g. ``sentence<TAB>label`` over ``0``/``1`` labels; or when
+  the first row names a usual column (``text``, ``sentence``, ``label``, …, see
+  :data:`HEADER_NAMES`) that does not occur again in that column, which catches string labels
+  (``sentence<TAB>label`` over ``positive``/``negative``). When nothing decides, CSV assumes a
+  header and TSV does not.
   Without a header, columns are named ``"0"``, ``"1"``, ...
-* **Columns** are chosen by name, or by 0-based index (:meth:`Table.column_name`).
+* **Columns** are chosen by name, or by 0-based index (:meth:`Table.column_name`); negative
+  indexes are refused (``-1`` would silently be the last column, usually the label).
 * **Encoding**: UTF-8 (a BOM is dropped) unless ``encoding`` is given, e.g. ``cp1252``. Bytes that
   do not decode raise :class:`FileFormatError` naming the file, line and byte, and the
   ``--encoding`` fix. Output is always UTF-8.
@@ -66,6 +71,10 @@ _EXTENSIONS = {
 TEXT_COLUMN_NAMES = ("text", "sentence", "review", "reviews", "content", "document", "source",
                      "src", "premise", "question", "sentence1")
 _HEADER_SAMPLE = 50
+#: first-row values that mark a header row (with the columns above) when no numeric column decides
+HEADER_NAMES = frozenset((*TEXT_COLUMN_NAMES, "label", "labels", "gold_label", "class",
+                          "sentiment", "target", "sentence2", "question1", "question2",
+                          "hypothesis", "text_a", "text_b", "id", "idx"))
 
 
 class FileFormatError(InputError):
@@ -109,7 +118,11 @@ class Table:
             idx = int(key)
         except (TypeError, ValueError):
             idx = None
-        if idx is not None and -len(self.columns) <= idx < len(self.columns):
+        if idx is not None and idx < 0:
+            raise FileFormatError(
+                f"{self._where()}: column index {key!r} is negative; indexes are 0-based "
+                f"(0..{len(self.columns) - 1}: {self._listing()}), or name the column")
+        if idx is not None and idx < len(self.columns):
             return self.columns[idx]
         raise FileFormatError(
             f"{self._where()}: no column {key!r}; columns are {self._listing()} "
@@ -259,6 +272,10 @@ def detect_header(records: Sequence[Sequence[str]], fmt: str = "tsv") -> bool:
         col = [r[j] for r in rest if j < len(r)]
         if col and all(_is_number(v) for v in col):
             return not _is_number(value)
+    for j, value in enumerate(first):
+        if value.strip().lower() in HEADER_NAMES and all(
+                j >= len(r) or r[j] != value for r in rest):
+            return True
     return fmt == "csv"
 
 
@@ -371,7 +388,9 @@ def write_rows(
 
 
 def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns: list[str],
-            header: bool) -> str:
+            header: bool, start: int = 0) -> str:
+    """The text of ``records`` in ``fmt``; ``start`` is the number of rows written before them
+    (:mod:`robustlab.data.stream` renders a file batch by batch), for the row numbers of errors."""
     if fmt == "jsonl":
         return "".join(json.dumps({k: r.get(k) for k in columns} if columns else dict(r),
                                   ensure_ascii=False) + "\n" for r in records)
@@ -385,7 +404,7 @@ def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns:
         for i, v in enumerate(values):
             if "\n" in v or "\r" in v:
                 raise FileFormatError(
-                    f"{path}: row {i + 1} contains a line break, which a {fmt} file cannot hold; "
+                    f"{path}: row {start + i + 1} contains a line break, which a {fmt} file cannot hold; "
                     "write .jsonl or .csv instead"
                 )
         return "".join(v + "\n" for v in values)
@@ -398,7 +417,7 @@ def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns:
             for c, v in zip(columns, cells, strict=True):
                 if "\t" in v or "\n" in v or "\r" in v:
                     raise FileFormatError(
-                        f"{path}: row {i + 1}, column {c!r} contains a tab or line break, which "
+                        f"{path}: row {start + i + 1}, column {c!r} contains a tab or line break, which "
                         "TSV cannot hold; write .csv or .jsonl instead"
                     )
             out.append("\t".join(cells))

@@ -153,14 +153,95 @@ def _config_value(v: Any) -> Any:
     return type(v).__name__
 
 
+#: per worker process: attacks built by AttackCells (key -> textattack.Attack)
+_ATTACKS: dict[str, Any] = {}
+
+
+class AttackCells:
+    """The cell function of an attack study, picklable for the process and Ray executors.
+
+    It carries what a worker needs to build the attack itself, once per process: the recipe,
+    its options and the victim (a model spec that ``load_victim`` understands, or a model
+    wrapper object shipped as it is). Cells carry their example (text, label), so no worker
+    needs the dataset file. The sequential executor hands over the driver's own attack.
+    """
+
+    def __init__(self, recipe: str, kwargs: dict[str, Any], victim: Any, sig: str,
+                 attack: Any = None) -> None:
+        import uuid
+
+        self.recipe, self.kwargs, self.victim, self.sig = recipe, kwargs, victim, sig
+        self.key = uuid.uuid4().hex  # one study: copies in workers share their build
+        self.attack = attack
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "attack": None}  # each worker builds its own
+
+    def _attack(self) -> Any:
+        if self.attack is not None:
+            return self.attack
+        hit = _ATTACKS.get(self.key)
+        if hit is None:
+            victim = self.victim
+            if isinstance(victim, str):
+                from robustlab.commands.attack import load_victim
+
+                victim = load_victim(victim)[0]
+            hit = recipe_module(self.recipe).build(victim, **self.kwargs)
+            _ATTACKS.clear()  # one study per process at a time
+            _ATTACKS[self.key] = hit
+        return hit
+
+    def __call__(self, _kind: str, params: dict[str, Any]) -> Any:
+        from robustlab.runs.executor import CellOutput
+
+        attack = self._attack()
+        # queries are counted per example: without the single-word predictions cached by the
+        # examples this process attacked before, so every executor and resume order agrees
+        selector = getattr(attack.goal_function, "selector", None)
+        if selector is not None:
+            selector.clear_cache()
+        t0 = time.perf_counter()
+        result = attack.attack(params["text"], int(params["label"]))
+        rec = example_record(result, attack, int(params["index"]), time.perf_counter() - t0)
+        rec["signature"] = self.sig
+        return CellOutput(result=rec, signature=self.sig)
+
+
+def portable_kwargs(kwargs: dict[str, Any], blacklist: Sequence[str] = ()) -> dict[str, Any]:
+    """Recipe options naming no driver file: ``table:FILE`` sources and a ``pairs`` table file
+    are read here and travel as data (an MLM source stays a checkpoint name)."""
+    from robustlab.recipes.neighbourhood import load_table, make_source
+
+    out = dict(kwargs)
+    src = out.get("source")
+    if isinstance(src, str) and src.startswith("table:"):
+        out["source"] = make_source(src, blacklist=out.get("blacklist", blacklist),
+                                    kappa=out.get("kappa", 20), delta=out.get("delta", 3.0))
+    pairs = out.get("pairs")
+    if isinstance(pairs, str) and Path(pairs).is_file():
+        out["pairs"] = load_table(pairs)
+    return out
+
+
 def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                      examples: Sequence[tuple[str, int]], out: str | Path,
                      dataset_name: str = "", recipe_kwargs: dict[str, Any] | None = None,
                      csv_name: str | None = None, ppl_model: str | None = None,
-                     command: str | None = None, progress: bool = True) -> dict[str, Any]:
-    """Attack ``examples`` [(text, label)] with a robustlab recipe; returns ``summary.json``."""
-    from robustlab.runs.executor import CellOutput, run_cells
+                     command: str | None = None, progress: bool = True,
+                     executor: str = "sequential", workers: int = 1,
+                     model_spec: str | None = None, ray_address: str | None = None,
+                     gpus_per_task: float = 0.0, cpus_per_task: float = 1.0) -> dict[str, Any]:
+    """Attack ``examples`` [(text, label)] with a robustlab recipe; returns ``summary.json``.
+
+    One cell per example on any executor (``sequential``, ``process``, ``ray``), with the same
+    keys, resume and results. Parallel workers build the attack themselves from ``model_spec``
+    when given (cheap to ship; a local model directory is shipped loaded to Ray instead), else
+    from ``model_wrapper`` (pickled to them).
+    """
+    from robustlab.runs.executor import run_cells
     from robustlab.runs.outputs import write_json, write_jsonl
+    from robustlab.runs.ray_backend import prepare
     from robustlab.runs.signature import fingerprint, make_signature, versions
     from robustlab.runs.store import Cell, RunStore
 
@@ -170,25 +251,31 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
               "n": len(examples), "data": fingerprint(list(examples)),
               **{k: _config_value(v) for k, v in kwargs.items()}}
+    attack = mod.build(model_wrapper, **kwargs)  # bad options fail before --out is created
+    options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
     store = RunStore(out)
     store.init_run("attack", f"{recipe} {model_name}", config, command=command,
                    versions=versions())
-    attack = mod.build(model_wrapper, **kwargs)
     sig = make_signature("attack", recipe=recipe, model=model_name, data=config["data"],
                          source=attack.so_source.name)
-    cells = [Cell(f"ex={i:06d}", "attack", {"index": i}) for i in range(len(examples))]
+    cells = [Cell(f"ex={i:06d}", "attack", {"index": i, "text": str(t), "label": int(y)})
+             for i, (t, y) in enumerate(examples)]
+    if executor == "sequential":
+        fn = AttackCells(recipe, kwargs, None, sig, attack=attack)
+    else:
+        victim: Any = model_spec or model_wrapper
+        if executor == "ray":  # nodes may share no files with this machine
+            kwargs = portable_kwargs(kwargs)
+            if model_spec and Path(model_spec).exists():
+                victim = model_wrapper
+        fn = AttackCells(recipe, kwargs, victim, sig)
 
-    def fn(_kind: str, params: dict[str, Any]) -> CellOutput:
-        i = params["index"]
-        text, label = examples[i]
-        t0 = time.perf_counter()
-        result = attack.attack(text, int(label))
-        rec = example_record(result, attack, i, time.perf_counter() - t0)
-        rec["signature"] = sig
-        return CellOutput(result=rec, signature=sig)
-
-    t0 = time.perf_counter()
-    report = run_cells(store, cells, fn, progress=progress, desc=recipe)
+    try:
+        report = run_cells(store, cells, fn, progress=progress, desc=recipe, executor=executor,
+                           workers=workers, **options)
+    except BaseException:
+        store.close()
+        raise
     records = [c.result for c in store.cells("done") if c.result]
     records.sort(key=lambda r: r["index"])
     ppl = None
@@ -208,7 +295,7 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     failed = [c.key for c in store.cells("failed")]
     summary.update(kind="attack", complete=report.done == len(cells), failed_cells=failed,
                    config=config, signature=sig, versions=versions(), files=files,
-                   seconds=time.perf_counter() - t0, source=attack.so_source.name)
+                   seconds=store.elapsed(), source=attack.so_source.name)
     write_jsonl(out / "results.jsonl", records)
     write_json(out / "summary.json", summary)
     store.set_run_status("done" if not failed else "failed",

@@ -1,7 +1,8 @@
 """Counterfactual token bias (paper 002, Sec. 4, Eq. 5–6) into a run directory (kind ``bias``).
 
 B(p, k) = mean of F_soft(x; p) = f_soft(x ⊕ p) − f_soft(x) over x ∈ Neighbor_k(X_test), k = 0..3
-(k = 0 is the test set). X_test = the sentences with p1 exactly once (and p2 absent); f_soft =
+(k = 0 is the test set). X_test = the sentences with p1 exactly once and p2 absent, or the
+other way round (taken in their p1 form, as the authors' code does); f_soft =
 P(class 1). Neighbourhoods are built one substitution at a time by a neighbourhood source with
 the protected words of every pair blacklisted and the patch word frozen; Neighbor_k is the
 deduplicated union of Neighbor_1 over Neighbor_{k−1} (so it holds sentences within ℓ0 ≤ k).
@@ -130,7 +131,9 @@ class BiasEvaluator:
 
     @staticmethod
     def test_set(texts: Sequence[str], pair: tuple[str, str]) -> list[tuple[list[str], int]]:
-        """(words, index of p1) for sentences with p1 exactly once and p2 absent."""
+        """(words, index of p1) for sentences with one of the pair exactly once and the other
+        absent. Both directions, as the authors' ``is_good_biaswords``: a sentence holding p2 is
+        taken in its p1 form, so F_soft = f_soft(x with p2) − f_soft(x with p1) either way."""
         p1, p2 = pair
         out = []
         for t in texts:
@@ -138,6 +141,10 @@ class BiasEvaluator:
             low = [w.lower() for w in words]
             if low.count(p1) == 1 and p2 not in low:
                 out.append((words, low.index(p1)))
+            elif low.count(p2) == 1 and p1 not in low:
+                i = low.index(p2)
+                words[i] = match_case(words[i], p1)
+                out.append((words, i))
         return out
 
     @staticmethod
@@ -234,15 +241,84 @@ def plot_bias(out: Path, table: list[dict[str, Any]], hist: dict[str, dict[int, 
     return files
 
 
+#: per worker process: evaluators built by BiasCells (key -> BiasEvaluator)
+_EVALUATORS: dict[str, BiasEvaluator] = {}
+
+
+class BiasCells:
+    """The cell function of a bias study, picklable for the process and Ray executors.
+
+    It carries the test texts and what a worker needs to build its own evaluator once per
+    process: the model (a spec for ``load_model``, or a ``predict`` callable shipped as it is)
+    and the neighbourhood source (a ``make_source`` spec dict, or a source object). Every
+    random choice of a (pair, k) cell is seeded by the pair, so a cell gives the same result in
+    any worker and in any order; a worker's caches only save recomputation.
+    """
+
+    def __init__(self, texts: Sequence[str], model: Any, source: Any, *, budget: int,
+                 parents: int, seed: int, start: str, sig: str,
+                 evaluator: BiasEvaluator | None = None) -> None:
+        import uuid
+
+        self.texts, self.model, self.source = list(texts), model, source
+        self.budget, self.parents, self.seed, self.start, self.sig = (budget, parents, seed,
+                                                                      start, sig)
+        self.key = uuid.uuid4().hex
+        self.evaluator = evaluator
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "evaluator": None}
+
+    def _evaluator(self) -> BiasEvaluator:
+        if self.evaluator is not None:
+            return self.evaluator
+        ev = _EVALUATORS.get(self.key)
+        if ev is None:
+            from robustlab.recipes.neighbourhood import make_source
+
+            predict = self.model
+            if isinstance(predict, str):
+                from robustlab.models.registry import load_model
+
+                predict = load_model(predict).predict_proba
+            src = self.source
+            if isinstance(src, dict):
+                src = make_source(src["spec"], blacklist=src.get("blacklist", ()),
+                                  kappa=src.get("kappa", 20), delta=src.get("delta", 3.0))
+            ev = BiasEvaluator(predict, src, budget=self.budget, parents=self.parents,
+                               seed=self.seed)
+            _EVALUATORS.clear()  # one study per process at a time
+            _EVALUATORS[self.key] = ev
+        return ev
+
+    def __call__(self, _kind: str, params: dict[str, Any]) -> Any:
+        from robustlab.runs.executor import CellOutput
+
+        result, records = self._evaluator().cell(self.texts, tuple(params["pair"]),
+                                                 int(params["k"]), self.start)
+        return CellOutput(result={**result, "signature": self.sig}, records=records,
+                          signature=self.sig)
+
+
 def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: str,
                    texts: Sequence[str], pairs: Sequence[tuple[str, str]],
                    source: NeighbourhoodSource, out: str | Path, ks: Sequence[int] = (0, 1, 2, 3),
                    budget: int = 2000, parents: int = 200, seed: int = 0, start: str = "test",
                    dataset_name: str = "", command: str | None = None,
-                   progress: bool = True) -> dict[str, Any]:
-    """One cell per (pair, k) into ``out`` (resumable); returns ``summary.json``."""
-    from robustlab.runs.executor import CellOutput, run_cells
+                   progress: bool = True, executor: str = "sequential", workers: int = 1,
+                   model_spec: str | None = None, source_spec: dict[str, Any] | None = None,
+                   ray_address: str | None = None, gpus_per_task: float = 0.0,
+                   cpus_per_task: float = 1.0) -> dict[str, Any]:
+    """One cell per (pair, k) into ``out`` (resumable); returns ``summary.json``.
+
+    Any executor gives the same keys, resume and results. Parallel workers build their model
+    from ``model_spec`` and their source from ``source_spec`` (``make_source`` arguments) when
+    given, else receive ``predict`` / ``source`` pickled; on Ray a local model directory and a
+    ``table:FILE`` source travel loaded, since nodes may share no files with this machine.
+    """
+    from robustlab.runs.executor import run_cells
     from robustlab.runs.outputs import write_json, write_jsonl
+    from robustlab.runs.ray_backend import prepare
     from robustlab.runs.signature import fingerprint, make_signature, versions
     from robustlab.runs.store import Cell, RunStore
 
@@ -250,6 +326,7 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
         raise InputError(f"start must be 'test' or 'filter' (got {start!r})")
     if any(k < 0 for k in ks):
         raise InputError("k must be >= 0")
+    options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
     out = Path(out)
     config = {"model": model_name, "dataset": dataset_name, "data": fingerprint(list(texts)),
               "pairs": [list(p) for p in pairs], "ks": list(ks), "budget": budget,
@@ -257,18 +334,30 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
               "epsilon": EPSILON}
     store = RunStore(out)
     store.init_run("bias", f"bias {model_name}", config, command=command, versions=versions())
-    ev = BiasEvaluator(predict, source, budget=budget, parents=parents, seed=seed)
     sig = make_signature("bias", model=model_name, data=config["data"], source=source.name,
                          budget=budget, seed=seed)
     cells = [Cell(f"pair={p1}/{p2}|k={k}", "bias", {"pair": [p1, p2], "k": k})
              for p1, p2 in pairs for k in ks]
+    common = {"budget": budget, "parents": parents, "seed": seed, "start": start, "sig": sig}
+    if executor == "sequential":
+        ev = BiasEvaluator(predict, source, budget=budget, parents=parents, seed=seed)
+        fn = BiasCells(texts, None, None, evaluator=ev, **common)
+    else:
+        model: Any = model_spec or predict
+        src: Any = source_spec or source
+        if executor == "ray":  # nodes may share no files with this machine
+            if model_spec and Path(model_spec).exists():
+                model = predict
+            if source_spec and str(source_spec.get("spec") or "").startswith("table:"):
+                src = source
+        fn = BiasCells(texts, model, src, **common)
 
-    def fn(_kind: str, params: dict[str, Any]) -> CellOutput:
-        result, records = ev.cell(texts, tuple(params["pair"]), params["k"], start)
-        return CellOutput(result={**result, "signature": sig}, records=records, signature=sig)
-
-    t0 = time.perf_counter()
-    report = run_cells(store, cells, fn, progress=progress, desc="bias")
+    try:
+        report = run_cells(store, cells, fn, progress=progress, desc="bias", executor=executor,
+                           workers=workers, **options)
+    except BaseException:
+        store.close()
+        raise
     done = {c.key: c for c in store.cells("done")}
     table, hist = [], {}
     for c in cells:
@@ -284,7 +373,7 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
     bs = [r["B"] for r in table if r["B"] is not None]
     summary = {"kind": "bias", "complete": report.done == len(cells), "failed_cells": failed,
                "config": config, "signature": sig, "versions": versions(), "files": files,
-               "seconds": time.perf_counter() - t0, "table": table, "source": source.name,
+               "seconds": store.elapsed(), "table": table, "source": source.name,
                "epsilon": EPSILON, "mean_abs_B": statistics.fmean(abs(b) for b in bs) if bs
                else None}
     write_jsonl(out / "results.jsonl", [done[c.key].result for c in cells if c.key in done])

@@ -48,11 +48,14 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.metrics import learnability as metric
 from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
+from robustlab.recipes.predictions import prediction_rows
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import Cell
 
 KIND = "learnability"
+#: seeds go to numpy.random.default_rng / RandomState and torch: 0 <= seed < 2**32 everywhere
+SEED_LIMIT = 2**32
 #: hidden directory of a run where worker processes share trained clean models (removed at the end)
 CACHE_DIR = ".model-cache"
 EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
@@ -104,6 +107,10 @@ class LearnabilityStudy:
             raise InputError("--seeds: give at least one seed")
         if len(set(self.seeds)) != len(self.seeds):
             raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
+        bad_seeds = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
+        if bad_seeds:
+            raise InputError(f"--seeds: {bad_seeds[0]} is out of range; seeds are integers "
+                             f"0 <= seed < 2**32 ({SEED_LIMIT}, numpy's limit)")
         unknown = sorted(set(self.experiments) - set(EXPERIMENTS))
         if unknown or not self.experiments:
             raise InputError(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
@@ -121,6 +128,13 @@ class LearnabilityStudy:
             if not p or any(not (0 < x <= 1) for x in p) or not increasing:
                 raise InputError(f"--p-grid: probabilities must be increasing values in (0, 1], "
                                  f"got {p}")
+            seen: dict[str, float] = {}
+            for x in p:  # cell keys hold p to 6 significant digits (format_p)
+                if format_p(x) in seen:
+                    raise InputError(
+                        f"--p-grid: {seen[format_p(x)]!r} and {x!r} are the same probability "
+                        f"to the 6 significant digits of cell keys ({format_p(x)}); drop one")
+                seen[format_p(x)] = x
         if int(self.steps) < 1:
             raise InputError(f"--steps must be >= 1, got {self.steps}")
         for opt, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
@@ -201,6 +215,12 @@ def _data_key(dataset: dict[str, Any], max_train: int | None, max_test: int | No
 def _data(params: dict[str, Any]):
     from robustlab.recipes.learnability_data import load_splits
 
+    if "shared" in params["dataset"]:  # a travelling cell: the splits came by the object store
+        splits = _DATA.get(_shared_key(params["dataset"]["shared"]))
+        if splits is None:
+            raise RuntimeError("this worker holds no copy of the study's data (cells without "
+                               "a dataset path need install_splits first)")
+        return splits
     key = _data_key(params["dataset"], params["max_train"], params["max_test"])
     splits = _DATA.get(key)
     if splits is None:
@@ -212,6 +232,32 @@ def _data(params: dict[str, Any]):
         raise InputError(f"the dataset changed since the study started (fingerprint "
                          f"{splits.fingerprint} != {want}); start a new run directory")
     return splits
+
+
+def _shared_key(fingerprint: str) -> str:
+    return f"shared:{fingerprint}"
+
+
+def install_splits(splits: Any) -> None:
+    """Worker side of a travelling study: the splits the driver put in Ray's object store."""
+    _DATA.clear()
+    _DATA[_shared_key(splits.fingerprint)] = splits
+
+
+def portable_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Driver side: a cell's parameters with no driver path, for a node that shares no files.
+
+    The dataset becomes a reference to the splits installed by :func:`install_splits`; the
+    clean-model cache of exp 0/1 becomes a node-local directory (trained once per node). The
+    store keeps the original parameters, so configuration, keys and signatures do not change.
+    """
+    from robustlab.runs.ray_backend import NODE_PREFIX
+    from robustlab.runs.signature import fingerprint
+
+    out = {**params, "dataset": {"shared": params["data_fingerprint"]}}
+    if params.get("cache_dir"):
+        out["cache_dir"] = NODE_PREFIX + fingerprint(str(params["cache_dir"]), n=16)
+    return out
 
 
 def _perturbation(spec: str):
@@ -267,6 +313,7 @@ def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, 
         _CLEAN.move_to_end(key)
         return hit[0], hit[1], 0.0, 0.0
     from robustlab.recipes.learnability_data import shared_fit
+    from robustlab.runs.ray_backend import node_dir
 
     def build() -> Any:
         return _new_model(params["model"], params["seed"], params["steps"],
@@ -278,7 +325,7 @@ def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, 
         return time.perf_counter() - t
 
     t0 = time.perf_counter()
-    model, train_s, trained_here = shared_fit(params.get("cache_dir"), repr(key), build, fit)
+    model, train_s, trained_here = shared_fit(node_dir(params.get("cache_dir")), repr(key), build, fit)
     hit = (model, np.asarray(model.predict_proba(splits.test_texts)))
     _CLEAN[key] = hit
     while len(_CLEAN) > _CLEAN_MAX:
@@ -336,6 +383,7 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
         "train_seconds": 0.0, "steps": steps,
     }
     records: list[dict[str, Any]] = []
+    predictions: list[dict[str, Any]] = []  # exp 1: per test example, before/after g
     t_model = 0.0  # time inside fit / predict_proba (the "model" share for the benchmark)
     if exp in ("standard", "robustness"):
         # train_seconds is 0 when the cell reused a clean model trained elsewhere
@@ -346,8 +394,11 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
         else:
             pert_test, changed = perturbed_split(splits, "test", pert, seed)
             t1 = time.perf_counter()
-            a1 = _acc(model.predict(pert_test), test_labels)
+            proba_pert = np.asarray(model.predict_proba(pert_test))
+            a1 = _acc(proba_pert.argmax(1), test_labels)
             t_model += time.perf_counter() - t1
+            predictions = prediction_rows(splits.test_texts, pert_test, test_labels,
+                                          proba_clean, proba_pert)
             res.update(accuracy=a1, accuracy_clean=a0, robustness=a1 - a0,
                        noop_rate=float(1 - changed.mean()))
     elif exp == "augmentation":
@@ -376,7 +427,7 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
                          p=format_p(params["p"]), seed=seed, steps=steps,
                          data=f"{splits.name}#{splits.fingerprint}")
     res["signature"] = sig
-    return CellOutput(result=res, records=records, signature=sig)
+    return CellOutput(result=res, records=records, signature=sig, predictions=predictions)
 
 
 def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,
@@ -428,8 +479,8 @@ def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,
 
 def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               executor: str = "sequential", workers: int = 1, ray_address: str | None = None,
-              gpus_per_task: float = 0.0, command: str | None = None, progress: bool = True,
-              plots: bool = True, threads: int | None = 1,
+              gpus_per_task: float = 0.0, cpus_per_task: float = 1.0, command: str | None = None,
+              progress: bool = True, plots: bool = True, threads: int | None = 1,
               device: str = "auto") -> dict[str, Any]:
     """Validate, run (or resume) every cell into ``out_dir`` and write the final files.
 
@@ -445,10 +496,12 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     from robustlab.recipes.learnability_data import preflight
     from robustlab.recipes.learnability_report import write_outputs
     from robustlab.runs.executor import EXECUTORS, run_cells
+    from robustlab.runs.outputs import check_out_dir
     from robustlab.runs.signature import versions
     from robustlab.runs.store import RunStore
 
     study.validate()
+    check_out_dir(out_dir)
     from robustlab.models.device import resolve_device
 
     resolve_device(device)  # --device cuda without a GPU: one line, before anything is written
@@ -456,24 +509,31 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
     splits = preflight(list(study.models), list(study.perturbations), study.dataset,
                        study.max_train, study.max_test)
+    _warn_symmetric(study.perturbations)
     _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
     _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
+    from robustlab.runs.ray_backend import prepare
+
+    prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)  # before any write
     out = Path(out_dir)
     # worker processes share the clean model of exp 0/1 through files (one process per machine
     # trains it, the others load it); the sequential executor shares it in memory
     cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
     cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache, device=device)
-    t0 = time.perf_counter()
     store = RunStore(out)
     try:
+        # a resume must see the data the finished cells saw: compared with the fingerprint
+        # stored when the run started (not with one recomputed from today's files)
         store.init_run(study.kind, f"{study.kind}: {', '.join(study.models)} on {splits.name}",
-                       study.config(), command=command, versions=versions())
+                       study.config(), command=command, versions=versions(),
+                       inputs={"data": (splits.fingerprint, _data_what(study.dataset))})
         options: dict[str, Any] = {}
         if executor == "ray":
-            options = {"address": ray_address, "num_gpus": float(gpus_per_task)}
+            options = ray_options(ray_address, gpus_per_task, cpus_per_task, splits, cells)
         report = run_cells(store, cells, run_cell, executor=executor, workers=workers,
                            progress=progress, desc=study.kind, **options)
-        summary = write_outputs(store, out, seconds=time.perf_counter() - t0, plots=plots)
+        # seconds: every invocation of this run (a resume adds to the earlier ones)
+        summary = write_outputs(store, out, seconds=store.elapsed(), plots=plots)
         store.set_run_status("done" if report.complete else "failed",
                              None if report.complete else
                              f"{report.total - report.done} cells not done; rerun to retry them")
@@ -482,3 +542,38 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     finally:
         store.close()
     return summary
+
+
+def _data_what(dataset: dict[str, Any]) -> str:
+    """The data files (or dataset name) of a spec, for messages."""
+    if dataset.get("path"):
+        return "--data " + str(dataset["path"]) + (
+            f" and --test-data {dataset['test_path']}" if dataset.get("test_path") else "")
+    return f"--dataset {dataset.get('name')}"
+
+
+def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
+    """Warn (stderr) about perturbations with g(g(x)) = x: learnability assumes asymmetric g."""
+    import sys
+
+    from robustlab.adapters.registry import parse_spec
+
+    names = [spec for spec in perturbations if not getattr(parse_spec(spec), "asymmetric", True)]
+    for spec in names:
+        print(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
+              "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
+              "it are not meaningful", file=sys.stderr)
+    return names
+
+
+def ray_options(address: str | None, gpus_per_task: float, cpus_per_task: float, splits: Any,
+                cells: Sequence[Cell]) -> dict[str, Any]:
+    """Backend options for Ray: the splits travel by the object store, cells carry no path."""
+    from robustlab.runs.ray_backend import Travel
+
+    node_dirs = tuple(sorted({portable_params(c.params)["cache_dir"] for c in cells
+                              if c.params.get("cache_dir")}))
+    return {"address": address, "num_gpus": float(gpus_per_task),
+            "num_cpus": float(cpus_per_task),
+            "travel": Travel(shared=splits, install=install_splits, portable=portable_params,
+                             node_dirs=node_dirs)}

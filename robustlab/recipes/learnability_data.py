@@ -51,7 +51,7 @@ def _check(texts: list[Any], labels: list[int], where: str, n_classes: int | Non
 #: keys of a dataset spec that are passed to robustlab.data.datasets.load_dataset
 _READER_KEYS = {"format": "fmt", "fmt": "fmt", "encoding": "encoding",
                 "text_column": "text_column", "text_pair_column": "text_pair_column",
-                "label_column": "label_column"}
+                "label_column": "label_column", "header": "header"}
 TEST_SIZE = 0.2
 
 

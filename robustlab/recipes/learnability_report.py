@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from robustlab.adapters.registry import display_label
 from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread
 from robustlab.metrics.ranking import spearman_test
 from robustlab.runs.outputs import atomic_write, write_json, write_jsonl
@@ -188,6 +189,9 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     if plots and pairs and not is_quick(config):
         files += _write_plots(out_dir, pairs, results, p_grid, corr)
     files += write_estimate_files(out_dir, estimate, plots)
+    from robustlab.recipes.predictions import write_failure_report
+
+    files += write_failure_report(store, out_dir)  # CheckList-style failing examples
     summary = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed,
         "config": config, "signature": make_signature(
@@ -223,7 +227,7 @@ def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float
     files.append("pairs.csv")
     if any(r.get("avg_learnability") for r in pairs):
         perts, models, mat = table2(pairs)
-        body = [[p, *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
+        body = [[display_label(p), *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
                  else None] for i, p in enumerate(perts)]
         atomic_write(out_dir / "learnability_table.csv",
                      lambda f: f.write(_csv_text(["perturbation", *models, "average"], body)))
@@ -268,7 +272,8 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
         return spread_text(v, plain="-")
 
     head = ["model", "perturbation", "avg learn.", "robustness", "Δ aug", "acc std", "no-op"]
-    rows = [[r["model"], r["perturbation"], fmt(r.get("avg_learnability")), fmt(r.get("robustness")),
+    rows = [[r["model"], display_label(r["perturbation"]), fmt(r.get("avg_learnability")),
+             fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
     return align(head, rows, rule=True)

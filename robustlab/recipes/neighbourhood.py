@@ -172,7 +172,7 @@ def load_table(path: str | os.PathLike[str]) -> dict[str, list[str]]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"neighbour table {p} does not exist; pass a JSON file "
-                         "{{word: [neighbours]}} (e.g. counterfitted_neighbors.json)")
+                         "{word: [neighbours]} (e.g. counterfitted_neighbors.json)")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

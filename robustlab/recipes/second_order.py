@@ -3,7 +3,10 @@
 * goal function :class:`SecondOrderGoal`: success when F(x̃; p) ≠ 0, i.e. the prediction on x̃
   and on x̃ ⊕ p differ (Eq. 2). Each candidate x̃ costs two model inputs (x̃, x̃ ⊕ p) sent in one
   batch through the single choke point :meth:`SecondOrderGoal._query`, which batches, counts
-  every sentence sent to the model (``model_queries``) and times the forward passes;
+  every sentence sent to the model (``model_queries``) and times the forward passes. The
+  single-word patch predictions are cached across examples but charged to every example that
+  needs them, so an example's ``model_queries`` is the same whether it is attacked alone or
+  after others (``total_model_queries`` is what really reached the model);
 * transformation :class:`NeighbourSwap`: one substitution from a neighbourhood source
   (Algorithm 1, one step), never on the patch word, never inserting p1/p2;
 * constraints: :class:`PatchFrozen` (pre-transformation) and TextAttack's ``MaxWordsPerturbed``
@@ -224,6 +227,9 @@ class SecondOrderGoal(GoalFunction):
             except NonFiniteOutput as exc:
                 st.skip_reason = str(exc)
             else:
+                # charge every single-word input this sentence needs, cached or not: the
+                # per-example count must not depend on the examples attacked before it
+                st.model_queries = self.selector.last_queries
                 if st.patch is None:
                     st.skip_reason = ("no patch word: no candidate pair has p1 exactly once "
                                       "and p2 absent in this sentence")

@@ -28,6 +28,8 @@ from robustlab.runs.store import Cell, RunStore, worker_id
 
 EXECUTORS = ("sequential", "process", "ray")
 HEARTBEAT_SECONDS = 10.0
+#: how often a process waiting for cells that another process runs looks again
+WAIT_SECONDS = 1.0
 
 
 @dataclass
@@ -37,6 +39,8 @@ class CellOutput:
     result: dict[str, Any]
     records: Sequence[Any] = field(default_factory=list)
     signature: str | None = None
+    #: per-example predictions on the perturbed test set (robustlab.recipes.predictions)
+    predictions: Sequence[dict[str, Any]] = field(default_factory=list)
 
 
 CellFn = Callable[[str, dict[str, Any]], "CellOutput | dict[str, Any]"]
@@ -70,9 +74,17 @@ class _Sequential:
 
 
 class _Pool:
-    """A bounded window of cells in flight (2 per worker) over some asynchronous submit/wait."""
+    """A bounded window of cells in flight (2 per worker) over some asynchronous submit/wait.
+
+    A backend whose workers can die (a process killed, out of memory) says so with
+    :meth:`_worker_died` and replaces them in :meth:`_restart`. The cells that were in flight
+    then run again **one at a time**, so a crash is blamed on the right cell: a cell whose
+    worker dies while it runs alone ``MAX_LOST`` times fails with that reason, the others
+    (innocent neighbours of a crash) finish normally.
+    """
 
     workers: int
+    MAX_LOST = 2
 
     def _submit(self, cell: Cell) -> Any:
         raise NotImplementedError
@@ -84,39 +96,122 @@ class _Pool:
     def _result(self, handle: Any) -> tuple[bool, Any, float]:
         raise NotImplementedError
 
+    def _done(self, handle: Any) -> bool:
+        """True if ``handle`` finished (its result is ready without blocking)."""
+        return False
+
+    def _worker_died(self, exc: BaseException) -> bool:
+        """True if ``exc`` means the worker itself is gone (the backend then restarts)."""
+        return False
+
+    def _restart(self) -> None:
+        """Replace dead workers; every handle in flight is lost (its cell runs again)."""
+        raise NotImplementedError
+
     def run(self, cells: Iterator[Cell]) -> Iterator[tuple[Cell, bool, Any, float]]:
         pending: dict[Any, Cell] = {}
+        solo: list[Cell] = []  # in flight at a crash: rerun one at a time, so blame is exact
+        lost: dict[str, int] = {}
         exhausted = False
-        while True:
-            while not exhausted and len(pending) < 2 * self.workers:
-                cell = next(cells, None)
-                if cell is None:
-                    exhausted = True
-                    break
-                pending[self._submit(cell)] = cell
-            if not pending:
+
+        def crashed(victims: list[Cell], alone: bool) -> Iterator[tuple[Cell, bool, Any, float]]:
+            self._restart()
+            if not alone:
+                solo.extend(victims)
                 return
+            [cell] = victims
+            lost[cell.key] = lost.get(cell.key, 0) + 1
+            if lost[cell.key] >= self.MAX_LOST:
+                yield cell, False, (
+                    f"WorkerDied: the worker process died each time it ran this cell alone "
+                    f"({lost[cell.key]} times; killed, or out of memory?); rerun to retry it\n"), 0.0
+            else:
+                solo.insert(0, cell)
+
+        while True:
+            while True:  # fill the window (a single cell while crash suspects are rerun)
+                if solo:
+                    if pending:
+                        break
+                    cell = solo.pop(0)
+                elif exhausted or len(pending) >= 2 * self.workers:
+                    break
+                else:
+                    cell = next(cells, None)
+                    if cell is None:
+                        exhausted = True
+                        break
+                try:
+                    pending[self._submit(cell)] = cell
+                except Exception as exc:
+                    if not self._worker_died(exc):
+                        yield cell, False, traceback.format_exc(), 0.0
+                        continue
+                    solo.insert(0, cell)  # it never ran; the crash is the others'
+                    victims = list(pending.values())
+                    pending.clear()
+                    yield from crashed(victims, alone=len(victims) == 1)
+            if not pending:
+                if solo:
+                    continue
+                return
+            in_flight = len(pending)
+            victims = []
             for handle in self._wait(list(pending)):
                 cell = pending.pop(handle)
                 try:
-                    yield (cell, *self._result(handle))
-                except Exception:  # the worker process or task itself died (OOM, kill)
+                    out = self._result(handle)
+                except Exception as exc:  # the worker process or task itself died (OOM, kill)
+                    if self._worker_died(exc):
+                        victims.append(cell)
+                        continue
                     yield cell, False, traceback.format_exc(), 0.0
+                    continue
+                yield (cell, *out)
+            if victims:  # the whole pool is gone: what else was in flight is lost with it
+                for handle, cell in list(pending.items()):
+                    try:
+                        out = self._result(handle) if self._done(handle) else None
+                    except Exception:
+                        out = None
+                    if out is None:
+                        victims.append(cell)
+                    else:
+                        yield (cell, *out)
+                pending.clear()
+                yield from crashed(victims, alone=in_flight == 1)
 
     def close(self) -> None:
         pass
 
 
+def _watch_parent(parent: int) -> None:
+    """Pool worker initializer: exit when the parent process dies (a kill -9 of the study must
+    not leave workers blocked on a pipe forever). Polls ``getppid`` (portable; on Linux the
+    orphan is re-parented, so the parent pid changes)."""
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(70)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="robustlab-parent-watch", daemon=True).start()
+
+
 class _Processes(_Pool):
-    """A local process pool (spawn: safe with torch threads)."""
+    """A local process pool (spawn: safe with torch threads), rebuilt when a worker dies."""
 
     def __init__(self, fn: CellFn, workers: int) -> None:
+        self.fn = fn
+        self.workers = max(1, workers)
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> Any:
         import concurrent.futures as cf
         import multiprocessing as mp
 
-        self.fn = fn
-        self.workers = max(1, workers)
-        self.pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"))
+        return cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
+                                      initializer=_watch_parent, initargs=(os.getpid(),))
 
     def _submit(self, cell: Cell) -> Any:
         return self.pool.submit(_call, self.fn, cell.kind, cell.params)
@@ -129,40 +224,23 @@ class _Processes(_Pool):
     def _result(self, handle: Any) -> tuple[bool, Any, float]:
         return handle.result()
 
+    def _done(self, handle: Any) -> bool:
+        return handle.done()
+
+    def _worker_died(self, exc: BaseException) -> bool:
+        from concurrent.futures.process import BrokenProcessPool
+
+        return isinstance(exc, BrokenProcessPool)
+
+    def _restart(self) -> None:
+        # a broken pool resolves every future it held (as broken) while shutting down
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        print("robustlab: a worker process died; restarting the pool and retrying its cells",
+              file=sys.stderr, flush=True)
+        self.pool = self._new_pool()
+
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-class _Ray(_Pool):
-    """Cells as Ray tasks on an existing cluster (``address``) or a local ``ray.init``."""
-
-    def __init__(self, fn: CellFn, workers: int, address: str | None = None,
-                 num_gpus: float = 0.0, num_cpus: float = 1.0) -> None:
-        try:
-            import ray
-        except ModuleNotFoundError as exc:
-            raise InputError("--executor ray needs ray: pip install 'robustlab[ray]'") from exc
-        self.ray = ray
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "ignore_reinit_error": True,
-                                      "log_to_driver": False}
-            if address:
-                kwargs["address"] = address
-            else:
-                kwargs["num_cpus"] = max(1, workers)
-            ray.init(**kwargs)
-        self.remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus)(_call)
-        self.fn = fn
-        self.workers = max(1, workers)
-
-    def _submit(self, cell: Cell) -> Any:
-        return self.remote.remote(self.fn, cell.kind, cell.params)
-
-    def _wait(self, handles: list[Any]) -> list[Any]:
-        return self.ray.wait(handles, num_returns=1)[0]
-
-    def _result(self, handle: Any) -> tuple[bool, Any, float]:
-        return self.ray.get(handle)
 
 
 def make_backend(name: str, fn: CellFn, workers: int = 1, **options: Any):
@@ -171,7 +249,9 @@ def make_backend(name: str, fn: CellFn, workers: int = 1, **options: Any):
     if name == "process":
         return _Processes(fn, workers)
     if name == "ray":
-        return _Ray(fn, workers, **options)
+        from robustlab.runs.ray_backend import RayBackend  # Ray's own module: imported on use
+
+        return RayBackend(fn, workers, **options)
     raise InputError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
 
 
@@ -249,32 +329,61 @@ def run_cells(
     hb = _Heartbeat(store.path, inflight)
     hb.start()
 
+    wanted = set(keys)
+    attempted: set[str] = set()  # cells this call ran (each at most once per call)
+
     def claimed() -> Iterator[Cell]:
         for c in todo:
-            if store.claim(c.key, me):
+            if c.key not in attempted and store.claim(c.key, me):
+                attempted.add(c.key)
                 inflight.add(c.key)
                 yield c
 
     bar = _progress(len(cells), len(done0), desc, progress)
     backend = make_backend(executor, fn, workers, **backend_options)
     failed = 0
+    announced = False
     try:
-        for cell, ok, payload, seconds in backend.run(claimed()):
-            if ok:
-                store.finish(cell.key, payload.result, records=payload.records,
-                             signature=payload.signature, seconds=seconds)
-            else:
-                failed += 1
-                store.fail(cell.key, payload)
+        while True:
+            before = len(attempted)
+            for cell, ok, payload, seconds in backend.run(claimed()):
+                if ok:
+                    store.finish(cell.key, payload.result, records=payload.records,
+                                 signature=payload.signature, seconds=seconds,
+                                 predictions=payload.predictions)
+                else:
+                    failed += 1
+                    store.fail(cell.key, payload)
+                    if bar is not None:
+                        bar.write(f"cell {cell.key} failed: {payload.strip().splitlines()[-1]}")
+                inflight.discard(cell.key)
+                if on_result is not None:
+                    on_result(cell, ok, payload)
                 if bar is not None:
-                    bar.write(f"cell {cell.key} failed: {payload.strip().splitlines()[-1]}")
-            inflight.discard(cell.key)
-            if on_result is not None:
-                on_result(cell, ok, payload)
-            if bar is not None:
-                bar.update(1)
-                if failed:
-                    bar.set_postfix(failed=failed)
+                    bar.update(1)
+                    if failed:
+                        bar.set_postfix(failed=failed)
+            # Cells another process (the same command run twice) holds: wait for them, and take
+            # over those it gives back (Ctrl-C) or leaves behind (it died), so this process
+            # ends with the same complete store as the other and writes the same final files.
+            done_now = store.done_keys()
+            todo = [c for c in cells if c.key not in attempted and c.key not in done_now]
+            if not todo:
+                break
+            if len(attempted) > before:
+                continue  # progress: try what is left (released meanwhile by another process)
+            held = _held_elsewhere(store, wanted, me)
+            if not held:
+                break  # nothing to wait for; what is left is reported as not done
+            if not announced:
+                owners = sorted({w for w in held.values() if w})
+                print(f"robustlab: {len(held)} cell(s) are being computed by another process "
+                      f"({', '.join(owners)}) on this run directory; waiting for them",
+                      file=sys.stderr, flush=True)
+                announced = True
+            time.sleep(WAIT_SECONDS)
+            _reclaim_dead(store)
+            store.fail_stale(stale_after)
     except KeyboardInterrupt:
         store.release(list(inflight))
         store.set_run_status("interrupted", "interrupted by the user (Ctrl-C); rerun to resume")
@@ -289,6 +398,11 @@ def run_cells(
     done = sum(1 for k in keys if k in done_now)
     return RunReport(total=len(cells), done=done, failed=counts["failed"],
                      skipped=len(done0 & set(keys)), seconds=time.perf_counter() - t0)
+
+
+def _held_elsewhere(store: RunStore, keys: set[str], me: str) -> dict[str, str | None]:
+    """{key: worker} of this study's cells running in another process."""
+    return {c.key: c.worker for c in store.cells("running") if c.key in keys and c.worker != me}
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):

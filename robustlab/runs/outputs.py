@@ -1,7 +1,9 @@
 """Writing a run directory's final files atomically (see docs/run-directory.md).
 
 A file that exists is complete: everything goes through a temporary file in the same directory
-and ``os.replace``.
+and ``os.replace``. Files and directories get ordinary permissions (``0666``/``0777`` minus the
+umask), including files that libraries create privately (safetensors writes ``0600``).
+:func:`check_out_dir` refuses an unusable ``--out`` before anything is computed.
 """
 
 from __future__ import annotations
@@ -45,13 +47,60 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700
+        _normalise_modes(tmp)
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _normalise_modes(root: Path) -> None:
+    """Give ``root`` and everything in it the modes of ordinary new files (umask respected):
+    mkdtemp makes 0700, and some writers (safetensors) create 0600 files."""
+    mask = _umask()
+    os.chmod(root, 0o777 & ~mask)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for d in dirnames:
+            os.chmod(os.path.join(dirpath, d), 0o777 & ~mask)
+        for f in filenames:
+            full = os.path.join(dirpath, f)
+            if not os.path.islink(full):
+                exe = os.stat(full).st_mode & 0o111
+                os.chmod(full, (0o777 if exe else 0o666) & ~mask)
+
+
+def check_out_dir(path: str | os.PathLike[str] | None, opt: str = "--out") -> None:
+    """InputError (one line) if ``path`` cannot become a directory we write in; creates nothing.
+
+    Catches an existing file, a path under a file, a read-only file system and a directory
+    without write permission, before any work is done.
+    """
+    from robustlab.errors import InputError
+
+    if not path:
+        return
+    p = Path(path).expanduser()
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{opt} {path}: exists and is not a directory; choose a directory path")
+    probe = p
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise InputError(f"{opt} {path}: {probe} is a file, not a directory")
+    try:
+        readonly = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        readonly = False
+    if readonly:
+        raise InputError(f"{opt} {path}: {probe} is on a read-only file system; choose another "
+                         "directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"{opt} {path}: no permission to write in {probe}; choose another "
+                         "directory")
 
 
 def _umask() -> int:

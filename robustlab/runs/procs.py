@@ -1,4 +1,12 @@
-"""Process liveness, shared by the executor (reclaiming cells of dead workers) and the TUI."""
+"""Process liveness and identity, shared by the executor (reclaiming cells of dead workers), the
+run store (recording who runs a study) and the TUI (stopping a run's worker).
+
+A pid alone names a process only until it exits: pids are reused, and a run directory can be
+written by anyone. So a process is identified by its pid **and** its start time (``/proc/PID/stat``
+field 22, clock ticks since boot, with the boot id), and the TUI only signals a process whose
+command line is the run's own worker (see :func:`robustlab.tui.launch.stop`). These checks read
+``/proc`` (Linux); where it is absent nothing can be verified and callers refuse to signal.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +17,11 @@ from pathlib import Path
 
 def pid_alive(pid: int | None) -> bool:
     """True if ``pid`` is a live (non-zombie) process on this host."""
-    if not pid or pid <= 0:
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True
@@ -38,3 +46,45 @@ def _reap(pid: int) -> None:
 
 def same_host(host: str | None) -> bool:
     return host is None or host == socket.gethostname()
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def process_start(pid: int | None) -> str | None:
+    """A token that identifies the process ``pid`` for its whole life (boot id + start ticks),
+    or None if it does not exist or cannot be read (no /proc)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    # after "pid (comm)": field 3 (state) is fields[0], so field 22 (starttime) is fields[19]
+    if len(fields) < 20:
+        return None
+    return f"{_boot_id()}:{fields[19]}"
+
+
+def process_cmdline(pid: int) -> list[str] | None:
+    """The argv of a live process (None if gone or unreadable)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    if not raw:
+        return None  # a zombie or kernel thread
+    return [a.decode("utf-8", "surrogateescape") for a in raw.rstrip(b"\0").split(b"\0")]
+
+
+def process_cwd(pid: int) -> Path | None:
+    """The working directory of a live process (None if unreadable)."""
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None

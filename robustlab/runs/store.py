@@ -15,8 +15,17 @@ Contract (what callers and the TUI may rely on):
 * **Dead workers are detected.** Running cells carry a heartbeat; :meth:`RunStore.fail_stale`
   turns stale ones into ``failed`` ("stalled"), which a resume runs again.
 * **Schema is versioned in the file** (``meta`` table). A store written by a newer schema is
-  refused with a clear message.
+  refused with a clear message. Schema 2 added the ``predictions`` table (per-example
+  predictions before/after perturbation); a schema-1 store still opens: read-only it simply has
+  no predictions, and a writer adds the table and records version 2.
 * Readers (the TUI) open the store read-only and never block writers.
+* **Damage is caught, not computed on.** Resuming (:meth:`RunStore.init_run` on an existing run)
+  runs SQLite's ``PRAGMA quick_check`` first and refuses a damaged file with the way to recover
+  (:meth:`RunStore.quick_check`, which the TUI also shows).
+* **Inputs are pinned.** ``init_run(inputs=…)`` stores each input's fingerprint on the first run
+  and refuses a resume whose inputs differ, naming them and both fingerprints.
+* **Wall time accumulates** over invocations (:meth:`RunStore.elapsed`): a resumed study's
+  ``seconds`` counts every invocation, a killed one up to its last heartbeat.
 """
 
 from __future__ import annotations
@@ -34,8 +43,9 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
+from robustlab.runs.procs import process_start
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_NAME = "store.sqlite"
 CELL_STATES = ("pending", "running", "done", "failed")
 
@@ -79,6 +89,18 @@ CREATE TABLE IF NOT EXISTS records (
     payload TEXT NOT NULL,
     PRIMARY KEY (cell, idx)
 );
+CREATE TABLE IF NOT EXISTS predictions (
+    cell TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    original TEXT,
+    perturbed TEXT,
+    label,
+    pred_before,
+    prob_before REAL,
+    pred_after,
+    prob_after REAL,
+    PRIMARY KEY (cell, idx)
+);
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     ts REAL NOT NULL,
@@ -89,8 +111,26 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
+#: the columns of one stored prediction (besides its cell): the test example's index, its text
+#: before and after the perturbation, its label, and the model's prediction and probability of
+#: the true label before and after
+PREDICTION_FIELDS = ("idx", "original", "perturbed", "label", "pred_before", "prob_before",
+                     "pred_after", "prob_after")
+
+
 class StoreError(RobustlabError):
     """The store is missing, corrupt, or from a newer robustlab."""
+
+
+def recovery_hint(path: Path) -> str:
+    """How to get going again from a damaged store (one line, for error messages)."""
+    return (f"its results cannot be trusted as they are. To recover: move it aside "
+            f"(mv {path} {path}.damaged) and rerun the same command, which recomputes every cell; "
+            f"`sqlite3 {path}.damaged .recover` may salvage finished cells by hand")
+
+
+#: (path, size, mtime_ns, wal size, wal mtime_ns) -> quick_check verdict (None = healthy)
+_CHECKED: dict[tuple[Any, ...], str | None] = {}
 
 
 @dataclass
@@ -184,7 +224,10 @@ class RunStore:
             conn.row_factory = sqlite3.Row
             self._check_schema(conn)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a readable robustlab store: {exc}") from exc
+            hint = (f"; {recovery_hint(self.path)}" if "malformed" in str(exc) or
+                    "not a database" in str(exc) else "")
+            raise StoreError(f"{self.path} is not a readable robustlab store: {exc}{hint}"
+                             ) from exc
         return conn
 
     def _check_schema(self, conn: sqlite3.Connection) -> None:
@@ -201,6 +244,9 @@ class RunStore:
                 f"{self.path} was written by a newer robustlab (schema {row[0]} > {SCHEMA_VERSION}); "
                 "upgrade robustlab to write to it"
             )
+        if int(row[0]) < SCHEMA_VERSION and not self.readonly:  # _SCHEMA added the new tables
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
+                         (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         if self._conn is not None:
@@ -228,11 +274,28 @@ class RunStore:
 
     # ---- the run ------------------------------------------------------------------------------
     def init_run(self, kind: str, name: str, config: dict[str, Any], *, command: str | None = None,
-                 versions: dict[str, Any] | None = None) -> RunInfo:
-        """Create the run row, or check that an existing one has the same kind and config."""
+                 versions: dict[str, Any] | None = None,
+                 inputs: dict[str, tuple[str, str]] | None = None) -> RunInfo:
+        """Create the run row, or check that an existing one has the same kind and config.
+
+        Resuming an existing run first checks the file's integrity (``quick_check``), then that
+        every ``inputs`` entry ``name: (fingerprint, what)`` has the fingerprint stored when the
+        run started (``what`` names the files in the message); nothing is changed on refusal.
+        """
         now = time.time()
+        try:
+            exists = self.conn.execute("SELECT 1 FROM run WHERE id=1").fetchone() is not None
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is damaged ({exc}); {recovery_hint(self.path)}"
+                             ) from exc
+        if exists:
+            problem = self.quick_check(cache=False)
+            if problem:
+                raise StoreError(f"{self.path} is damaged (sqlite quick_check: {problem}); "
+                                 f"{recovery_hint(self.path)}")
         with self.transaction() as c:
-            row = c.execute("SELECT kind, config FROM run WHERE id=1").fetchone()
+            row = c.execute("SELECT kind, config, heartbeat, updated FROM run WHERE id=1"
+                            ).fetchone()
             if row is None:
                 c.execute(
                     "INSERT INTO run (id, kind, name, config, status, command, pid, host, created,"
@@ -241,17 +304,56 @@ class RunStore:
                      socket.gethostname(), now, now, now, _dumps(versions or {})),
                 )
             else:
-                if row["kind"] != kind or json.loads(row["config"]) != json.loads(_dumps(config)):
+                stored = json.loads(row["config"])
+                if row["kind"] != kind or stored != json.loads(_dumps(config)):
                     raise StoreError(
-                        f"{self.run_dir} already holds a different {row['kind']} run; resume it "
-                        "with the same options or choose another --out directory"
+                        f"{self.run_dir} already holds a different {row['kind']} run"
+                        f"{_config_diff(stored, json.loads(_dumps(config)))}; resume it with the "
+                        "same options or choose another --out directory"
                     )
+            self._check_inputs(c, inputs or {})
+            if row is not None:
+                self._close_invocation(c, row["heartbeat"] or row["updated"])
                 c.execute(
                     "UPDATE run SET status='running', pid=?, host=?, updated=?, heartbeat=?,"
                     " error=NULL, command=COALESCE(?, command) WHERE id=1",
                     (os.getpid(), socket.gethostname(), now, now, command),
                 )
+            _set_meta(c, "worker_start", process_start(os.getpid()) or "")
+            _set_meta(c, "invocation_start", repr(now))
         return self.run_info()  # type: ignore[return-value]
+
+    def _check_inputs(self, c: sqlite3.Connection, inputs: dict[str, tuple[str, str]]) -> None:
+        for name, (fp, what) in inputs.items():
+            old = _get_meta(c, f"input:{name}")
+            if old is None:  # a run started before inputs were pinned: its cells name it
+                cell = c.execute("SELECT params FROM cells LIMIT 1").fetchone()
+                old = json.loads(cell[0]).get(f"{name}_fingerprint") if cell else None
+            if old and old != fp:
+                raise StoreError(
+                    f"{what} changed since this run started ({name} fingerprint {old} stored in "
+                    f"{self.path}, {fp} now): the finished cells were computed on other data. "
+                    "Restore the original file(s), or start a new run with another --out")
+            _set_meta(c, f"input:{name}", fp)
+
+    def _close_invocation(self, c: sqlite3.Connection, end: float | None) -> None:
+        """Add the last invocation's wall time (up to ``end``) to the run's total."""
+        start = _get_meta(c, "invocation_start")
+        if start is not None and end is not None:
+            total = float(_get_meta(c, "seconds") or 0) + max(0.0, float(end) - float(start))
+            _set_meta(c, "seconds", repr(total))
+        c.execute("DELETE FROM meta WHERE key='invocation_start'")
+
+    def elapsed(self) -> float:
+        """Wall seconds of every invocation of this run so far, this one included."""
+        c = self.conn
+        total = float(_get_meta(c, "seconds") or 0)
+        start = _get_meta(c, "invocation_start")
+        return total + (max(0.0, time.time() - float(start)) if start is not None else 0.0)
+
+    def worker_start(self) -> str | None:
+        """The start token (:func:`robustlab.runs.procs.process_start`) of the run's process."""
+        return _get_meta(self.conn, "worker_start") or None
 
     def run_info(self) -> RunInfo | None:
         row = self.conn.execute("SELECT * FROM run WHERE id=1").fetchone()
@@ -265,9 +367,13 @@ class RunStore:
         )
 
     def set_run_status(self, status: str, error: str | None = None) -> None:
+        """Set the run's status; a final one (not ``running``) ends this invocation's clock."""
+        now = time.time()
         with self.transaction() as c:
             c.execute("UPDATE run SET status=?, error=?, updated=?, heartbeat=? WHERE id=1",
-                      (status, error, time.time(), time.time()))
+                      (status, error, now, now))
+            if status != "running":
+                self._close_invocation(c, now)
 
     def run_heartbeat(self) -> None:
         with self.transaction() as c:
@@ -308,8 +414,10 @@ class RunStore:
             c.execute("UPDATE run SET heartbeat=? WHERE id=1", (now,))
 
     def finish(self, key: str, result: dict[str, Any], *, records: Sequence[Any] = (),
-               signature: str | None = None, seconds: float | None = None) -> None:
-        """Store a cell's result, its per-example records and ``done`` in one transaction."""
+               signature: str | None = None, seconds: float | None = None,
+               predictions: Sequence[dict[str, Any]] = ()) -> None:
+        """Store a cell's result, its per-example records and predictions (see
+        :data:`PREDICTION_FIELDS`) and ``done`` in one transaction."""
         now = time.time()
         with self.transaction() as c:
             status = c.execute("SELECT status FROM cells WHERE key=?", (key,)).fetchone()
@@ -320,6 +428,11 @@ class RunStore:
             c.execute("DELETE FROM records WHERE cell=?", (key,))
             c.executemany("INSERT INTO records (cell, idx, payload) VALUES (?,?,?)",
                           [(key, i, _dumps(r)) for i, r in enumerate(records)])
+            c.execute("DELETE FROM predictions WHERE cell=?", (key,))
+            c.executemany(
+                f"INSERT INTO predictions (cell, {', '.join(PREDICTION_FIELDS)}) VALUES "
+                f"(?{',?' * len(PREDICTION_FIELDS)})",
+                [(key, *(p.get(f) for f in PREDICTION_FIELDS)) for p in predictions])
             c.execute(
                 "UPDATE cells SET status='done', result=?, signature=?, seconds=?, finished=?,"
                 " error=NULL, heartbeat=? WHERE key=?",
@@ -400,6 +513,36 @@ class RunStore:
             args += [limit, offset]
         return [json.loads(r[0]) for r in self.conn.execute(q, args)]
 
+    def has_predictions_table(self) -> bool:
+        """False for a schema-1 store opened read-only (written before predictions existed)."""
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                 "name='predictions'").fetchone() is not None
+
+    def predictions(self, key: str | None = None, *, changed_only: bool = False
+                    ) -> list[dict[str, Any]]:
+        """Per-example predictions (cell, idx and :data:`PREDICTION_FIELDS`) in cell/idx order;
+        ``changed_only`` keeps the examples whose prediction the perturbation changed."""
+        if not self.has_predictions_table():
+            return []
+        q = "SELECT * FROM predictions"
+        where, args = [], []
+        if key is not None:
+            where.append("cell=?")
+            args.append(key)
+        if changed_only:
+            where.append("pred_after IS NOT pred_before")
+        if where:
+            q += " WHERE " + " AND ".join(where)
+        return [dict(r) for r in self.conn.execute(q + " ORDER BY cell, idx", args)]
+
+    def prediction_counts(self) -> dict[str, tuple[int, int]]:
+        """cell -> (examples, examples whose prediction changed): CheckList's pass/fail counts."""
+        if not self.has_predictions_table():
+            return {}
+        rows = self.conn.execute("SELECT cell, COUNT(*), SUM(pred_after IS NOT pred_before) "
+                                 "FROM predictions GROUP BY cell")
+        return {c: (n, int(f or 0)) for c, n, f in rows}
+
     def log(self, message: str, level: str = "info", cell: str | None = None) -> None:
         with self.transaction() as c:
             c.execute("INSERT INTO events (ts, level, message, cell) VALUES (?,?,?,?)",
@@ -409,6 +552,28 @@ class RunStore:
         rows = self.conn.execute(
             "SELECT ts, level, message, cell FROM events ORDER BY id DESC LIMIT ?", (limit,))
         return [dict(r) for r in rows][::-1]
+
+    def quick_check(self, cache: bool = True) -> str | None:
+        """None if SQLite's ``PRAGMA quick_check`` passes, else its first complaint.
+
+        Reads every page (linear in the file size), so results are cached per file state
+        (size and mtime of the database and its WAL) unless ``cache=False``.
+        """
+        key = None
+        if cache:
+            key = (str(self.path), *_stat(self.path), *_stat(Path(f"{self.path}-wal")))
+            if key in _CHECKED:
+                return _CHECKED[key]
+        try:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            rows = [str(exc)]
+        verdict = None if rows == ["ok"] else "; ".join(rows)
+        if key is not None:
+            if len(_CHECKED) > 256:
+                _CHECKED.clear()
+            _CHECKED[key] = verdict
+        return verdict
 
     def check(self) -> list[str]:
         """Integrity problems (an empty list means healthy): duplicate work, bad states."""
@@ -427,6 +592,33 @@ class RunStore:
         if orphan:
             problems.append(f"{orphan} records of unfinished cells")
         return problems
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (st.st_size, st.st_mtime_ns)
+
+
+def _get_meta(c: sqlite3.Connection, key: str) -> str | None:
+    row = c.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def _set_meta(c: sqlite3.Connection, key: str, value: str) -> None:
+    c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def _config_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """`` (differs in: a stored X, now Y; …)`` for the first few differing options."""
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if not keys:
+        return ""
+    parts = [f"{k} stored {json.dumps(old.get(k))[:80]}, now {json.dumps(new.get(k))[:80]}"
+             for k in keys[:3]]
+    return " (differs in: " + "; ".join(parts) + (" …" if len(keys) > 3 else "") + ")"
 
 
 def is_run_dir(path: str | os.PathLike[str]) -> bool:

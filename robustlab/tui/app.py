@@ -53,7 +53,7 @@ class RobustlabApp(App):
     CSS_PATH = "robustlab.tcss"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
-        Binding("t", "toggle_theme", "Theme"),
+        Binding("t", "toggle_theme", "Theme", show=False),  # listed by "? Keys"
         Binding("question_mark", "keys", "Keys"),
         Binding("N", "new_study", "New study", show=False),
     ]
@@ -157,12 +157,28 @@ class RobustlabApp(App):
             argv, cwd=self.settings.cwd, program=self.settings.program), started)
 
     def stop_run(self, path: Path) -> None:
-        self._in_worker("stop", lambda: launch.stop(path), lambda pid: self.notify(
-            f"sent Ctrl-C (SIGINT) to worker {pid}: in-flight cells go back to pending"))
+        self._in_worker("stop", lambda: launch.stop(path, self.settings.program),
+                        lambda pid: self.notify(f"sent Ctrl-C (SIGINT) to worker {pid}: "
+                                                "in-flight cells go back to pending"))
 
     def resume_run(self, path: Path) -> None:
-        self._in_worker("resume", lambda: launch.resume(path), lambda pid: self.notify(
-            f"resumed {path.name} as pid {pid} (done cells are kept)"))
+        """Check what resuming would run, show that exact command, launch it only on "yes"."""
+        program = self.settings.program
+
+        def confirm(plan: object) -> None:
+            assert isinstance(plan, launch.ResumePlan)
+
+            def answer(yes: bool | None) -> None:
+                if yes:
+                    self._in_worker("resume", lambda: launch.resume(
+                        path, plan=plan, program=program), lambda pid: self.notify(
+                        f"resumed {path.name} as pid {pid} (done cells are kept)"))
+
+            self.push_screen(ConfirmScreen(f"Resume {path}? This runs:", detail=plan.display),
+                             answer)
+
+        self._in_worker("resume", lambda: launch.resume_plan(
+            path, program=program, parser=self.settings.parser), confirm)
 
     def write_report(self, path: Path) -> None:
         """Write the HTML report of the run at ``path`` (thread worker) and say where it went:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustlab.runs.store import STORE_NAME, RunStore, StoreError
+from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
 from robustlab.tui import launch
 
 #: statuses the TUI shows; ``died`` = the store says running but the worker process is gone.
@@ -99,7 +99,7 @@ def read_run(path: str | os.PathLike[str],
                 summary.status = "starting"
             else:
                 summary.status, summary.error = "died", _died_reason(path, pid, None)
-            summary.kind = (worker.get("argv") or ["?"])[0]
+            summary.kind = _launched_kind(worker.get("argv") or ["?"])
             return summary
         summary.error = (f"no run store at {path / STORE_NAME}" if path.is_dir()
                          else f"{path} does not exist")
@@ -110,6 +110,15 @@ def read_run(path: str | os.PathLike[str],
             summary.counts = store.counts()
             if info is None:
                 summary.status, summary.error = "corrupt", f"{path / STORE_NAME} has no run row"
+                return summary
+            # a finished run's file is checked once per file state (cached); a running one is
+            # checked by its own process when resumed
+            problem = None if info.status == "running" else store.quick_check()
+            if problem:
+                summary.status = "corrupt"
+                summary.error = (f"{path / STORE_NAME} is damaged (sqlite quick_check: "
+                                 f"{problem}); {recovery_hint(path / STORE_NAME)}")
+                summary.command = info.command
                 return summary
             summary.kind, summary.name, summary.status = info.kind, info.name, info.status
             summary.created, summary.updated = info.created, info.heartbeat or info.updated
@@ -243,6 +252,14 @@ def fmt_duration(seconds: float | None) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _launched_kind(argv: list[str]) -> str:
+    """The study command of a launched argv (``python -m robustlab learnability …`` ->
+    ``learnability``), not the interpreter's path."""
+    if "robustlab" in argv[:3] and len(argv) > argv.index("robustlab") + 1:
+        return argv[argv.index("robustlab") + 1]
+    return Path(argv[0]).name
 
 
 def fmt_time(ts: float | None) -> str:

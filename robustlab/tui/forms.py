@@ -118,8 +118,9 @@ def recipes(parser: argparse.ArgumentParser | None = None) -> list[Recipe]:
     return unique
 
 
-def default_out(recipe: Recipe, root: str = "runs") -> str:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+def default_out(recipe: Recipe, root: str = "runs", now: float | None = None) -> str:
+    """A fresh run directory name for the form (``now``: the app's clock, fixed in tests)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
     return f"{root}/{'-'.join(recipe.path)}-{stamp}"
 
 
@@ -158,6 +159,77 @@ def validate(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | 
     except SystemExit:
         lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
         return lines[-1] if lines else "invalid options"
+    return None
+
+
+def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | None = None
+          ) -> tuple[str | None, str | None]:
+    """(error, dest of the field at fault) for a form's argv; (None, None) when it may launch.
+
+    Two steps, both the command's own: the real parser parses ``argv`` (types, choices, required
+    options), then the command's pre-run checks run on the parsed options without touching the
+    disk (``--seeds 0,x``, an unknown perturbation, a missing data file are caught here, not by a
+    worker that dies after launch).
+    """
+    if parser is None:
+        from robustlab.cli import build_parser
+
+        parser = build_parser()
+    error = validate(recipe, argv, parser)
+    if error is None:
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = parser.parse_args(argv)
+        try:
+            semantic_check(args)
+        except Exception as exc:  # noqa: BLE001 - any refusal is shown beside its field
+            error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return error, (field_of(recipe, error) if error else None)
+
+
+def semantic_check(args: argparse.Namespace) -> None:
+    """The pre-run checks of the command ``args`` parsed into (raise on a bad option).
+
+    A command may declare its own with ``set_defaults(check=fn)``; the study commands built on
+    :class:`~robustlab.recipes.learnability.LearnabilityStudy` are checked by building and
+    validating the study exactly as the command will.
+    """
+    hook = getattr(args, "check", None)
+    if callable(hook):
+        hook(args)
+        return
+    if getattr(args, "study_kind", None) in ("learnability", "robustness"):
+        _check_study(args)
+
+
+def _check_study(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from robustlab.adapters.base import PerturbationError
+    from robustlab.adapters.registry import parse_spec
+    from robustlab.commands.learnability import study_from_args
+    from robustlab.errors import InputError
+
+    study = study_from_args(args)
+    study.validate()
+    for spec in study.perturbations:
+        try:
+            parse_spec(spec)
+        except PerturbationError as exc:
+            raise InputError(f"--perturbations: {exc}") from None
+    for opt, value in (("--data", getattr(args, "data", None)),
+                       ("--test-data", getattr(args, "test_data", None))):
+        if value and not Path(value).expanduser().exists():
+            raise InputError(f"{opt} {value}: no such file")
+
+
+def field_of(recipe: Recipe, error: str) -> str | None:
+    """The field an error message names (its first ``--option``, aliases included)."""
+    import re
+
+    for flag in re.findall(r"--[A-Za-z0-9][A-Za-z0-9-]*", error):
+        action = recipe.parser._option_string_actions.get(flag)
+        if action is not None:
+            return action.dest
     return None
 
 

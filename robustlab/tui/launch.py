@@ -3,37 +3,93 @@
 The TUI never runs a study itself: it launches the same command line a user would type, in a new
 session (``start_new_session=True``) with stdout/stderr going to ``DIR/worker.log``, so closing the
 TUI or dropping the SSH connection does not stop the run. ``DIR/worker.json`` records what was
-launched (pid, command, cwd) so the run can be followed before its store exists. Stopping sends
-SIGINT, which the executor turns into ``interrupted`` with in-flight cells back to pending;
-resuming re-launches the command stored in the run row.
+launched (pid, start time, argv, cwd) so the run can be followed before its store exists. Stopping
+sends SIGINT, which the executor turns into ``interrupted`` with in-flight cells back to pending;
+resuming re-launches the run's robustlab command.
+
+Security: a run directory is data, never code (docs/run-directory.md, "Security"). Anyone who
+can write a run directory (or sent it to you) controls its store and worker.json, so:
+
+* **Resume runs only robustlab, with this interpreter.** The stored command (or worker.json's
+  argv, used only when no store exists yet) must be a robustlab invocation (``robustlab …``,
+  ``python -m robustlab …``); its options must parse with robustlab's own parser as a study
+  command with ``--out``, which is pinned to this run directory. Anything else is refused, and
+  the program named in the run directory is never executed: the argv is rebuilt as
+  ``sys.executable -P -m robustlab OPTIONS`` (no shell, so metacharacters are plain text).
+* **Nothing is imported from beside the run directory.** ``-m`` puts the working directory first
+  on ``sys.path``; ``-P`` (Python ≥ 3.11; a ``-c`` bootstrap that drops it on 3.10) keeps it
+  off, and ``PYTHONSAFEPATH=1`` does the same for the worker's own child processes. ``-I`` would
+  also do that but drops ``PYTHONPATH`` and user site-packages, which a checkout or a worktree
+  may need; instead empty and relative ``PYTHONPATH`` entries (which mean the working directory)
+  are dropped.
+* **Confirm what runs.** :func:`resume_plan` returns the exact argv and directory; the TUI shows
+  them in its confirmation dialog and launches exactly that plan.
+* **Stop signals only the run's own worker**: a live process on this host whose start time is
+  the one recorded when the run (or the launch) started, and whose command line is robustlab
+  with this run directory as ``--out`` (:func:`verify_worker`). Never a bare pid from a file.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import json
 import os
+import re
 import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
 from robustlab.runs.outputs import write_json
-from robustlab.runs.procs import pid_alive, same_host
-from robustlab.runs.store import RunStore, StoreError
+from robustlab.runs.procs import (
+    pid_alive,
+    process_cmdline,
+    process_cwd,
+    process_start,
+    same_host,
+)
+from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
 
 WORKER_LOG = "worker.log"
 WORKER_JSON = "worker.json"
+#: Python 3.10 has no -P: this bootstrap drops sys.path[0] (the cwd for -c) and runs robustlab
+_BOOT_310 = ("import runpy, sys; del sys.path[0]; "
+             "runpy.run_module('robustlab', run_name='__main__', alter_sys=True)")
+#: a robustlab worker's own Python children (e.g. tools it runs) keep the cwd off sys.path too;
+#: multiprocessing's children inherit -P itself
+ROBUSTLAB_ENV = {"PYTHONSAFEPATH": "1"}
+_PYTHON = re.compile(r"python(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
+#: interpreter options that may precede ``-m robustlab`` in a stored or live command line
+_PY_FLAGS = {"-P", "-I", "-s", "-E", "-u", "-B", "-O", "-OO", "-q", "-b", "-bb"}
 
 
 def robustlab_argv(args: Sequence[str]) -> list[str]:
-    """The full argv that runs ``robustlab ARGS`` with this interpreter (no PATH lookup)."""
-    return [sys.executable, "-m", "robustlab", *args]
+    """The full argv that runs ``robustlab ARGS`` with this interpreter, safely (no PATH lookup,
+    no working directory on the import path)."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", "robustlab", *args]
+    return [sys.executable, "-c", _BOOT_310, *args]
+
+
+def safe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment for a worker, minus import-path entries that mean "the cwd"."""
+    env = {**os.environ, **(extra or {}), "PYTHONUNBUFFERED": "1"}
+    if "PYTHONPATH" in env:
+        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and os.path.isabs(p)]
+        if kept:
+            env["PYTHONPATH"] = os.pathsep.join(kept)
+        else:
+            del env["PYTHONPATH"]
+    return env
 
 
 def command_string(args: Sequence[str]) -> str:
@@ -41,42 +97,105 @@ def command_string(args: Sequence[str]) -> str:
     return shlex.join(["robustlab", *args])
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (a dialog must show every character)."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 def out_dir_of(args: Sequence[str]) -> str | None:
-    """The ``--out`` value of a robustlab argv, if any."""
+    """The ``--out`` value of a robustlab argv, if any (the last one wins, as in argparse)."""
+    found = None
     for i, a in enumerate(args):
         if a == "--out" and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith("--out="):
-            return a.split("=", 1)[1]
-    return None
+            found = args[i + 1]
+        elif a.startswith("--out="):
+            found = a.split("=", 1)[1]
+    return found
 
 
-def program_argv(command: str) -> list[str]:
-    """The argv that re-runs a stored command line.
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
 
-    Studies store ``robustlab …``, ``/path/to/robustlab …`` or ``python -m robustlab …``; these
-    run with this interpreter (no PATH lookup). Any other stored command (e.g. a script calling
-    ``run_cells``) is re-run as it is, with ``python`` meaning this interpreter.
+
+def robustlab_args(tokens: Sequence[str], program: Sequence[str] | None = None) -> list[str]:
+    """The robustlab options of a command line, or InputError if it does not run robustlab.
+
+    Accepted: ``robustlab ARGS`` (any path to the console script), ``python [flags] -m robustlab
+    ARGS``, ``python PATH/robustlab ARGS``, the 3.10 bootstrap of :func:`robustlab_argv`, and
+    ``python SCRIPT ARGS`` when ``program`` (given by the caller, never read from a run
+    directory) is ``[python, SCRIPT]``. Only the options are returned: the program itself is
+    never taken from the command line.
     """
-    tokens = shlex.split(command)
-    if not tokens:
-        raise InputError("the run has an empty stored command; it cannot be resumed")
+    tokens = list(tokens)
+    if not tokens or not all(isinstance(t, str) for t in tokens):
+        raise InputError("the command is empty or not a list of strings")
     head = Path(tokens[0]).name
-    if head.startswith("python") and tokens[1:2] == ["-m"] and tokens[2:3] == ["robustlab"]:
-        return robustlab_argv(tokens[3:])
-    if head == "robustlab" or tokens[0].endswith("robustlab/__main__.py"):
-        return robustlab_argv(tokens[1:])
-    if head.startswith("python"):
-        return [sys.executable, *tokens[1:]]
-    return tokens
+    if head == "robustlab":
+        return tokens[1:]
+    if _PYTHON.fullmatch(head):
+        rest = tokens[1:]
+        if program is not None and len(program) >= 2 and len(rest) >= len(program) - 1 and all(
+                _same_file(a, b) for a, b in zip(rest, program[1:], strict=False)):
+            return rest[len(program) - 1:]
+        while rest and rest[0] in _PY_FLAGS:
+            rest = rest[1:]
+        if rest[:2] == ["-m", "robustlab"]:
+            return rest[2:]
+        if rest[:2] == ["-c", _BOOT_310]:
+            return rest[2:]
+        if rest and (Path(rest[0]).name == "robustlab" or
+                     rest[0].replace("\\", "/").endswith("robustlab/__main__.py")):
+            return rest[1:]
+    shown = printable(shlex.join(tokens))[:200]
+    raise InputError(f"it does not run robustlab ({shown}); only robustlab commands are resumed "
+                     "or stopped from the TUI")
+
+
+def _parse(args: list[str], parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """Parse with the trusted parser; InputError (never SystemExit, never output) on failure."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            ns = parser.parse_args(args)
+    except SystemExit:
+        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
+        raise InputError("its options do not parse: "
+                         + printable(lines[-1] if lines else "help/version request")) from None
+    if not getattr(ns, "out", None) or not getattr(ns, "func", True):
+        raise InputError("it is not a study command with --out")
+    return ns
+
+
+def _default_parser() -> argparse.ArgumentParser:
+    from robustlab.cli import build_parser
+
+    return build_parser()
+
+
+@dataclass
+class ResumePlan:
+    """Exactly what :func:`resume` will run: shown for confirmation, then launched as it is."""
+
+    run_dir: Path
+    argv: list[str]
+    cwd: Path
+
+    @property
+    def display(self) -> str:
+        return printable(shlex.join(self.argv)) + f"\n(in {printable(str(self.cwd))})"
 
 
 def read_worker(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The launcher's record (``worker.json``) if the TUI launched this run."""
+    """The launcher's record (``worker.json``) if the TUI launched this run (None if absent or
+    not a JSON object)."""
     try:
-        return json.loads((Path(run_dir) / WORKER_JSON).read_text())
+        data = json.loads((Path(run_dir) / WORKER_JSON).read_text())
     except (OSError, ValueError):
         return None
+    return data if isinstance(data, dict) else None
 
 
 # ---- launching ------------------------------------------------------------------------------------
@@ -89,18 +208,17 @@ def spawn_detached(argv: Sequence[str], run_dir: str | os.PathLike[str], *,
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     argv = list(argv)
-    full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
     with open(run_dir / WORKER_LOG, "ab") as log:
         log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} launching: "
                   f"{shlex.join(argv)}\n".encode())
         log.flush()
         proc = subprocess.Popen(
             argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True, env=full_env, close_fds=True,
+            start_new_session=True, env=safe_env(env), close_fds=True,
         )
     write_json(run_dir / WORKER_JSON, {
         "pid": proc.pid, "pgid": proc.pid, "host": socket.gethostname(),
-        "argv": argv, "command": shlex.join(argv),
+        "start": process_start(proc.pid), "argv": argv, "command": shlex.join(argv),
         "cwd": str(Path(cwd or os.getcwd()).resolve()), "launched": time.time(),
     })
     return proc.pid
@@ -118,37 +236,78 @@ def launch(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     base = Path(cwd or os.getcwd())
     run_dir = (base / out).resolve()
     argv = [*program, *args] if program else robustlab_argv(args)
-    spawn_detached(argv, run_dir, cwd=base)
+    spawn_detached(argv, run_dir, cwd=base, env=None if program else ROBUSTLAB_ENV)
     return run_dir
 
 
-def _run_pid(run_dir: Path) -> tuple[int | None, bool, str | None]:
-    """(pid, is_group_leader_we_launched, host) of the process running this run."""
+# ---- which process runs a run ---------------------------------------------------------------------
+
+
+@dataclass
+class _Owner:
+    pid: int | None
+    host: str | None
+    start: str | None  # process_start token recorded for that pid
+    launched: bool  # worker.json names the same pid: the TUI started it as a group leader
+
+
+def _owner(run_dir: Path) -> _Owner:
     worker = read_worker(run_dir)
+    wpid = worker.get("pid") if worker else None
     try:
         with RunStore(run_dir, readonly=True) as store:
             info = store.run_info()
+            start = store.worker_start()
     except StoreError:
-        info = None
+        info, start = None, None
     if info is not None and info.pid:
-        leader = bool(worker and worker.get("pid") == info.pid)
-        return info.pid, leader, info.host
-    if worker:
-        return worker.get("pid"), True, worker.get("host")
-    return None, False, None
+        launched = bool(worker and wpid == info.pid)
+        if start is None and launched:
+            start = worker.get("start")  # type: ignore[union-attr]
+        return _Owner(info.pid, info.host, start, launched)
+    if worker and isinstance(wpid, int):
+        return _Owner(wpid, worker.get("host"), worker.get("start"), True)
+    return _Owner(None, None, None, False)
 
 
-def stop(run_dir: str | os.PathLike[str]) -> int:
-    """Send SIGINT to the run's worker (its whole process group if the TUI launched it)."""
-    run_dir = Path(run_dir)
-    pid, leader, host = _run_pid(run_dir)
-    if not same_host(host):
-        raise InputError(f"the run is executing on {host}; stop it there")
+def verify_worker(pid: int, run_dir: Path, start: str | None,
+                  program: Sequence[str] | None = None) -> str | None:
+    """None if ``pid`` is verifiably this run's worker, else why not (one line)."""
+    if process_start(pid) is None or process_cmdline(pid) is None:
+        return f"pid {pid} cannot be inspected (no /proc here, or not our process)"
+    if start and process_start(pid) != start:
+        return f"pid {pid} started at another time than the run's worker (the pid was reused)"
+    cmd = process_cmdline(pid) or []
+    try:
+        args = robustlab_args(cmd, program)
+    except InputError:
+        return f"pid {pid} is not a robustlab process ({printable(shlex.join(cmd))[:120]})"
+    out = out_dir_of(args)
+    cwd = process_cwd(pid)
+    if out is None or cwd is None or (cwd / out).resolve() != run_dir.resolve():
+        return f"pid {pid} is a robustlab process of another run directory"
+    return None
+
+
+def stop(run_dir: str | os.PathLike[str], program: Sequence[str] | None = None) -> int:
+    """Send SIGINT to the run's worker (its whole process group if the TUI launched it).
+
+    Only a process verified by :func:`verify_worker` is signalled.
+    """
+    run_dir = Path(run_dir).resolve()
+    owner = _owner(run_dir)
+    if not same_host(owner.host):
+        raise InputError(f"the run is executing on {owner.host}; stop it there")
+    pid = owner.pid
     if not pid_alive(pid):
         raise InputError(f"no live worker for {run_dir} (pid {pid} is gone)")
     assert pid is not None
+    why = verify_worker(pid, run_dir, owner.start, program)
+    if why:
+        raise InputError(f"not stopping pid {pid}: {why}; if the run is still going, stop it "
+                         "yourself (Ctrl-C in its terminal, or kill -INT)")
     try:
-        if leader:
+        if owner.launched and os.getpgid(pid) == pid:
             os.killpg(pid, signal.SIGINT)
         else:
             os.kill(pid, signal.SIGINT)
@@ -157,49 +316,101 @@ def stop(run_dir: str | os.PathLike[str]) -> int:
     return pid
 
 
-def resume_args(run_dir: str | os.PathLike[str]) -> tuple[list[str], Path]:
-    """The full argv and working directory that continue a run: its stored command, same --out."""
+# ---- resuming -------------------------------------------------------------------------------------
+
+
+def resume_plan(run_dir: str | os.PathLike[str], *, program: Sequence[str] | None = None,
+                parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser] | None
+                = None) -> ResumePlan:
+    """What resuming ``run_dir`` would run, checked (InputError naming the reason if refused).
+
+    ``program``/``parser`` default to ``python -P -m robustlab`` and robustlab's parser; tests
+    pass a study script and its parser (trusted: from the caller, never from the run dir).
+    """
     run_dir = Path(run_dir).resolve()
-    try:
-        with RunStore(run_dir, readonly=True) as store:
-            info = store.run_info()
-    except StoreError as exc:
+    if callable(parser) and not isinstance(parser, argparse.ArgumentParser):
+        parser = parser()
+    parser = parser or _default_parser()
+    refuse = f"refusing to resume {run_dir}"
+    if (run_dir / STORE_NAME).exists():
+        try:
+            with RunStore(run_dir, readonly=True) as store:
+                problem = store.quick_check()
+                if problem:
+                    raise InputError(f"{refuse}: {run_dir / STORE_NAME} is damaged (sqlite "
+                                     f"quick_check: {problem}); "
+                                     f"{recovery_hint(run_dir / STORE_NAME)}")
+                info = store.run_info()
+        except StoreError as exc:
+            raise InputError(f"{refuse}: {exc}") from exc
+        if info is None or not info.command:
+            raise InputError(f"{refuse}: the run row has no stored command")
+        try:
+            tokens = shlex.split(info.command)
+        except ValueError as exc:
+            raise InputError(f"{refuse}: its stored command does not parse ({exc})") from exc
+        source = "its stored command"
+    else:  # the worker died before creating its store: its launch record is all there is
         worker = read_worker(run_dir)
-        if worker and worker.get("argv"):  # died before creating its store: same argv again
-            return list(worker["argv"]), Path(worker.get("cwd") or run_dir)
-        raise InputError(f"cannot resume {run_dir}: {exc}") from exc
-    if info is None or not info.command:
-        raise InputError(f"cannot resume {run_dir}: the run row has no stored command")
-    return _pin_out(program_argv(info.command), run_dir)
+        if not worker or not isinstance(worker.get("argv"), list):
+            raise InputError(f"{refuse}: no run store and no launch record (worker.json) there")
+        tokens, source = worker["argv"], "worker.json's argv"
+    try:
+        args = robustlab_args(tokens, program)
+        ns = _parse(args, parser)
+    except InputError as exc:
+        raise InputError(f"{refuse}: {source}: {exc}") from None
+    args, cwd = _pin_out(args, run_dir, str(ns.out))
+    if Path(_parse(args, parser).out) != run_dir:  # still a study command, into this run dir
+        raise InputError(f"{refuse}: {source}: --out cannot be pinned to the run directory")
+    argv = [*program, *args] if program else robustlab_argv(args)
+    return ResumePlan(run_dir, argv, cwd)
 
 
-def _pin_out(args: list[str], run_dir: Path) -> tuple[list[str], Path]:
-    """Keep ``--out`` pointing at this run dir whatever the current directory is."""
-    out = out_dir_of(args)
-    if out is None:
-        return [*args, "--out", str(run_dir)], run_dir
-    if Path(out).is_absolute():
-        return args, run_dir.parent
-    # a relative --out: run from the directory it was relative to, so other relative paths work
-    parts = Path(out).parts
-    cwd = run_dir
-    for _ in parts:
-        cwd = cwd.parent
-    if (cwd / out).resolve() == run_dir:
-        return args, cwd
-    fixed = [str(run_dir) if a == out else (f"--out={run_dir}" if a == f"--out={out}" else a)
-             for a in args]
-    return fixed, run_dir.parent
+def _pin_out(args: list[str], run_dir: Path, out: str) -> tuple[list[str], Path]:
+    """``--out`` = this run dir (absolute), and the directory other relative paths were relative
+    to: where the stored relative ``--out`` pointed at this run dir, else the run dir's parent."""
+    cwd = run_dir.parent
+    if not Path(out).is_absolute():
+        base = run_dir
+        for _ in Path(out).parts:
+            base = base.parent
+        if (base / out).resolve() == run_dir:
+            cwd = base
+    fixed, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == "--out":
+            skip = True
+            continue
+        if a.startswith("--out="):
+            continue
+        fixed.append(a)
+    # the subcommand is the first argument: options after it belong to it
+    return [*fixed, "--out", str(run_dir)], cwd
 
 
-def resume(run_dir: str | os.PathLike[str]) -> int:
-    """Re-launch a stopped or died run detached; the executor skips its done cells."""
+def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
+           program: Sequence[str] | None = None,
+           parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser] | None = None
+           ) -> int:
+    """Re-launch a stopped or died run detached (the executor skips its done cells).
+
+    ``plan`` is the one the user confirmed (:func:`resume_plan`); without it one is made now.
+    """
     run_dir = Path(run_dir).resolve()
-    pid, _, host = _run_pid(run_dir)
-    if same_host(host) and pid_alive(pid):
-        raise InputError(f"{run_dir} is still running (pid {pid}); stop it first")
-    args, cwd = resume_args(run_dir)
-    return spawn_detached(args, run_dir, cwd=cwd)
+    owner = _owner(run_dir)
+    if same_host(owner.host) and pid_alive(owner.pid) and verify_worker(
+            owner.pid, run_dir, owner.start, program) is None:  # type: ignore[arg-type]
+        raise InputError(f"{run_dir} is still running (pid {owner.pid}); stop it first")
+    if plan is None:
+        plan = resume_plan(run_dir, program=program, parser=parser)
+    if plan.run_dir != run_dir:
+        raise InputError(f"the plan is for {plan.run_dir}, not {run_dir}")
+    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd,
+                          env=None if program else ROBUSTLAB_ENV)
 
 
 def delete(run_dir: str | os.PathLike[str]) -> None:
@@ -209,7 +420,9 @@ def delete(run_dir: str | os.PathLike[str]) -> None:
     run_dir = Path(run_dir)
     if not ((run_dir / "store.sqlite").exists() or (run_dir / WORKER_JSON).exists()):
         raise InputError(f"{run_dir} is not a robustlab run directory; not deleting it")
-    pid, _, host = _run_pid(run_dir)
-    if same_host(host) and pid_alive(pid) and pid != os.getpid():
-        raise InputError(f"{run_dir} is still running (pid {pid}); stop it before deleting")
+    owner = _owner(run_dir.resolve())
+    # refusing is harmless, so any live process started when the run's worker did counts
+    if (same_host(owner.host) and pid_alive(owner.pid) and owner.pid != os.getpid()
+            and (owner.start is None or process_start(owner.pid) == owner.start)):
+        raise InputError(f"{run_dir} is still running (pid {owner.pid}); stop it before deleting")
     shutil.rmtree(run_dir)

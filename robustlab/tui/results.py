@@ -62,6 +62,12 @@ class LearnabilityView:
                     note=note)
 
 
+#: on-screen headers of the learnability table (A0/A1/A2: accuracy of exp 0/1/2); with the full
+#: names the accuracy columns fell off an 80-column terminal
+LEARNABILITY_LABELS = {"avg_learnability": "avg L", "robustness": "A1-A0", "delta": "Δ A2-A1",
+                       "acc_standard": "A0", "acc_robustness": "A1", "acc_augmentation": "A2"}
+
+
 def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
     summary = read_summary(path)
     cols = ["model", "perturbation", "avg_learnability", "std", "robustness", "delta",
@@ -79,7 +85,8 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
                             if _num(v) is not None}
             points.append((name, _num(avg), _num(r.get("robustness")), _num(r.get("delta"))))
         return LearnabilityView(Table("average learnability", cols, rows,
-                                      heat=["avg_learnability", "robustness", "delta"]),
+                                      heat=["avg_learnability", "robustness", "delta"],
+                                      labels=LEARNABILITY_LABELS),
                                 curves, points, summary.get("correlations") or {})
     # in progress: per-p means of the finished learnability cells, nothing recomputed beyond that
     acc: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -92,7 +99,8 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
     rows = [[n.split(" / ")[0], n.split(" / ")[1], None, None, None, None, None, None, None]
             for n in curves]
     return LearnabilityView(Table("average learnability (run in progress: final after the end)",
-                                  cols, rows, heat=["avg_learnability"]), curves,
+                                  cols, rows, heat=["avg_learnability"],
+                                  labels=LEARNABILITY_LABELS), curves,
                             [(n, None, None, None) for n in curves], partial=True)
 
 

@@ -28,6 +28,11 @@ class Table:
     rows: list[list[Any]]
     heat: list[str] = field(default_factory=list)
     keys: list[str] | None = None  # a stable key per row (e.g. the cell key)
+    #: short headers shown on screen (exports keep ``columns``): 80 columns must fit a table
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def headers(self) -> list[str]:
+        return [self.labels.get(c, c) for c in self.columns]
 
     def records(self) -> list[dict[str, Any]]:
         return [dict(zip(self.columns, r, strict=False)) for r in self.rows]

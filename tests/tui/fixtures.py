@@ -52,9 +52,11 @@ def _command(kind: str, out: Path, extra: str) -> str:
 def _write(run_dir: Path, kind: str, config: dict[str, Any], extra: str,
            cells: list[tuple[str, dict[str, Any], dict[str, Any] | None, list[Any]]],
            *, status: str = "done", fail: dict[str, str] | None = None,
-           running: int = 0, start: float = T0) -> RunStore:
+           running: int = 0, start: float = T0,
+           predictions: dict[str, list[dict[str, Any]]] | None = None) -> RunStore:
     """Write one run: cells[i] = (key, params, result or None for pending, records)."""
     fail = fail or {}
+    predictions = predictions or {}
     store = RunStore(run_dir)
     store.init_run(kind, run_dir.name, config, command=_command(kind, run_dir, extra),
                    versions=VERSIONS)
@@ -67,7 +69,7 @@ def _write(run_dir: Path, kind: str, config: dict[str, Any], extra: str,
         elif result is not None:
             store.claim(key, "fixture:1")
             store.finish(key, result, records=records, signature=make_signature(kind, fx="1"),
-                         seconds=1.0)
+                         seconds=1.0, predictions=predictions.get(key, ()))
         elif inflight < running:
             store.claim(key, "fixture:1")
             inflight += 1
@@ -124,7 +126,9 @@ def learnability(run_dir: Path, *, status: str = "done", models=("bow", "cnn"),
                   "noop_rate": 0.05, "seconds": 7.0, "train_seconds": 6.0} if i < n_done else None
         out.append((key, params, result, []))
     _write(run_dir, "learnability", config, "--model bow,cnn --dataset demo", out,
-           status=status, running=running)
+           status=status, running=running,
+           predictions={k: _predictions(k, strength[pa["perturbation"]])
+                        for k, pa, res, _ in out if res and pa["experiment"] == "robustness"})
     if status == "done":
         pairs = []
         for i, m in enumerate(models):
@@ -145,6 +149,23 @@ def learnability(run_dir: Path, *, status: str = "done", models=("bow", "cnn"),
             "learnability_vs_delta": {"rho": 0.83, "p_value": 0.0416, "n": len(pairs)},
             "at_p": {}}})
     return run_dir
+
+
+def _predictions(key: str, strength: float) -> list[dict[str, Any]]:
+    """Per-example predictions of a robustness cell: stronger perturbations flip more."""
+    rng = random.Random(key)
+    rows = []
+    for i, text in enumerate(SENTENCES):
+        label = i % 2
+        before = round(rng.uniform(0.6, 0.95), 3)
+        flip = rng.random() < strength
+        after = round(rng.uniform(0.1, 0.45) if flip else rng.uniform(0.55, 0.95), 3)
+        words = text.split()
+        words[1] = words[1][::-1]
+        rows.append({"idx": i, "original": text, "perturbed": " ".join(words), "label": label,
+                     "pred_before": label, "prob_before": before,
+                     "pred_after": 1 - label if flip else label, "prob_after": after})
+    return rows
 
 
 # ---- attack -----------------------------------------------------------------------------------------

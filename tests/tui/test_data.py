@@ -139,20 +139,6 @@ def test_forms_follow_the_parser():
     assert "invalid int value" in forms.validate(recipe, bad, parser)
 
 
-def test_stored_commands_become_argv(tmp_path):
-    import sys
-
-    assert launch.program_argv("robustlab attack --out d")[:3] == [sys.executable, "-m",
-                                                                   "robustlab"]
-    assert launch.program_argv("/x/bin/robustlab bias --out d")[-3:] == ["bias", "--out", "d"]
-    assert launch.program_argv("python -m robustlab bias")[3:] == ["bias"]
-    assert launch.program_argv("python s.py --out d")[0] == sys.executable
-    run = tmp_path / "runs" / "a"
-    assert launch._pin_out(["x", "--out", "runs/a"], run) == (["x", "--out", "runs/a"], tmp_path)
-    with pytest.raises(InputError):
-        launch.program_argv("")
-
-
 def test_pid_alive():
     import os
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import time
 
 import pytest
@@ -16,6 +17,7 @@ from textual.widgets import Static
 
 from robustlab.tui import launch
 from robustlab.tui.app import RobustlabApp
+from robustlab.tui.screens.dialogs import ConfirmScreen
 from robustlab.tui.screens.new_study import NewStudyScreen
 from robustlab.tui.screens.progress import ProgressScreen
 
@@ -83,7 +85,12 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
         done_before = _attempts(run_dir)
         time.sleep(0.5)
         assert _attempts(run_dir) == done_before  # really stopped: nothing more finishes
-        await pilot.press("r")  # re-launch the stored command, detached
+        await pilot.press("r")  # asks first, showing the exact command it will run
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        shown = text_of(app.screen.query_one("#detail", Static))
+        assert shown.startswith(f"{sys.executable} {settings.program[1]} sleepy --cells 12")
+        assert f"--out {run_dir}" in shown
+        await pilot.press("y")  # re-launch the stored command, detached
         await wait_for(pilot, lambda: screen.progress.run.status == "done", 60)
         assert screen.progress.run.counts["done"] == 12
     after = _attempts(run_dir)
@@ -199,3 +206,41 @@ async def test_stop_a_run_started_from_the_command_line(settings, tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_error(tmp_path):
+    """The runs list shows the error and the command; the dialog shows the exact argv; "n" runs
+    nothing. A crafted command is refused with a message and no dialog at all."""
+    from robustlab.runs.store import RunStore
+    from robustlab.tui.app import Settings
+
+    def run_with(name: str, command: str) -> object:
+        store = RunStore(tmp_path / name)
+        store.init_run("learnability", name, {}, command=command)
+        store.set_run_status("failed", "3 cells not done; rerun to retry them")
+        store.close()
+        return tmp_path / name
+
+    good = run_with("good", "robustlab learnability --model bow --dataset demo --out good")
+    marker = tmp_path / "pwned"
+    bad = run_with("bad", f"sh -c 'touch {marker}'")
+    app = RobustlabApp([good, bad], Settings(cwd=tmp_path, poll_seconds=0.2))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: len(getattr(app.screen, "runs", [])) == 2)
+        # the highlighted run (either) shows its error text and, under it, its stored command
+        await wait_for(pilot, lambda: "3 cells not done" in text_of(
+            app.screen.query_one("#run-detail", Static)))
+        detail = text_of(app.screen.query_one("#run-detail", Static))
+        assert "robustlab learnability --model bow" in detail or "sh -c 'touch" in detail
+        app.resume_run(good)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        shown = text_of(app.screen.query_one("#detail", Static))
+        assert shown.startswith(f"{sys.executable} -P -m robustlab learnability --model bow")
+        assert f"--out {good}" in shown and f"(in {tmp_path})" in shown
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        app.resume_run(bad)
+        await pilot.pause(1.0)
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert not (good / launch.WORKER_JSON).exists() and not (bad / launch.WORKER_JSON).exists()
+    assert not marker.exists()

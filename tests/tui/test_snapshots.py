@@ -63,3 +63,49 @@ def test_attack_browser(snap_compare, snap_runs, size):
         await pilot.pause(0.2)
 
     assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+def _real_app(snap_runs) -> RobustlabApp:
+    from robustlab.cli import build_parser
+
+    return RobustlabApp([next(iter(snap_runs.values())).parent], make_settings(parser=build_parser))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_new_study_rejected(snap_compare, snap_runs, size):
+    """The real learnability form, one row per field; a rejected value keeps the form filled
+    and shows the error under its field."""
+    async def ready(pilot):
+        app = pilot.app
+        await wait_for(pilot, lambda: len(app.screen.runs) == 8)
+        await pilot.press("n")
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.recipes) > 0, 30)
+        screen.query_one("#recipes").highlighted = [r.name for r in screen.recipes].index(
+            "learnability")
+        await wait_for(pilot, lambda: screen.recipe is not None
+                       and screen.recipe.name == "learnability")
+        await pilot.pause(0.3)
+        screen.field("model").value = "bow"
+        screen.field("seeds").value = "0,x"
+        await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error, 30)
+        screen.field("seeds").cursor_blink = False  # a blinking cursor makes the snapshot flaky
+        screen.field("seeds").focus()
+        beside = screen.query_one(f"#e{screen._gen}-seeds")
+        await wait_for(pilot, lambda: beside.has_class("-shown") and "--seeds" in str(
+            screen.query_one("#field-help").content), 30)
+        await pilot.pause(0.5)
+
+    assert snap_compare(_real_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_failing_examples(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await _open(pilot, "learn-done", lambda s: s.view is not None)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "FailuresScreen"
+                       and pilot.app.screen.view is not None)
+        await pilot.pause(0.3)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)

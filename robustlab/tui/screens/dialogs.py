@@ -5,28 +5,36 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select
+from textual.widgets import Button, Input, Label, Select, Static
 
 from robustlab.tui.specs import Plot, Table, export
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Yes/no; ``y``/Enter confirms, ``n``/Escape cancels."""
+    """Yes/no; ``y``/Enter confirms, ``n``/Escape cancels.
+
+    ``detail`` (e.g. the exact command a resume runs) is shown in full as plain text: never
+    interpreted as markup, so text from a run directory cannot hide or restyle itself.
+    """
 
     BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, detail: str | None = None) -> None:
         super().__init__()
         self.question = question
+        self.detail = detail
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question, classes="question")
+            yield Label(Text(self.question), classes="question")
+            if self.detail is not None:
+                yield Static(Text(self.detail), id="detail", classes="detail")
             with Horizontal(classes="buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")

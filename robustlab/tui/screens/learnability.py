@@ -16,11 +16,13 @@ from robustlab.tui.widgets.plot import SpecPlot
 
 class LearnabilityScreen(RunScreen):
     BINDINGS = [
-        Binding("1", "tab('table')", "Table"),
-        Binding("2", "tab('curves')", "Curves"),
-        Binding("3", "tab('scatter')", "Scatter"),
+        # the tabs' own labels show 1/2/3: kept out of the footer, which must fit 80 columns
+        Binding("1", "tab('table')", "Table", show=False),
+        Binding("2", "tab('curves')", "Curves", show=False),
+        Binding("3", "tab('scatter')", "Scatter", show=False),
         Binding("y", "toggle_y", "Rob/Δ"),
-        Binding("a", "all_curves", "All pairs"),
+        Binding("a", "all_curves", "All curves"),
+        Binding("f", "failures", "Failures"),
         Binding("v", "advice", "Advice", show=False),
     ]
 
@@ -93,6 +95,12 @@ class LearnabilityScreen(RunScreen):
         self.all_pairs = True
         self._plots()
         self.query_one("#tabs", TabbedContent).active = "curves"
+
+    def action_failures(self) -> None:
+        """CheckList-style failing examples of the robustness cells (stored predictions)."""
+        from robustlab.tui.screens.failures import FailuresScreen
+
+        self.app.push_screen(FailuresScreen(self.path))
 
     def action_advice(self) -> None:
         """v: perturbations ranked by expected augmentation benefit (robustlab.report.advice)."""

@@ -1,5 +1,11 @@
 """New study: a form per recipe, built from the command line's own options, with the
-equivalent command shown (copy with ctrl+y) and validated by the real parser before launch."""
+equivalent command shown (copy with ctrl+y) and validated before launch by the real parser and
+the command's own pre-run checks (:func:`robustlab.tui.forms.check`).
+
+One row per option (label, input), so an 80×24 terminal shows a dozen fields; the focused
+field's help is shown once below the form. A rejected form stays filled: the error is shown
+beside the field at fault (and that input is marked), and Launch stays disabled.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +31,10 @@ from textual.widgets import (
 from robustlab.tui import forms, launch
 from robustlab.tui.messages import Loaded
 
+#: the "nothing chosen" value of a Select (Textual 8: Select.NULL; Select.BLANK is False there
+#: and is refused as a value, which broke the form of any choice option without a default)
+_NO_CHOICE = getattr(Select, "NULL", Select.BLANK)
+
 
 class NewStudyScreen(Screen):
     BINDINGS = [
@@ -39,6 +49,7 @@ class NewStudyScreen(Screen):
         self.recipe: forms.Recipe | None = None
         self.argv: list[str] = []
         self.error: str | None = "loading"
+        self.error_field: str | None = None  # dest of the field the error is about
         self._gen = 0  # form generation: widget ids stay unique while an old form is removed
 
     def compose(self) -> ComposeResult:
@@ -47,9 +58,11 @@ class NewStudyScreen(Screen):
             yield OptionList(id="recipes")
             with Vertical(id="form-side"):
                 yield VerticalScroll(id="form")
+                yield Static("", id="field-help")
                 yield Static("", id="command", classes="command")
                 yield Static("", id="form-error", classes="error")
-                yield Button("Launch (ctrl+l)", variant="success", id="launch", disabled=True)
+                yield Button("Launch (ctrl+l)", variant="success", id="launch", disabled=True,
+                             compact=True)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -105,24 +118,38 @@ class NewStudyScreen(Screen):
             wid = f"f{gen}-{f.dest}"
             label = f.label + (" *" if f.required else "")
             if f.kind == "flag":
-                widgets.append(Checkbox(f"{f.label}  {f.help}", False, id=wid, compact=True))
-                continue
-            widgets.append(Label(label, classes="field-label"))
-            if f.kind == "choice":
-                widgets.append(Select([(c, c) for c in f.choices],
-                                      value=f.default_text() if f.default_text() in f.choices
-                                      else Select.BLANK, allow_blank=not f.default, id=wid,
-                                      compact=True))
+                control: Any = Checkbox(f.label, False, id=wid, compact=True)
+            elif f.kind == "choice":
+                control = Select([(c, c) for c in f.choices],
+                                 value=f.default_text() if f.default_text() in f.choices
+                                 else _NO_CHOICE, allow_blank=not f.default, id=wid,
+                                 compact=True)
             else:
-                value = (forms.default_out(r, self.app.settings.runs_root) if f.flag == "--out"
+                value = (forms.default_out(r, self.app.settings.runs_root,
+                                            self.app.settings.clock()) if f.flag == "--out"
                          else f.default_text())
-                widgets.append(Input(value, id=wid, compact=True))
-            hint = forms.hints(f)
-            text = " · ".join(t for t in (f.help, hint) if t)
-            if text:
-                widgets.append(Static(text, classes="field-help"))
+                control = Input(value, id=wid, compact=True)
+            row = Horizontal(Label("" if f.kind == "flag" else label, classes="field-label"),
+                             control, classes="field-row")
+            widgets += [row, Static("", id=f"e{gen}-{f.dest}", classes="field-error")]
         await form.mount_all(widgets)
         self.call_after_refresh(self._update_command)
+
+    def _dest_of(self, widget: Any) -> str | None:
+        wid = getattr(widget, "id", None) or ""
+        prefix = f"f{self._gen}-"
+        return wid[len(prefix):] if wid.startswith(prefix) else None
+
+    def on_descendant_focus(self, event: Any) -> None:
+        """Show the focused field's help (and the names it can take) below the form."""
+        dest = self._dest_of(event.widget)
+        if dest is None or self.recipe is None:
+            return
+        f = next((f for f in self.recipe.fields if f.dest == dest), None)
+        if f is not None:
+            text = " · ".join(t for t in (f"{f.label}: {f.help}" if f.help else f.label,
+                                          forms.hints(f)) if t)
+            self.query_one("#field-help", Static).update(text)
 
     def _values(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -133,7 +160,7 @@ class NewStudyScreen(Screen):
             except Exception:  # noqa: BLE001 - the form is being rebuilt
                 continue
             v = w.value
-            values[f.dest] = None if v is Select.BLANK else v
+            values[f.dest] = None if v is _NO_CHOICE or v is Select.BLANK else v
         return values
 
     @on(Input.Changed)
@@ -144,22 +171,40 @@ class NewStudyScreen(Screen):
             return
         self.argv = forms.build_argv(self.recipe, self._values())
         self.query_one("#command", Static).update("$ " + launch.command_string(self.argv))
+        self.error = "checking the options …"  # nothing launches before this edit is checked
+        self.query_one("#launch", Button).disabled = True
         self._validate(list(self.argv))
+
+    def _check(self, argv: list[str]) -> tuple[str | None, str | None]:
+        if self.recipe is None:
+            return "no recipe", None
+        error, dest = forms.check(self.recipe, argv, self.app.settings.parser())
+        if error is None and not launch.out_dir_of(argv):
+            error, dest = "--out DIR is required: it is the run directory the TUI follows", "out"
+        return error, dest
 
     @work(thread=True, exclusive=True, group="validate")
     def _validate(self, argv: list[str]) -> None:
-        parser = self.app.settings.parser()
-        error = forms.validate(self.recipe, argv, parser) if self.recipe else "no recipe"
-        if error is None and not launch.out_dir_of(argv):
-            error = "--out DIR is required: it is the run directory the TUI follows"
-        self.app.call_from_thread(self._set_error, argv, error)
+        error, dest = self._check(argv)
+        self.app.call_from_thread(self._set_error, argv, error, dest)
 
-    def _set_error(self, argv: list[str], error: str | None) -> None:
+    def _set_error(self, argv: list[str], error: str | None, dest: str | None = None) -> None:
         if argv != self.argv:
             return  # stale validation of an older edit
-        self.error = error
+        self.error, self.error_field = error, dest
         self.query_one("#form-error", Static).update(error or "")
         self.query_one("#launch", Button).disabled = error is not None
+        for box in self.query(".field-error"):
+            at_fault = box.id == f"e{self._gen}-{dest}"
+            box.update(f"↳ {error}" if at_fault and error else "")
+            box.set_class(at_fault and bool(error), "-shown")
+            if at_fault and error:
+                self.call_after_refresh(box.scroll_visible, animate=False)
+        for f in self.recipe.fields if self.recipe else []:
+            try:
+                self.field(f.dest).set_class(f.dest == dest and error is not None, "-invalid")
+            except Exception:  # noqa: BLE001 - the form is being rebuilt
+                continue
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(launch.command_string(self.argv))
@@ -167,7 +212,16 @@ class NewStudyScreen(Screen):
 
     @on(Button.Pressed, "#launch")
     def action_launch(self) -> None:
+        if self.error is None:  # checked once more, synchronously: what launches is what passed
+            error, dest = self._check(list(self.argv))
+            if error is not None:
+                self._set_error(self.argv, error, dest)
         if self.error is not None:
             self.notify(f"cannot launch: {self.error}", severity="error")
+            if self.error_field:
+                try:
+                    self.field(self.error_field).focus()
+                except Exception:  # noqa: BLE001
+                    pass
             return
         self.app.launch_study(list(self.argv))

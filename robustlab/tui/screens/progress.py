@@ -59,7 +59,7 @@ class ProgressScreen(Screen):
             yield HeatTable(cursor_type="row", id="cells")
             yield Static("", id="error-detail", classes="error")
             yield Static("", id="log", classes="log")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # 80 columns; ctrl+p works
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)

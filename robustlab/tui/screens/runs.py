@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from robustlab.tui import data
+from robustlab.tui.launch import printable
 from robustlab.tui.messages import RunsScanned
 from robustlab.tui.screens.dialogs import PathScreen
 from robustlab.tui.screens.progress import status_text
@@ -32,7 +33,7 @@ class RunsScreen(Screen):
         Binding("s", "stop", "Stop"),
         Binding("r", "resume", "Resume"),
         Binding("d", "delete", "Delete"),
-        Binding("a", "attach", "Attach dir"),
+        Binding("a", "attach", "Attach"),
     ]
 
     def __init__(self) -> None:
@@ -45,7 +46,7 @@ class RunsScreen(Screen):
         yield Header()
         yield DataTable(cursor_type="row", zebra_stripes=True, id="runs")
         yield Static("", id="run-detail", classes="status")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # 80 columns; ctrl+p works
 
     def on_mount(self) -> None:
         table = self.query_one("#runs", DataTable)
@@ -100,8 +101,8 @@ class RunsScreen(Screen):
         text = Text(str(run.path), style="bold")
         if run.error:
             text.append("\n" + run.error, style="red" if run.status != "done" else "")
-        elif run.command:
-            text.append("\n" + run.command, style="dim")
+        if run.command:  # always: what a resume would run is never hidden behind an error
+            text.append("\n" + printable(run.command), style="dim")
         self.query_one("#run-detail", Static).update(text)
 
     def current(self) -> data.RunSummary | None:

@@ -64,13 +64,13 @@ class HeatTable(DataTable):
         """Replace the contents with ``table`` (keeping the sort order and, optionally, the
         cursor row and page)."""
         row = self.cursor_row
-        same_columns = self.spec is not None and self.spec.columns == table.columns
+        same_columns = self.spec is not None and self.spec.headers() == table.headers()
         self.spec = table
         if same_columns:
             self.clear()  # keep the columns (and their widths): no flicker on live updates
         else:
             self.clear(columns=True)
-            self.add_columns(*table.columns)
+            self.add_columns(*table.headers())
             self._sorted = None
         self._ranges = {}
         for name in table.heat:
@@ -164,4 +164,4 @@ class HeatTable(DataTable):
         if self.spec is None:
             return None
         return Table(self.spec.title, self.spec.columns, [self.spec.rows[i] for i in self._order],
-                     self.spec.heat)
+                     self.spec.heat, labels=self.spec.labels)

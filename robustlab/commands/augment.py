@@ -1,0 +1,197 @@
+"""``robustlab augment``: several perturbed copies of every row, in the spirit of ``textattack
+augment``.
+
+Each input row gives ``--transformations-per-example`` N output rows (plus the original first,
+unless ``--exclude-original``; N defaults to the number of perturbations), always N, so rows out = rows in × N (+ rows in): a copy the
+perturbation could not change is kept and flagged ``changed=false`` (TextAttack drops such copies
+and duplicates; counting them is what lets a study report no-op rates). With several
+perturbations the N copies cycle through them in the order given. Copy k of a row is seeded by
+(``--seed``, k, its text) only, so the same seed gives the same file, and copy 0 equals
+``robustlab perturb`` with that seed. Labels and every other column are carried along; the file
+is streamed (:mod:`robustlab.data.stream`) in constant memory and written atomically.
+
+``--train-file FILE`` also writes the training set of paper 001's experiment 2 (data
+augmentation): every original plus its perturbed copies, with true labels, as ``label``/``text``
+rows that ``robustlab train --data FILE`` and ``--data`` of the studies read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from robustlab.data.files import FORMATS
+from robustlab.data.row_jobs import (
+    PROGRESS_MIN_ROWS,
+    NeedErrorColumn,
+    PerturbReport,
+    build_perturbation,
+    plan_output,
+    print_report,
+    progress_bar,
+)
+from robustlab.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "augment",
+        help="write N perturbed copies of every row of a file (like `textattack augment`)",
+        description="Augment a file: every row is followed by N perturbed copies "
+        "(--transformations-per-example), labels and other columns carried along, with "
+        "'perturbation' and 'changed' columns. Seeded and streamed.",
+        epilog="examples:\n"
+        "  robustlab augment -p char_swap,leet_letters -n 4 -i train.tsv -o aug.tsv\n"
+        "  robustlab augment -p word_delete --pps 2 --exclude-original -i dev.jsonl -o d.jsonl\n"
+        "  robustlab augment -p leet_letters -i stsa.binary.train --format label-text "
+        "-o aug.jsonl --train-file exp2.tsv\n"
+        "`robustlab list perturbations` shows every name and its parameters.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("-p", "--perturbation", "--perturbations", action="append", required=True,
+                   metavar="NAME[,NAME...]", dest="perturbation",
+                   help="perturbation(s) from `robustlab list perturbations`, comma separated or "
+                   "repeated; each may carry parameters as NAME:key=value,...")
+    p.add_argument("-n", "--transformations-per-example", type=int, metavar="N", dest="n",
+                   help="perturbed copies per row (default: one per perturbation given)")
+    p.add_argument("--exclude-original", action="store_true",
+                   help="do not write the original rows (by default each is written first)")
+    p.add_argument("--pps", type=int, metavar="N",
+                   help="maximum perturbations per sample, for every perturbation that takes it")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter for every perturbation given (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-i", "--input", required=True, metavar="FILE", help="input file")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="output file, written atomically (format from its extension)")
+    p.add_argument("--column", metavar="NAME|INDEX", help="column to perturb (default: the "
+                   "text column, as in `robustlab perturb`)")
+    p.add_argument("--label-column", metavar="NAME|INDEX",
+                   help="label column for --train-file (default: 'label')")
+    p.add_argument("--train-file", metavar="FILE",
+                   help="also write an experiment-2 training file (originals + copies, "
+                   "label/text columns; format from its extension)")
+    p.add_argument("--format", choices=FORMATS, dest="fmt", help="input format")
+    p.add_argument("--output-format", choices=FORMATS, help="output format")
+    p.add_argument("--encoding", default="utf-8", help="input encoding (default utf-8)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="TSV/CSV: whether the first row is a header (default: detected)")
+    p.add_argument("--no-progress", action="store_true",
+                   help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
+    p.set_defaults(func=run)
+
+
+def split_specs(values: list[str]) -> list[str]:
+    """``a,b:k=1,j=2,c`` -> ``[a, b:k=1,j=2, c]``: a piece ``key=value`` (no ``:`` before its
+    ``=``) continues the previous perturbation's parameters."""
+    specs: list[str] = []
+    for value in values:
+        for piece in value.split(","):
+            piece = piece.strip()
+            if not piece:
+                continue
+            head = piece.split("=", 1)[0]
+            if "=" in piece and ":" not in head and specs:
+                specs[-1] += "," + piece
+            else:
+                specs.append(piece)
+    return specs
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.data.files import format_for
+    from robustlab.data.stream import Output, apply_batched, derived_seed, write_outputs
+    from robustlab.errors import RobustlabError
+    from robustlab.resources import ResourceMissing
+
+    specs = split_specs(args.perturbation)
+    if not specs:
+        raise InputError("-p/--perturbation: give at least one perturbation name")
+    if args.n is None:
+        args.n = len(specs)
+    if args.n < 1:
+        raise InputError(f"--transformations-per-example {args.n}: must be at least 1")
+    try:
+        perts = [build_perturbation(s, args.param, args.pps) for s in specs]
+        plan = plan_output(args)
+        train = None
+        if args.train_file:
+            label = plan.reader.column_name(args.label_column or "label")
+            if label == plan.column:
+                raise InputError("--label-column: the label column cannot be the text column")
+            train = Output(Path(args.train_file), format_for(args.train_file), ["label", "text"])
+            if Path(args.train_file).resolve() == Path(args.output).resolve():
+                raise InputError("--train-file must differ from --output")
+    except ResourceMissing as exc:
+        raise RobustlabError(str(exc)) from None
+    jobs = [(perts[k % len(perts)], derived_seed(args.seed, k // len(perts)))
+            for k in range(args.n)]
+    names = [pert.name for pert in perts]
+    with_error = "error" in plan.reader.columns
+    col = plan.column
+    while True:
+        report = PerturbReport()
+        bar = progress_bar(args, "augment")
+        extra = ["perturbation", "changed"] + (["error"] if with_error else [])
+        outputs = [Output(Path(args.output), plan.fmt, plan.columns(extra) or [], plan.header)]
+        if train:
+            outputs.append(train)
+
+        def produce(writers: list[Any], with_error: bool = with_error, bar: Any = bar,
+                    report: PerturbReport = report) -> None:
+            for line, row, results in apply_batched(plan.reader, jobs, col, on_batch=bar.update):
+                original = row.get(col)
+                copies = []
+                for k, res in enumerate(results):
+                    report.count(line, res.changed, res.error)
+                    if res.error is not None and not with_error:
+                        raise NeedErrorColumn
+                    copy = dict(row)
+                    copy[col], copy["changed"] = res.text, res.changed
+                    copy["perturbation"] = names[k % len(names)]
+                    if with_error:
+                        copy["error"] = res.error or ""
+                    copies.append(copy)
+                if not args.exclude_original:
+                    first = dict(row)
+                    first.update(perturbation="", changed=False)
+                    if with_error:
+                        first["error"] = ""
+                    writers[0].write(first)
+                for copy in copies:
+                    writers[0].write(copy)
+                if train:
+                    lab = row.get(label)
+                    writers[1].write({"label": lab, "text": original})
+                    for copy in copies:
+                        writers[1].write({"label": lab, "text": copy[col]})
+
+        try:
+            written = write_outputs(outputs, produce)
+        except NeedErrorColumn:
+            with_error = True
+            continue
+        except ResourceMissing as exc:
+            raise RobustlabError(str(exc)) from None
+        finally:
+            bar.close()
+        break
+    n_in = report.rows // args.n
+    print_report(report, args, plan.fmt, _Joined(perts))
+    print(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
+          f"{'' if args.exclude_original else ' + the original'})"
+          + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
+          file=sys.stderr)
+    return 1 if report.n_failed else 0
+
+
+class _Joined:
+    """The signatures of several perturbations, for the one-line summary."""
+
+    def __init__(self, perts: list[Any]) -> None:
+        self.perts = perts
+
+    def signature(self) -> str:
+        return "+".join(p.signature() for p in self.perts)

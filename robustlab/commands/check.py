@@ -1,0 +1,64 @@
+"""``robustlab check PLAN.toml``: run a small robustness test plan and gate CI on its thresholds.
+
+The plan (format in docs/cli.md and :mod:`robustlab.recipes.thresholds`) names the data, models,
+seeds and, per perturbation, thresholds such as ``min_accuracy = 0.8`` or ``max_drop = 0.05``.
+The command runs the robustness study (exp 0/1; re-running resumes the same run directory),
+prints a pass/fail table, writes JUnit XML for CI systems with ``--junit-xml FILE``, and exits 1
+when a threshold fails or a check has no result, 0 when all pass, 2 on a bad plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="run a TOML robustness test plan; pass/fail table, JUnit XML, exit 1 on "
+        "a failed threshold",
+        description="Run the robustness tests of PLAN.toml (perturbations with thresholds: "
+        "min_accuracy, max_drop, max_fail_rate) and fail (exit 1) when one is not met.",
+        epilog="example plan:\n  dataset = \"demo\"\n  models = [\"bow\"]\n  seeds = [0]\n"
+        "  [defaults]\n  max_drop = 0.05\n  [[test]]\n  perturbation = \"leet_letters\"\n"
+        "  min_accuracy = 0.8\n\nexample:\n  robustlab check robustness.toml --junit-xml "
+        "robustness.xml",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("plan", metavar="PLAN.toml", help="the test plan")
+    p.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
+    p.add_argument("--out", metavar="DIR",
+                   help="run directory (default: the plan's 'out', else PLAN-run beside it)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.recipes.learnability import ROBUSTNESS_EXPERIMENTS, LearnabilityStudy, run_study
+    from robustlab.recipes.thresholds import evaluate, junit_xml, load_plan, results_table
+    from robustlab.runs.outputs import atomic_write
+    from robustlab.runs.store import RunStore
+
+    plan = load_plan(args.plan, args.out)
+    study = LearnabilityStudy(
+        models=plan.models, perturbations=plan.perturbations, dataset=plan.dataset, p_grid=(),
+        seeds=plan.seeds, experiments=tuple(e for e in ROBUSTNESS_EXPERIMENTS
+                                            if e in ("standard", "robustness")),
+        steps=plan.steps, max_train=plan.max_train, max_test=plan.max_test, kind="robustness")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    t0 = time.perf_counter()
+    run_study(study, plan.out, command=f"robustlab check {os.path.abspath(args.plan)}",
+              progress=not args.quiet, plots=False)
+    with RunStore(plan.out, readonly=True) as store:
+        checks = evaluate(store, plan.checks())
+    seconds = time.perf_counter() - t0
+    print(results_table(checks))
+    failed = sum(c.passed is not True for c in checks)
+    print(f"\n{len(checks) - failed} of {len(checks)} checks passed; run directory {plan.out}"
+          + ("" if not failed else f"; failing examples: robustlab failures {plan.out}"))
+    if args.junit_xml:
+        payload = junit_xml(checks, plan.name, seconds)
+        atomic_write(args.junit_xml, lambda f: f.write(payload), mode="wb")
+        print(f"JUnit XML -> {args.junit_xml}", file=sys.stderr)
+    return 1 if failed else 0

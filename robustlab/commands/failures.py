@@ -1,0 +1,78 @@
+"""``robustlab failures RUN_DIR``: CheckList-style failing examples of a robustness run.
+
+Reads the per-example predictions a robustness or learnability run stored for its perturbed test
+sets (exp 1 cells) and prints pass/fail counts per model × perturbation × seed, then the worst
+failing examples (prediction changed by the perturbation, largest drop in the probability of the
+true label first). ``--csv FILE`` (or .tsv/.jsonl) exports every failing example that matches the
+filters. The TUI's failing-examples screen shows the same rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "failures", help="failing examples per perturbation of a robustness run (CheckList style)",
+        description="Pass/fail counts per model, perturbation and seed, and the worst failing "
+        "examples (the perturbation changed the prediction), from a run directory of "
+        "`robustlab robustness` or `robustlab learnability`.",
+        epilog="example:\n  robustlab failures runs/rob --perturbation leet_letters --limit 5\n"
+        "  robustlab failures runs/rob --csv failing.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory (the --out of a study)")
+    p.add_argument("--perturbation", metavar="SPEC", help="only this perturbation")
+    p.add_argument("--model", metavar="SPEC", help="only this model")
+    p.add_argument("--seed", type=int, help="only this seed")
+    p.add_argument("--contains", metavar="TEXT",
+                   help="only examples whose text contains TEXT (case-insensitive)")
+    p.add_argument("--limit", type=int, default=10, metavar="N",
+                   help="failing examples to print (default 10; 0: counts only)")
+    p.add_argument("--csv", "--export", dest="export", metavar="FILE",
+                   help="write every matching failing example to FILE (.csv, .tsv or .jsonl)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from robustlab.errors import InputError
+    from robustlab.recipes.predictions import export_examples, failing_examples, failure_summary
+    from robustlab.runs.store import RunStore, is_run_dir
+    from robustlab.textfmt import align
+
+    if not is_run_dir(args.run_dir):
+        raise InputError(f"{args.run_dir}: not a robustlab run directory (no store.sqlite)")
+    if args.limit < 0:
+        raise InputError(f"--limit {args.limit}: must be 0 or more")
+    with RunStore(Path(args.run_dir), readonly=True) as store:
+        summary = [s for s in failure_summary(store)
+                   if (args.perturbation is None or s["perturbation"] == args.perturbation)
+                   and (args.model is None or s["model"] == args.model)
+                   and (args.seed is None or s["seed"] == args.seed)]
+        if not summary:
+            raise InputError(
+                f"{args.run_dir}: no stored predictions"
+                + (" match the filters" if any((args.perturbation, args.model,
+                                                args.seed is not None)) else
+                   " (only robustness cells of runs made by this version keep them)"))
+        rows = failing_examples(store, perturbation=args.perturbation, model=args.model,
+                                seed=args.seed, contains=args.contains)
+    print(align(["model", "perturbation", "seed", "n", "pass", "fail", "fail %"],
+                [[s["model"], s["perturbation"], s["seed"], s["n"], s["pass"], s["fail"],
+                  f"{100 * s['fail_rate']:.1f}"] for s in summary], rule=True))
+    if args.limit and rows:
+        print(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
+              "(prediction changed; drop = P(label) before - after):")
+        for e in rows[: args.limit]:
+            print(f"\n[{e['perturbation']} | {e['model']} | seed {e['seed']} | #{e['idx']}] "
+                  f"label {e['label']}: {e['pred_before']} -> {e['pred_after']}, "
+                  f"P(label) {e['prob_before']:.3f} -> {e['prob_after']:.3f}")
+            print(f"  - {e['original']}")
+            print(f"  + {e['perturbed']}")
+    if args.export:
+        export_examples(rows, args.export)
+        print(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
+    return 0

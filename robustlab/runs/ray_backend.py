@@ -1,0 +1,312 @@
+"""Cells as Ray tasks on a cluster whose nodes share nothing with the driver but Ray itself.
+
+What a cell needs besides its parameters travels through Ray's object store, never through
+paths: the cell function is put there once per study, and a study's *travel kit*
+(:class:`Travel`) puts its shared data there once (e.g. the prepared train/test splits) and
+rewrites each cell's parameters on the driver so that none names a driver path. A worker process
+fetches and installs each of them once (cached by object id), so a cell costs one small task
+submission, whatever the size of the data.
+
+* **Authentication.** Ray clusters (2.60 here) started with ``ray start --head`` ask for a token. With
+  ``--ray-address`` and ``RAY_AUTH_MODE`` unset, a token found here (``RAY_AUTH_TOKEN``,
+  ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``) switches token mode on, as ``ray start``
+  does for a local head; a refused or missing token becomes an :class:`InputError` naming the fix
+  instead of Ray's 20 s of ``InvalidAuthToken`` retries and a bare ``ConnectionError``.
+* **Resources.** ``num_cpus`` / ``num_gpus`` per task (fractional GPUs allowed). Ray sets
+  ``CUDA_VISIBLE_DEVICES`` to the GPUs it assigned; a task given no GPU gets an empty
+  ``CUDA_VISIBLE_DEVICES`` (Ray leaves it untouched by default), so ``--device auto`` on a GPU
+  node does not silently share a GPU the scheduler never handed out.
+* **Faults.** A task whose worker process or node dies is retried by Ray on any node
+  (``max_retries``, default 3); after the last attempt the cell is stored as failed with the
+  reason. Ray retries only system failures: a cell that raises is a result (its traceback), so
+  nothing runs twice once it finished, and only the driver writes the store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+from robustlab.runs.executor import CellFn, _call, _Pool
+from robustlab.runs.store import Cell
+
+#: attempts after the first when a worker process or node dies mid-cell
+MAX_RETRIES = 3
+#: directory under the node's temp dir for node-local caches (``node:NAME`` in cell parameters)
+NODE_CACHE = "robustlab-node-cache"
+NODE_PREFIX = "node:"
+
+
+@dataclass(frozen=True)
+class Travel:
+    """How a study's cells run on machines that cannot see the driver's files.
+
+    ``shared`` is put into the object store once per study; ``install`` (a top-level function)
+    receives it once in each worker process before that process's first cell. ``portable``
+    (top-level) maps a cell's parameters to parameters naming no driver path; it runs on the
+    driver, the store keeps the original parameters. ``node_dirs`` are ``node:NAME`` cache
+    directories the study's cells use, removed from every node when the study ends.
+    """
+
+    shared: Any = None
+    install: Callable[[Any], None] | None = None
+    portable: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    node_dirs: tuple[str, ...] = ()
+
+
+def node_dir(value: str | None) -> str | None:
+    """A ``node:NAME`` parameter as this node's own directory (other values unchanged)."""
+    if not value or not str(value).startswith(NODE_PREFIX):
+        return value
+    name = str(value)[len(NODE_PREFIX):]
+    if not name or "/" in name or name in (".", ".."):
+        raise ValueError(f"bad node-local directory name {value!r}")
+    return str(Path(tempfile.gettempdir()) / NODE_CACHE / name)
+
+
+def _remove_node_dirs(names: tuple[str, ...]) -> None:
+    for name in names:
+        d = node_dir(name)
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def check_resources(workers: int, gpus_per_task: float, cpus_per_task: float) -> None:
+    """Validate the execution options before a run directory is created."""
+    if int(workers) < 1:
+        raise InputError(f"--workers must be >= 1, got {workers}")
+    if not gpus_per_task >= 0:
+        raise InputError(f"--gpus-per-task must be >= 0, got {gpus_per_task}")
+    if not cpus_per_task > 0:
+        raise InputError(f"--cpus-per-task must be > 0, got {cpus_per_task}")
+
+
+def prepare(executor: str, workers: int, address: str | None, gpus_per_task: float = 0.0,
+            cpus_per_task: float = 1.0, travel: Travel | None = None) -> dict[str, Any]:
+    """Check the options and, for Ray, join the cluster; returns ``run_cells``' backend options.
+
+    Call it before creating the run directory: bad options or an unreachable cluster then
+    leave nothing behind.
+    """
+    from robustlab.runs.executor import EXECUTORS
+
+    if executor not in EXECUTORS:
+        raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
+    check_resources(workers, gpus_per_task, cpus_per_task)
+    if executor != "ray":
+        return {}
+    connect(address, workers)
+    return {"num_gpus": float(gpus_per_task), "num_cpus": float(cpus_per_task),
+            "address": address, "travel": travel}
+
+
+# ---- authentication ------------------------------------------------------------------------------
+
+
+def token_available() -> bool:
+    """Whether Ray would find an authentication token here (env, token file or ~/.ray)."""
+    if os.environ.get("RAY_AUTH_TOKEN", "").strip():
+        return True
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    candidates = [Path(path)] if path else []
+    candidates.append(Path.home() / ".ray" / "auth_token")
+    return any(p.is_file() and p.stat().st_size > 0 for p in candidates)
+
+
+def _auth_fix(address: str) -> str:
+    return (f"copy the cluster's token from the head node (`ray get-auth-token` there) and set "
+            f"RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<token> (or put it in ~/.ray/auth_token) before "
+            f"--ray-address {address}")
+
+
+def _enable_token_mode() -> None:
+    """``RAY_AUTH_MODE=token`` for this process (ray.init never enables it for an explicit
+    address; ``ray start`` does). Ray caches its configuration at import: refresh it too."""
+    os.environ["RAY_AUTH_MODE"] = "token"
+    try:
+        from ray._raylet import Config  # the refresh Ray's own _enable_token_auth does
+    except ImportError:  # pragma: no cover - another Ray layout: the env var alone
+        return
+    Config.initialize("")
+
+
+_OWNED = False  # whether robustlab's connect() made this process's Ray connection
+
+
+def connect(address: str | None, workers: int = 1) -> None:
+    """``ray.init`` for an existing cluster (``address``) or a private local one.
+
+    Studies call it before creating their run directory, so a cluster that cannot be joined
+    leaves nothing behind; a connection made here is closed by the backend at the end.
+    A connection the caller made itself (``ray.init`` before the study) is used as it is.
+    """
+    global _OWNED
+    try:
+        import ray
+    except ModuleNotFoundError as exc:
+        raise InputError("--executor ray needs ray: pip install 'robustlab[ray]'") from exc
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if not address:
+        ray.init(num_cpus=max(1, workers), **kwargs)
+        _OWNED = True
+        return
+    if os.environ.get("RAY_AUTH_MODE") is None and token_available():
+        _enable_token_mode()
+    from ray.exceptions import AuthenticationError
+
+    try:
+        ray.init(address=address, **kwargs)
+    except AuthenticationError as exc:
+        raise InputError(f"--ray-address {address}: token authentication is on but no token "
+                         f"was found here; {_auth_fix(address)}") from exc
+    except ConnectionError as exc:
+        if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+            hint = ("the cluster refused the connection: the token here may not be the "
+                    "cluster's (compare with `ray get-auth-token` on the head node), or the "
+                    "address is wrong or the head is down")
+        else:
+            hint = ("no authentication token here, and clusters started by `ray start --head` "
+                    f"with Ray 2.60 require one (InvalidAuthToken): {_auth_fix(address)}; "
+                    "otherwise check the address and that the head is running")
+        raise InputError(f"--ray-address {address}: cannot join the Ray cluster ({exc}); "
+                         f"{hint}") from exc
+    _OWNED = True
+
+
+def disconnect() -> None:
+    """Close a connection :func:`connect` made (a caller's own ``ray.init`` stays open)."""
+    global _OWNED
+    import ray
+
+    if _OWNED and ray.is_initialized():
+        ray.shutdown()
+    _OWNED = False
+
+
+# ---- the worker side -----------------------------------------------------------------------------
+
+#: per worker process: object id -> deserialized cell function / installed shared object
+_FNS: dict[str, Any] = {}
+_INSTALLED: dict[str, bool] = {}
+
+
+def _ray_cell(fn_box: list[Any], kind: str, params: dict[str, Any],
+              shared_box: list[Any] | None, install: Callable[[Any], None] | None,
+              gpus: float) -> tuple[bool, Any, float]:
+    """One cell in a Ray worker: fetch the function and shared data once per process, run it.
+
+    The references come boxed in lists so Ray hands them over unresolved: resolving a top-level
+    argument would deserialize the data again for every cell.
+    """
+    import ray
+
+    if not gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    fn_id = fn_box[0].hex()
+    fn = _FNS.get(fn_id)
+    if fn is None:
+        fn = _FNS[fn_id] = ray.get(fn_box[0])
+    if shared_box is not None and install is not None:
+        sid = shared_box[0].hex()
+        if sid not in _INSTALLED:
+            install(ray.get(shared_box[0]))
+            _INSTALLED.clear()
+            _INSTALLED[sid] = True
+    return _call(fn, kind, params)
+
+
+def _cleanup_node(names: tuple[str, ...]) -> str:
+    _remove_node_dirs(names)
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
+
+
+# ---- the backend ---------------------------------------------------------------------------------
+
+
+class RayBackend(_Pool):
+    """Cells as Ray tasks on an existing cluster (``address``) or a private local ``ray.init``."""
+
+    def __init__(self, fn: CellFn, workers: int, address: str | None = None,
+                 num_gpus: float = 0.0, num_cpus: float = 1.0, travel: Travel | None = None,
+                 max_retries: int = MAX_RETRIES) -> None:
+        if num_gpus < 0 or num_cpus < 0:
+            raise InputError("--gpus-per-task and --cpus-per-task must be >= 0")
+        if max_retries < 0:
+            raise InputError("max_retries must be >= 0")
+        connect(address, workers)
+        import ray
+
+        self.ray = ray
+        self.travel = travel or Travel()
+        self.num_gpus = float(num_gpus)
+        self.max_retries = int(max_retries)
+        self.remote = ray.remote(num_cpus=num_cpus, num_gpus=self.num_gpus,
+                                 max_retries=self.max_retries, retry_exceptions=False)(_ray_cell)
+        self.fn_box = [ray.put(fn)]
+        self.shared_box = ([ray.put(self.travel.shared)]
+                           if self.travel.install is not None else None)
+        self.workers = max(1, workers)
+        self.pending: set[Any] = set()
+
+    def _submit(self, cell: Cell) -> Any:
+        params = cell.params
+        if self.travel.portable is not None:
+            params = self.travel.portable(params)
+        ref = self.remote.remote(self.fn_box, cell.kind, params, self.shared_box,
+                                 self.travel.install, self.num_gpus)
+        self.pending.add(ref)
+        return ref
+
+    def _wait(self, handles: list[Any]) -> list[Any]:
+        return self.ray.wait(handles, num_returns=1)[0]
+
+    def _result(self, handle: Any) -> tuple[bool, Any, float]:
+        self.pending.discard(handle)
+        from ray.exceptions import RayError, RayTaskError, TaskCancelledError
+
+        try:
+            return self.ray.get(handle)
+        except (TaskCancelledError, RayTaskError):
+            raise  # stored with its traceback by the loop
+        except RayError as exc:
+            # a worker process or node died on every attempt: the reason, not a Ray traceback
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            return False, (f"{type(exc).__name__}: the Ray worker running this cell died on all "
+                           f"{self.max_retries + 1} attempts; last: {first}\n"), 0.0
+
+    def close(self) -> None:
+        ray = self.ray
+        if not ray.is_initialized():
+            return
+        for ref in list(self.pending):  # Ctrl-C: the cells go back to pending in the store
+            try:
+                ray.cancel(ref, force=False)
+            except Exception:  # noqa: BLE001 - already finished or its node is gone
+                pass
+        self.pending.clear()
+        if self.travel.node_dirs:
+            self._cleanup_nodes()
+        disconnect()
+
+    def _cleanup_nodes(self) -> None:
+        """Remove the study's node-local caches on every alive node (best effort, 60 s)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        task = self.ray.remote(num_cpus=0, max_retries=0)(_cleanup_node)
+        refs = [task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+                    node["NodeID"], soft=False)).remote(self.travel.node_dirs)
+                for node in self.ray.nodes() if node.get("Alive")]
+        try:
+            self.ray.wait(refs, num_returns=len(refs), timeout=60)
+        except Exception:  # noqa: BLE001 - cleanup must not hide the study's outcome
+            pass

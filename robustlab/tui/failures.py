@@ -1,0 +1,58 @@
+"""The failing-examples view of a run, as plain data (headless; the screen only draws it).
+
+Both tables come from :mod:`robustlab.recipes.predictions`, the same reader as ``robustlab
+failures``, so the TUI, the CLI and an export show the same rows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from robustlab.recipes.predictions import EXAMPLE_COLUMNS, failing_examples, failure_summary
+from robustlab.runs.store import RunStore
+from robustlab.tui.specs import Table
+
+SUMMARY_COLUMNS = ["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate"]
+EXAMPLE_TABLE_COLUMNS = ["perturbation", "model", "seed", "idx", "label", "pred_before",
+                         "pred_after", "prob_before", "prob_after", "drop"]
+_LABELS = {"pred_before": "pred", "pred_after": "→", "prob_before": "P before",
+           "prob_after": "P after", "fail_rate": "fail rate"}
+
+
+@dataclass
+class FailuresView:
+    summary: Table
+    examples: list[dict[str, Any]]  # every failing example, worst first (with their texts)
+
+    def filtered(self, cell: dict[str, Any] | None = None, text: str = "") -> list[dict[str, Any]]:
+        """Examples of one summary row (model/perturbation/seed) whose text contains ``text``."""
+        needle = text.strip().lower()
+        out = []
+        for e in self.examples:
+            if cell and any(e[k] != cell[k] for k in ("model", "perturbation", "seed")):
+                continue
+            if needle and needle not in e["original"].lower() and needle not in \
+                    e["perturbed"].lower():
+                continue
+            out.append(e)
+        return out
+
+    @staticmethod
+    def table(examples: list[dict[str, Any]], title: str = "failing examples",
+              texts: bool = False) -> Table:
+        """Examples as a table: on screen without the texts (the detail pane shows them),
+        exported with every column (``texts=True``)."""
+        cols = list(EXAMPLE_COLUMNS) if texts else EXAMPLE_TABLE_COLUMNS
+        return Table(title, cols, [[e[c] for c in cols] for e in examples], heat=["drop"],
+                     keys=[str(i) for i in range(len(examples))], labels=_LABELS)
+
+
+def load_failures(path: str | os.PathLike[str]) -> FailuresView:
+    with RunStore(path, readonly=True) as store:
+        summary = failure_summary(store)
+        examples = failing_examples(store)
+    rows = [[s[c] for c in SUMMARY_COLUMNS] for s in summary]
+    return FailuresView(Table("pass/fail per model × perturbation × seed", SUMMARY_COLUMNS, rows,
+                              heat=["fail_rate"], labels=_LABELS), examples)
