@@ -22,7 +22,8 @@ Per process, a checkpoint's tokenizer and weights are loaded once (:func:`_pretr
 fit starts from an in-memory deep copy of that initial state (a fresh classification head drawn
 from the fit's seed), so a study's cells never re-read the checkpoint from disk.
 
-On CUDA: bf16 autocast (fp16 with a gradient scaler on GPUs without bf16), TF32 matmuls, pinned
+On CUDA: fp32 with TF32 matmuls by default (measured faster than bf16 autocast at these sizes,
+see :func:`robustlab.models.device.autocast_dtype`; ``precision=bf16|fp16`` opts in), pinned
 host memory and non-blocking copies, fused AdamW. ``precision=bf16`` runs the autocast path on
 CPU too (tests exercise it there).
 """
