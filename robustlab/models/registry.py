@@ -132,12 +132,17 @@ def load_model(path_or_name: str | os.PathLike[str], *, device: str | None = Non
     return make_model(spec, **params)
 
 
-def load_saved(directory: str | os.PathLike[str], device: str | None = None):
-    d = Path(directory)
+def _read_meta(d: Path) -> dict[str, Any]:
+    """The saved model's metadata (plain JSON; never code), or a clear error."""
     try:
-        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+        return json.loads((d / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+
+
+def load_saved(directory: str | os.PathLike[str], device: str | None = None):
+    d = Path(directory)
+    meta = _read_meta(d)
     family = meta.get("family")
     if family in TORCH_FAMILIES:
         from robustlab.models.torch_models import FAMILIES
@@ -158,10 +163,7 @@ def saved_params(directory: str | os.PathLike[str]) -> tuple[type, dict[str, Any
     refit starts from the saved (fine-tuned) weights with the tokenizer saved beside them.
     """
     d = Path(directory)
-    try:
-        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+    meta = _read_meta(d)
     family = meta.get("family")
     params = {k: tuple(v) if isinstance(v, list) else v
               for k, v in dict(meta.get("params") or {}).items()
