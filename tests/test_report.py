@@ -103,7 +103,7 @@ def test_attack_report_from_a_real_run(attack_files, monkeypatch, tmp_path):
 
     import robustlab.commands.attack as cmd
 
-    monkeypatch.setattr(cmd, "load_victim", lambda spec: (make_wrapper(planted_proba),
+    monkeypatch.setattr(cmd, "load_victim", lambda spec, device=None: (make_wrapper(planted_proba),
                                                           "planted"))
     out = attack_files / "run"
     assert main(["attack", "--recipe", "so-beam", "--model", "planted", "--dataset",
@@ -137,7 +137,7 @@ def test_bias_report_from_a_real_run(attack_files, monkeypatch, tmp_path):
 
     import robustlab.models.registry as reg
 
-    monkeypatch.setattr(reg, "load_model", lambda spec: Toy())
+    monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
     data = attack_files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = attack_files / "bias"
