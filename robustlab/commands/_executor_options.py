@@ -11,7 +11,12 @@ from typing import Any
 
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
-    e = p.add_argument_group("execution (see docs/executors.md)")
+    add_executor_arguments(p.add_argument_group("execution (see docs/executors.md)"))
+
+
+def add_executor_arguments(e: Any) -> None:
+    """The five options into an existing parser or argument group (learnability/robustness put
+    them in their own "execution" group, beside --out and --threads)."""
     e.add_argument("--executor", choices=("sequential", "process", "ray"), default="sequential",
                    help="where cells run: this process, local worker processes, or Ray tasks")
     e.add_argument("--workers", type=int, default=1,

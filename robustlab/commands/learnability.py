@@ -87,15 +87,12 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
                    help="training steps, the same for every experiment (default 200)")
     g.add_argument("--max-train", type=int, metavar="N", help="balanced subsample of the train set")
     g.add_argument("--max-test", type=int, metavar="N", help="balanced subsample of the test set")
+    from robustlab.commands._executor_options import add_executor_arguments
+
     e = p.add_argument_group("execution")
     e.add_argument("--out", required=out_required, metavar="DIR",
                    help="run directory (re-running the same command resumes it)")
-    e.add_argument("--executor", choices=("sequential", "process", "ray"), default="sequential")
-    e.add_argument("--workers", type=int, default=1, help="parallel cells (process / ray)")
-    e.add_argument("--ray-address", metavar="ADDR", help="existing Ray cluster (default: local)")
-    e.add_argument("--gpus-per-task", type=float, default=0.0,
-                   help="GPUs per Ray task (fractional allowed, e.g. 0.25; docs/executors.md)")
-    e.add_argument("--cpus-per-task", type=float, default=1.0, help="CPUs per Ray task")
+    add_executor_arguments(e)
     e.add_argument("--threads", type=int, default=1,
                    help="torch threads per training (default 1; see docs/learnability.md)")
     from robustlab.models.device import add_device_option
