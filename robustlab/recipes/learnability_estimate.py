@@ -314,60 +314,10 @@ def write_estimate_files(out_dir: Path, block: dict[str, Any] | None,
 
 
 def _plot(path: Path, block: dict[str, Any]) -> None:
-    """Heat map model × perturbation of the estimate (cells marked ✗ failed the p = 1 check),
-    beside the estimate vs robustness scatter when the run measured robustness."""
-    import matplotlib
+    """The estimate's PNG, drawn by the one plotting module (:mod:`robustlab.plots`)."""
+    from robustlab.plots import learnability_estimate_figure
 
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
-
-    est = block["pairs"]
-    models = list(dict.fromkeys(r["model"] for r in est))
-    perts = list(dict.fromkeys(r["perturbation"] for r in est))
-    mat = np.full((len(perts), len(models)), np.nan)
-    flag = np.zeros_like(mat, dtype=bool)
-    for r in est:
-        i, j = perts.index(r["perturbation"]), models.index(r["model"])
-        mat[i, j] = _mean(r.get("learnability_estimate"))
-        flag[i, j] = r.get("learnable") is False
-    with np.errstate(all="ignore"):
-        row_avg = np.array([np.nanmean(x) if np.isfinite(x).any() else np.nan for x in mat])
-    order = np.argsort(np.where(np.isfinite(row_avg), row_avg, np.inf), kind="stable")
-    mat, flag, perts = mat[order], flag[order], [perts[i] for i in order]
-    rob = [(_mean(r.get("learnability_estimate")), _mean(r.get("robustness")), r["model"])
-           for r in est]
-    scatter = any(math.isfinite(b) for _, b, _ in rob)
-    p = format(block["estimate_p"], "g")
-    fig = Figure(figsize=(2.4 + 1.3 * len(models) + (4.5 if scatter else 0),
-                          1.2 + 0.45 * len(perts)), layout="constrained")
-    axes = fig.subplots(1, 2 if scatter else 1, squeeze=False)[0]
-    ax = axes[0]
-    low = float(np.nanmin(mat)) if np.isfinite(mat).any() else 0.0
-    im = ax.imshow(mat, cmap="viridis", vmin=min(0.0, low), vmax=1, aspect="auto")
-    ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
-    ax.set_yticks(range(len(perts)), perts)
-    for i in range(len(perts)):
-        for j in range(len(models)):
-            if math.isfinite(mat[i, j]):
-                ax.text(j, i, f"{mat[i, j]:.2f}" + (" ✗" if flag[i, j] else ""), ha="center",
-                        va="center", color="w", fontsize=8)
-    ax.set_title(f"learnability ESTIMATE = learnability@{p}\n(✗: < {block['learnable_min']} at "
-                 "p=1, not learnable)", fontsize=9)
-    fig.colorbar(im, ax=ax, label=f"learnability at p={p}")
-    if scatter:
-        ax = axes[1]
-        for m in models:
-            pts = [(a, b) for a, b, mm in rob if mm == m and math.isfinite(a) and math.isfinite(b)]
-            ax.scatter([a for a, _ in pts], [b for _, b in pts], s=22, label=m)
-        c = (block.get("correlations") or {}).get("estimate_vs_robustness") or {}
-        rho = "n/a" if c.get("rho") is None else f"{c['rho']:.3f}"
-        pv = "" if c.get("p_value") is None else f", p={c['p_value']:.2g}"
-        ax.set_title(f"Spearman ρ = {rho}{pv} (n={c.get('n', 0)})", fontsize=9)
-        ax.set_xlabel(f"learnability estimate (p={p})")
-        ax.set_ylabel("robustness (A1 − A0)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    save_figure(fig, path, dpi=110)
+    save_figure(learnability_estimate_figure(block), path, dpi=110)
 
 
 # ---- robustlab correlate over estimate runs -------------------------------------------------------
