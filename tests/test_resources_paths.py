@@ -21,5 +21,6 @@ def test_shared_dir_follows_env_then_cwd(tmp_path: Path, monkeypatch) -> None:
     assert resources.shared_data_dir() == (tmp_path / "proj" / "shared" / "data").resolve()
     (work / "shared").mkdir()
     assert resources.shared_dir() == (work / "shared").resolve()
+    # the old rule was "shared/ beside the package's checkout": never that
     pkg_root = Path(resources.__file__).resolve().parents[2]
-    assert pkg_root not in resources.shared_dir().parents
+    assert resources.shared_dir() != (pkg_root / "shared").resolve()
