@@ -60,7 +60,7 @@ def accuracy(model, data) -> float:
 
 def bench_one(model, recipe: str, source, examples, pairs: str) -> dict:
     from robustlab.models.wrappers import textattack_wrapper
-    from robustlab.recipes.attack_study import example_record, recipe_module
+    from robustlab.recipes.second_order.study import example_record, recipe_module
 
     attack = recipe_module(recipe).build(textattack_wrapper(model), source=source, pairs=pairs)
     lm0 = getattr(source, "lm_seconds", 0.0)
@@ -112,7 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/robustlab-bench", help="model cache directory")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
-    from robustlab.recipes.neighbourhood import MaskedLMSource, TableSource, WordNetSource
+    from robustlab.recipes.second_order.neighbourhood import (
+        MaskedLMSource,
+        TableSource,
+        WordNetSource,
+    )
     from robustlab.resources import minilm_mlm_path, shared_data_dir
 
     n = args.n or (50 if args.quick else 872)

@@ -38,7 +38,7 @@ def main() -> None:
 
     from robustlab.data.mt import load_wmt22
     from robustlab.metrics.mt import MTScorer
-    from robustlab.recipes.cross_domain import (
+    from robustlab.recipes.cross_domain.study import (
         ConsistencyConfig,
         MTStudy,
         consistency_tables,

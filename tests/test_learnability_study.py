@@ -16,7 +16,7 @@ import pytest
 from learnability_toy import toy_spec
 from scipy import stats
 
-from robustlab.recipes.learnability import (
+from robustlab.recipes.learnability.study import (
     LearnabilityStudy,
     clear_caches,
     label_randomness,
@@ -254,7 +254,7 @@ def test_process_executor_gives_the_same_results(tmp_path):
 
 def test_sentence_pairs_are_perturbed_on_both_sides():
     from robustlab.adapters.registry import make
-    from robustlab.recipes.learnability import perturb_examples
+    from robustlab.recipes.learnability.study import perturb_examples
 
     pairs = [("how do I cook rice", "what is the way to cook rice"), ("a", "b")]
     new, changed = perturb_examples(make("append_token", token="zz"), pairs, seed=0)

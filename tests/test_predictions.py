@@ -10,8 +10,12 @@ from learnability_toy import toy_spec
 
 from robustlab.cli import main
 from robustlab.data.files import read_rows
-from robustlab.recipes.learnability import LearnabilityStudy, clear_caches, run_study
-from robustlab.recipes.predictions import failing_examples, failure_summary, prediction_rows
+from robustlab.recipes.learnability.predictions import (
+    failing_examples,
+    failure_summary,
+    prediction_rows,
+)
+from robustlab.recipes.learnability.study import LearnabilityStudy, clear_caches, run_study
 from robustlab.runs.store import RunStore
 
 

@@ -123,7 +123,7 @@ def parse_params(text: str, spec: str = "") -> dict[str, Any]:
         key, eq, value = item.partition("=")
         if not eq:
             raise PerturbationError(f"bad parameter {item!r} in {spec or text!r}; expected key=value")
-        params[key.strip()] = _parse_value(value.strip())
+        params[key.strip()] = parse_value(value.strip())
     return params
 
 
@@ -179,7 +179,8 @@ def parse_spec(spec: str, **overrides: Any) -> Perturbation:
     return pert.with_label(label) if label else pert
 
 
-def _parse_value(v: str) -> Any:
+def parse_value(v: str) -> Any:
+    """A ``key=value`` parameter's value: bool, None, int, float, else the string itself."""
     low = v.lower()
     if low in ("true", "false"):
         return low == "true"

@@ -51,6 +51,7 @@ from robustlab.adapters.nlaugmenter_adapter import _snake
 
 __all__ = [
     "TextAttackPerturbation",
+    "available_components",
     "from_spec",
     "from_textattack",
     "to_textattack_augmenter",
@@ -335,3 +336,26 @@ def from_spec(target: str, **params: Any) -> TextAttackPerturbation:
     except (TypeError, AssertionError, ValueError) as exc:
         raise PerturbationError(f"textattack:{target}: {exc}") from None
     return from_textattack(component, **wrapper)
+
+
+def available_components() -> list[dict[str, Any]]:
+    """TextAttack's transformations and augmentation recipes usable as ``textattack:NAME``
+    (``robustlab list perturbations --source textattack``)."""
+    import inspect
+
+    ta = _textattack()
+    rows = []
+    for kind, mod, base in (("transformation", ta.transformations,
+                             ta.transformations.Transformation),
+                            ("augmenter", ta.augmentation, ta.augmentation.Augmenter)):
+        for name, cls in sorted(vars(mod).items()):
+            if not (isinstance(cls, type) and issubclass(cls, base)) or inspect.isabstract(cls):
+                continue
+            own = inspect.cleandoc(cls.__dict__.get("__doc__") or "")  # not inherited
+            if cls is base or name.startswith("_") or own.lower().startswith(("an abstract",
+                                                                                "a base class")):
+                continue
+            doc = own.splitlines()
+            rows.append({"name": f"textattack:{name}", "kind": kind, "level": _level_of(name),
+                         "summary": doc[0] if doc else ""})
+    return rows

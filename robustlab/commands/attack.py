@@ -67,48 +67,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.set_defaults(func=run_textattack)
 
 
-# ---- models and data -------------------------------------------------------------------------
-
-
-def model_wrapper_for(model: Any) -> Any:
-    """TextAttack ModelWrapper over a TextClassifier (``robustlab.models.wrappers``)."""
-    from robustlab.resources import ensure_textattack
-
-    ensure_textattack()
-    from textattack.models.wrappers import ModelWrapper
-
-    if isinstance(model, ModelWrapper):
-        return model
-    from robustlab.models.wrappers import textattack_wrapper
-
-    return textattack_wrapper(model)
-
-
-def load_victim(spec: str, device: str | None = None) -> tuple[Any, str]:
-    try:
-        from robustlab.models.registry import load_model
-    except ImportError as exc:  # pragma: no cover - until the models land
-        raise InputError(f"cannot load --model {spec!r}: robustlab.models.registry is "
-                         f"unavailable ({exc})") from exc
-    model = load_model(spec, device=device)
-    return model_wrapper_for(model), getattr(model, "model_id", lambda: spec)()
-
-
-def load_examples(spec: str, split: str = "test", fmt: str | None = None,
-                  n: int | None = None) -> list[tuple[str, int]]:
-    """The first ``n`` (text, label) pairs of a dataset (``robustlab.data.datasets``)."""
-    from robustlab.data.datasets import load_dataset
-
-    if n is not None and n < 1:
-        raise InputError(f"--num-examples must be >= 1 (got {n})")
-    ds = load_dataset(spec, split=split, fmt=fmt, validate=False)
-    if ds.is_pairs:
-        raise InputError(f"--dataset {spec}: sentence pairs are not supported by second-order "
-                         "attacks or the bias study (single texts only)")
-    out = [(str(t), int(y)) for t, y in zip(ds.texts, ds.labels, strict=False)]
-    return out[:n] if n is not None else out
-
-
 def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     source = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
     kw: dict[str, Any] = {"source": source, "pairs": args.patch_table, "kappa": args.kappa,
@@ -128,22 +86,25 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.models.device import resolve_device
-    from robustlab.recipes.attack_study import RECIPES, run_attack_study
-    from robustlab.recipes.neighbourhood import mlm_device
+    from robustlab.recipes.second_order.neighbourhood import mlm_device
+    from robustlab.recipes.second_order.study import RECIPES, run_attack_study
 
     if args.recipe not in RECIPES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
     if args.recipe == "so-enum" and (args.max_distance or 2) > 2:
         raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
     if args.patch_table and args.patch_table not in ("wordnet", "textattack-counterfitted"):
-        from robustlab.recipes.neighbourhood import load_table
+        from robustlab.recipes.second_order.neighbourhood import load_table
 
         load_table(args.patch_table)  # a missing or invalid table stops before --out is created
+    from robustlab.data.datasets import load_examples
+    from robustlab.models import wrappers
+
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")
     device = str(resolve_device(getattr(args, "device", "auto")))
-    wrapper, model_name = load_victim(args.model, device)
+    wrapper, model_name = wrappers.load_victim(args.model, device)
     with mlm_device(device):
         summary = run_attack_study(
             recipe=args.recipe, model_wrapper=wrapper, model_name=model_name,
@@ -171,7 +132,7 @@ def register_textattack_recipes() -> None:
     import textattack.attack_args as aa
 
     import robustlab
-    from robustlab.recipes.attack_study import RECIPES
+    from robustlab.recipes.second_order.study import RECIPES
 
     for name, module in RECIPES.items():
         importlib.import_module(module)

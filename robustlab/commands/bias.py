@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
-    from robustlab.commands.attack import load_examples
-    from robustlab.recipes.bias import resolve_pairs, run_bias_study
-    from robustlab.recipes.neighbourhood import make_source
+    from robustlab.data.datasets import load_examples
+    from robustlab.recipes.second_order.bias import resolve_pairs, run_bias_study
+    from robustlab.recipes.second_order.neighbourhood import make_source
 
     try:
         ks = sorted({int(x) for x in args.ks.split(",") if x.strip()})

@@ -39,7 +39,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from robustlab.errors import InputError
-    from robustlab.recipes.predictions import export_examples, failing_examples, failure_summary
+    from robustlab.recipes.learnability.predictions import (
+        export_examples,
+        failing_examples,
+        failure_summary,
+    )
     from robustlab.runs.store import RunStore, is_run_dir
     from robustlab.textfmt import align
 

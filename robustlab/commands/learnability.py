@@ -1,6 +1,6 @@
 """``robustlab learnability`` (alias ``cent``), ``robustlab robustness`` and ``robustlab correlate``.
 
-Thin adapters over :mod:`robustlab.recipes.learnability`: parse options into a
+Thin adapters over :mod:`robustlab.recipes.learnability.study`: parse options into a
 :class:`LearnabilityStudy`, run it into ``--out DIR`` (re-running the same command resumes), print
 the per-pair table and the hypothesis tests. The exact command line is stored in the run row
 (with absolute paths) so the TUI can resume the run from anywhere.
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.recipes.thresholds import add_threshold_options, gate, threshold_args
+from robustlab.recipes.learnability.thresholds import add_threshold_options, gate, threshold_args
 
 DEFAULT_GRID = "0.001,0.005,0.01,0.02,0.05,0.1,0.5,1.0"
 DEFAULT_PERTURBATIONS = ("duplicate_punctuations,butter_fingers_perturbation,shuffle_word,"
@@ -142,7 +142,7 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_experiments(text: str) -> bool:
-    from robustlab.recipes.learnability import EXPERIMENTS
+    from robustlab.recipes.learnability.study import EXPERIMENTS
 
     bad = sorted(set(_split(text)) - set(EXPERIMENTS))
     if bad or not _split(text):
@@ -152,7 +152,7 @@ def _check_experiments(text: str) -> bool:
 
 
 def study_from_args(args: argparse.Namespace):
-    from robustlab.recipes.learnability import (
+    from robustlab.recipes.learnability.study import (
         EXPERIMENTS,
         ROBUSTNESS_EXPERIMENTS,
         LearnabilityStudy,
@@ -230,8 +230,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
 
 def execute(args: argparse.Namespace, name: str) -> int:
     """Run the study described by ``args`` and print the results; shared with ``demo``."""
-    from robustlab.recipes.learnability import run_study
-    from robustlab.recipes.learnability_report import chance_text, correlations_text, results_table
+    from robustlab.recipes.learnability.report import chance_text, correlations_text, results_table
+    from robustlab.recipes.learnability.study import run_study
 
     study = study_from_args(args)
     if args.workers < 1:
@@ -251,7 +251,7 @@ def execute(args: argparse.Namespace, name: str) -> int:
         print(correlations_text(summary["correlations"]) if study.estimate != "quick" else
               "quick estimate: no average learnability (log-AUC); its own tests follow")
     if summary.get("estimate"):  # the quick estimate's own section (never the log-AUC)
-        from robustlab.recipes.learnability_estimate import estimate_text
+        from robustlab.recipes.learnability.estimate import estimate_text
 
         print()
         print(estimate_text(summary["estimate"], table=study.estimate == "quick"))
@@ -293,8 +293,8 @@ def run(args: argparse.Namespace) -> int:
 def run_correlate(args: argparse.Namespace) -> int:
     """Hypothesis tests with the log-AUC (full grids) or the learnability estimate (quick runs,
     or ``--measure estimate``); the output names the measure it used."""
-    from robustlab.recipes.learnability_estimate import correlate_estimate, is_quick, run_results
-    from robustlab.recipes.learnability_report import correlate_dirs
+    from robustlab.recipes.learnability.estimate import correlate_estimate, is_quick, run_results
+    from robustlab.recipes.learnability.report import correlate_dirs
 
     dirs = [Path(d) for d in args.run_dirs]
     quick = [d for d in dirs if is_quick(run_results(d, results=False)[0].config)]
@@ -309,8 +309,8 @@ def run_correlate(args: argparse.Namespace) -> int:
     print("measure: average learnability = log-AUC over the p-grid (paper 000 Eq. 5)")
     rc = correlate_dirs(dirs, json_path=args.json, write=not args.no_write)
     if len(dirs) == 1 and not args.no_write:  # the grid's own estimate, and its best p
-        from robustlab.recipes.learnability_estimate import estimate_text
-        from robustlab.recipes.learnability_report import load_summary
+        from robustlab.recipes.learnability.estimate import estimate_text
+        from robustlab.recipes.learnability.report import load_summary
 
         text = estimate_text(load_summary(dirs[0]).get("estimate"), table=False)
         if text:

@@ -26,27 +26,9 @@ def _fmt_params(params: dict[str, Any]) -> str:
 
 
 def _textattack() -> list[dict[str, Any]]:
-    """TextAttack's transformations and augmentation recipes usable as ``textattack:NAME``."""
-    import inspect
+    from robustlab.adapters.textattack_adapter import available_components
 
-    from robustlab.adapters.textattack_adapter import _level_of, _textattack
-
-    ta = _textattack()
-    rows = []
-    for kind, mod, base in (("transformation", ta.transformations,
-                             ta.transformations.Transformation),
-                            ("augmenter", ta.augmentation, ta.augmentation.Augmenter)):
-        for name, cls in sorted(vars(mod).items()):
-            if not (isinstance(cls, type) and issubclass(cls, base)) or inspect.isabstract(cls):
-                continue
-            own = inspect.cleandoc(cls.__dict__.get("__doc__") or "")  # not inherited
-            if cls is base or name.startswith("_") or own.lower().startswith(("an abstract",
-                                                                                "a base class")):
-                continue
-            doc = own.splitlines()
-            rows.append({"name": f"textattack:{name}", "kind": kind, "level": _level_of(name),
-                         "summary": doc[0] if doc else ""})
-    return rows
+    return available_components()
 
 
 #: name -> (rows function, table columns, footer)

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _params(items: list[str]) -> dict:
-    from robustlab.adapters.registry import _parse_value
+    from robustlab.adapters.registry import parse_value
     from robustlab.errors import InputError
 
     out = {}
@@ -60,7 +60,7 @@ def _params(items: list[str]) -> dict:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise InputError(f"--param {item!r}: expected KEY=VALUE")
-        out[key.strip()] = _parse_value(value.strip())
+        out[key.strip()] = parse_value(value.strip())
     return out
 
 

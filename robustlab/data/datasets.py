@@ -368,3 +368,17 @@ def load_hub(name: str, *, split: str = "train", text_column: str | int | None =
         raise InputError(f"hub dataset {name!r} split {split!r} has no labels (label -1, e.g. a "
                          "GLUE test split); use split train or validation")
     return Dataset(texts, labels, f"{name}:{split}", None, f"huggingface {path}/{config} {split}")
+
+
+def load_examples(spec: str, split: str = "test", fmt: str | None = None,
+                  n: int | None = None) -> list[tuple[str, int]]:
+    """The first ``n`` (text, label) pairs of a dataset of single texts: the test inputs of the
+    second-order attacks and of the bias study."""
+    if n is not None and n < 1:
+        raise InputError(f"--num-examples must be >= 1 (got {n})")
+    ds = load_dataset(spec, split=split, fmt=fmt, validate=False)
+    if ds.is_pairs:
+        raise InputError(f"--dataset {spec}: sentence pairs are not supported by second-order "
+                         "attacks or the bias study (single texts only)")
+    out = [(str(t), int(y)) for t, y in zip(ds.texts, ds.labels, strict=False)]
+    return out[:n] if n is not None else out

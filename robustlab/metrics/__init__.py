@@ -14,8 +14,7 @@ lazily so ``import robustlab.metrics`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from robustlab.lazy import lazy_exports
 
 _FACADES = {
     # learnability / CENT
@@ -51,15 +50,4 @@ _FACADES = {
     "corpus_bleu": "mt",
 }
 
-__all__ = sorted(_FACADES)
-
-
-def __getattr__(name: str) -> Any:
-    module = _FACADES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'robustlab.metrics' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"robustlab.metrics.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports("robustlab.metrics", _FACADES)

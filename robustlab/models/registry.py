@@ -43,7 +43,7 @@ def available_models() -> dict[str, str]:
 
 def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``name`` or ``name:key=value,...`` -> (name, params). Paths are returned unchanged."""
-    from robustlab.adapters.registry import _parse_value
+    from robustlab.adapters.registry import parse_value
 
     spec = str(spec).strip()
     if not spec:
@@ -57,7 +57,7 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
         key, eq, value = item.partition("=")
         if not eq:
             raise InputError(f"--model: bad parameter {item!r} in {spec!r}; expected key=value")
-        params[key.strip()] = _parse_value(value.strip())
+        params[key.strip()] = parse_value(value.strip())
     return name.lower(), params
 
 

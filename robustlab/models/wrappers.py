@@ -91,3 +91,24 @@ def checklist_predict_fn(model: TextClassifier, batch_size: int = 256
     fn = PredictorWrapper.wrap_softmax(predictor)
     fn.predictor = predictor  # type: ignore[attr-defined]
     return fn
+
+
+def model_wrapper_for(model: Any) -> Any:
+    """``model`` as a TextAttack ModelWrapper (unchanged when it already is one)."""
+    from robustlab.resources import ensure_textattack
+
+    ensure_textattack()
+    from textattack.models.wrappers import ModelWrapper
+
+    if isinstance(model, ModelWrapper):
+        return model
+    return textattack_wrapper(model)
+
+
+def load_victim(spec: str, device: str | None = None) -> tuple[Any, str]:
+    """The attack victim named by ``--model`` (saved directory, family or checkpoint) as a
+    TextAttack ModelWrapper, with the model id the run records."""
+    from robustlab.models.registry import load_model
+
+    model = load_model(spec, device=device)
+    return model_wrapper_for(model), getattr(model, "model_id", lambda: spec)()

@@ -190,7 +190,7 @@ def semantic_check(args: argparse.Namespace) -> None:
     """The pre-run checks of the command ``args`` parsed into (raise on a bad option).
 
     A command may declare its own with ``set_defaults(check=fn)``; the study commands built on
-    :class:`~robustlab.recipes.learnability.LearnabilityStudy` are checked by building and
+    :class:`~robustlab.recipes.learnability.study.LearnabilityStudy` are checked by building and
     validating the study exactly as the command will.
     """
     hook = getattr(args, "check", None)

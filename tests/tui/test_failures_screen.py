@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robustlab.recipes.predictions import failing_examples
+from robustlab.recipes.learnability.predictions import failing_examples
 from robustlab.runs.store import RunStore
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.failures import EXAMPLE_TABLE_COLUMNS

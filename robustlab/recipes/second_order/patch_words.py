@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.recipes.neighbourhood import load_table
+from robustlab.recipes.second_order.neighbourhood import load_table
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def pair_table(source: str | dict[str, list[str]] | None) -> PairTable:
             table.setdefault(k.lower(), []).extend(v.lower() for v in vs)
         return PairTable(lambda w: table.get(w, []), "table:<dict>", table=table)
     if source == "wordnet":
-        from robustlab.recipes.neighbourhood import WordNetSource
+        from robustlab.recipes.second_order.neighbourhood import WordNetSource
 
         wn = WordNetSource(max_candidates=8)
         pool = WordNetSource(max_candidates=10_000)  # synonymy is symmetric: reverse ⊆ all lemmas

@@ -1,5 +1,5 @@
 """Cross-domain consistency studies (paper 004): MT systems scored with sacreBLEU, precomputed
-score tables, and (in :mod:`robustlab.recipes.cross_domain_clf`) classifiers across domains.
+score tables, and (in :mod:`robustlab.recipes.cross_domain.clf`) classifiers across domains.
 
 The flow follows sacreBLEU's "statistics first, resampling second" habit: every segment (or
 domain) is scored once; the consistency tables (mean, variance, CoV, γ, leave-one-domain-out,
@@ -232,7 +232,7 @@ def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]],
     """Register one cell per system (``systems``: names, or {name: cell params}), run them and
     write the final files. A rerun into the same directory resumes. ``started``: the
     ``perf_counter`` time the study began (scoring included), for ``summary["seconds"]``."""
-    from robustlab.recipes.cross_domain_report import write_outputs
+    from robustlab.recipes.cross_domain.report import write_outputs
     from robustlab.runs.executor import run_cells
     from robustlab.runs.signature import versions
     from robustlab.runs.store import Cell, RunStore
@@ -328,7 +328,7 @@ def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | N
         table = {k: (np.asarray(x, dtype=float), list(d)) for k, (x, d) in table.items()}
     results = analyze_scores(table, cfg)
     if out_dir is None:
-        from robustlab.recipes.cross_domain_report import rank_and_agree
+        from robustlab.recipes.cross_domain.report import rank_and_agree
 
         return {"kind": KIND, "systems": list(results.values()),
                 **rank_and_agree(list(results.values()), human)}

@@ -16,7 +16,7 @@ from typing import Any
 
 from textattack.search_methods import SearchMethod
 
-from robustlab.recipes.second_order import SUCCEEDED, NeighbourSwap
+from robustlab.recipes.second_order.components import SUCCEEDED, NeighbourSwap
 
 
 def l0(original: Any, text: Any) -> int:

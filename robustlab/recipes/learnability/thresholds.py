@@ -207,7 +207,7 @@ def _check_perturbations(specs: Sequence[str], path: Path) -> None:
 
 def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     """(model, perturbation) -> mean accuracy, drop and fail rate over the run's seeds."""
-    from robustlab.recipes.predictions import failure_summary
+    from robustlab.recipes.learnability.predictions import failure_summary
 
     acc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for _, r in store.done_results():

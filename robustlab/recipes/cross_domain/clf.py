@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.recipes.cross_domain import (
+from robustlab.recipes.cross_domain.study import (
     KIND,
     ConsistencyConfig,
     _run,
@@ -121,7 +121,7 @@ def _sample(n: int, cap: int | None, seed: int) -> np.ndarray:
 
 def clf_cell(kind: str, params: dict[str, Any]) -> Any:
     """Train ``params['model']`` on ``params['train']``; accuracy on every other domain."""
-    from robustlab.recipes.learnability_data import build_model
+    from robustlab.recipes.learnability.data import build_model
     from robustlab.runs.executor import CellOutput
 
     t0 = time.perf_counter()

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.recipes.neighbourhood import NeighbourhoodSource, match_case
+from robustlab.recipes.second_order.neighbourhood import NeighbourhoodSource, match_case
 
 EPSILON = 0.005
 BUILTIN_PAIRS: tuple[tuple[str, str], ...] = (
@@ -274,7 +274,7 @@ class BiasCells:
             return self.evaluator
         ev = _EVALUATORS.get(self.key)
         if ev is None:
-            from robustlab.recipes.neighbourhood import make_source
+            from robustlab.recipes.second_order.neighbourhood import make_source
 
             predict = self.model
             if isinstance(predict, str):

@@ -161,9 +161,9 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     """Write results.jsonl, summary.json, CSV tables and PNG plots for the run in ``store``.
 
     The learnability estimate (``summary["estimate"]``, its CSV/PNG) comes from
-    :mod:`robustlab.recipes.learnability_estimate`; a quick-estimate run gets no log-AUC figures.
+    :mod:`robustlab.recipes.learnability.estimate`; a quick-estimate run gets no log-AUC figures.
     """
-    from robustlab.recipes.learnability_estimate import (
+    from robustlab.recipes.learnability.estimate import (
         blank_quick_average,
         is_quick,
         summarize_estimate,
@@ -189,7 +189,7 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     if plots and pairs and not is_quick(config):
         files += _write_plots(out_dir, pairs, results, p_grid, corr)
     files += write_estimate_files(out_dir, estimate, plots)
-    from robustlab.recipes.predictions import write_failure_report
+    from robustlab.recipes.learnability.predictions import write_failure_report
 
     files += write_failure_report(store, out_dir)  # CheckList-style failing examples
     summary = {

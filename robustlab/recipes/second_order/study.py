@@ -17,8 +17,8 @@ from typing import Any
 
 from robustlab.errors import InputError
 
-RECIPES = {"so-beam": "robustlab.recipes.so_beam", "so-enum": "robustlab.recipes.so_enum",
-           "so-random": "robustlab.recipes.so_random"}
+RECIPES = {"so-beam": "robustlab.recipes.second_order.so_beam", "so-enum": "robustlab.recipes.second_order.so_enum",
+           "so-random": "robustlab.recipes.second_order.so_random"}
 CSV_COLUMNS = ["original_text", "perturbed_text", "original_score", "perturbed_score",
                "original_output", "perturbed_output", "ground_truth_output", "num_queries",
                "result_type", "patch_words", "l0", "seconds", "source"]
@@ -34,7 +34,8 @@ def recipe_module(name: str):
 
 def example_record(result: Any, attack: Any, index: int, seconds: float) -> dict[str, Any]:
     """The per-example record of docs/run-directory.md from a TextAttack ``AttackResult``."""
-    from robustlab.recipes.second_order import apply_patch, l0
+    from robustlab.recipes.second_order.components import apply_patch
+    from robustlab.recipes.second_order.search import l0
 
     st = attack.so_state
     kind = type(result).__name__.replace("AttackResult", "").lower()
@@ -184,7 +185,7 @@ class AttackCells:
         if hit is None:
             victim = self.victim
             if isinstance(victim, str):
-                from robustlab.commands.attack import load_victim
+                from robustlab.models.wrappers import load_victim
 
                 victim = load_victim(victim)[0]
             hit = recipe_module(self.recipe).build(victim, **self.kwargs)
@@ -211,7 +212,7 @@ class AttackCells:
 def portable_kwargs(kwargs: dict[str, Any], blacklist: Sequence[str] = ()) -> dict[str, Any]:
     """Recipe options naming no driver file: ``table:FILE`` sources and a ``pairs`` table file
     are read here and travel as data (an MLM source stays a checkpoint name)."""
-    from robustlab.recipes.neighbourhood import load_table, make_source
+    from robustlab.recipes.second_order.neighbourhood import load_table, make_source
 
     out = dict(kwargs)
     src = out.get("source")

@@ -23,7 +23,7 @@ Design, settling what the paper leaves open (SPEC §2):
   learnability cells are only p = ``estimate_p`` for every seed plus p = 1 for the first seed (the
   learnable-at-all check): 4 trainings per pair at 3 seeds instead of 24. They are the very cells
   of the full grid (same keys, same parameters, same results), so an estimate run and a full run
-  are comparable cell by cell (:mod:`robustlab.recipes.learnability_estimate`).
+  are comparable cell by cell (:mod:`robustlab.recipes.learnability.estimate`).
 * **Caches (per process):** loaded data, perturbed copies of each split keyed by (dataset
   fingerprint, perturbation signature, seed), the clean model and its clean-test predictions;
   tokenizations are cached by the models' tokenizer (``robustlab.models.vocab``).
@@ -48,7 +48,7 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.metrics import learnability as metric
 from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
-from robustlab.recipes.predictions import prediction_rows
+from robustlab.recipes.learnability.predictions import prediction_rows
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.signature import make_signature
 from robustlab.runs.store import Cell
@@ -74,7 +74,7 @@ class LearnabilityStudy:
     ``models`` are model specs (a family such as ``bow``/``textrnn``, ``family:key=value,…``, a
     Hugging Face checkpoint or a saved model directory); ``perturbations`` are perturbation specs
     (``name`` or ``name:key=value,…``); ``dataset`` is a dataset spec understood by
-    :func:`robustlab.recipes.learnability_data.load_splits`.
+    :func:`robustlab.recipes.learnability.data.load_splits`.
     """
 
     models: tuple[str, ...]
@@ -213,7 +213,7 @@ def _data_key(dataset: dict[str, Any], max_train: int | None, max_test: int | No
 
 
 def _data(params: dict[str, Any]):
-    from robustlab.recipes.learnability_data import load_splits
+    from robustlab.recipes.learnability.data import load_splits
 
     if "shared" in params["dataset"]:  # a travelling cell: the splits came by the object store
         splits = _DATA.get(_shared_key(params["dataset"]["shared"]))
@@ -298,7 +298,7 @@ def perturb_examples(pert: Any, examples: Sequence[Any], seed: int) -> tuple[lis
 
 def _new_model(spec: str, seed: int, steps: int, num_threads: int | None,
                device: str | None = None):
-    from robustlab.recipes.learnability_data import build_model
+    from robustlab.recipes.learnability.data import build_model
 
     return build_model(spec, seed=seed, steps=steps, num_threads=num_threads, device=device)
 
@@ -312,7 +312,7 @@ def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, 
     if hit is not None:
         _CLEAN.move_to_end(key)
         return hit[0], hit[1], 0.0, 0.0
-    from robustlab.recipes.learnability_data import shared_fit
+    from robustlab.recipes.learnability.data import shared_fit
     from robustlab.runs.ray_backend import node_dir
 
     def build() -> Any:
@@ -493,8 +493,8 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     ``device`` (auto, cpu, cuda, cuda:N) is where models run; like ``threads`` it is not part
     of the study's configuration, so a resume may run on another machine.
     """
-    from robustlab.recipes.learnability_data import preflight
-    from robustlab.recipes.learnability_report import write_outputs
+    from robustlab.recipes.learnability.data import preflight
+    from robustlab.recipes.learnability.report import write_outputs
     from robustlab.runs.executor import EXECUTORS, run_cells
     from robustlab.runs.outputs import check_out_dir
     from robustlab.runs.signature import versions

@@ -85,7 +85,11 @@ def common_sigma_grid(results: list[dict[str, Any]], cfg: Mapping[str, Any]
     shared σ_ref, the median spread, so their γ curves share the ε axis. Other runs unchanged."""
     if cfg.get("eps_grid") != "sigma" or cfg.get("task") != "clf" or not results:
         return results
-    from robustlab.recipes.cross_domain import ConsistencyConfig, common_sigma, consistency_tables
+    from robustlab.recipes.cross_domain.study import (
+        ConsistencyConfig,
+        common_sigma,
+        consistency_tables,
+    )
 
     cc = ConsistencyConfig(eps=tuple(float(e) for e in cfg.get("eps") or ()),
                            grid_max=int(cfg.get("grid_max", 100)),

@@ -294,7 +294,7 @@ def write_estimate_files(out_dir: Path, block: dict[str, Any] | None,
     """``learnability_estimate.csv`` and (with ``plots``) ``learnability_estimate.png``."""
     if not block:
         return []
-    from robustlab.recipes.learnability_report import _csv_text
+    from robustlab.recipes.learnability.report import _csv_text
 
     header = ["model", "perturbation", "learnability_estimate", "learnability_estimate_std",
               "learnability_prob_estimate", "learnability_at_1", "learnable",
@@ -371,7 +371,7 @@ def correlate_estimate(run_dirs: list[Path], *, estimate_p: float | None = None,
     can be paired with a ``robustlab robustness`` run of the same models and perturbations.
     """
     from robustlab.errors import InputError
-    from robustlab.recipes.learnability_report import summarize_pairs
+    from robustlab.recipes.learnability.report import summarize_pairs
 
     results, infos, dup = merged_results(run_dirs)
     ps = {settings(i.config)[1] for i in infos if i.kind != "robustness"}

@@ -50,12 +50,12 @@ from textattack.search_methods import SearchMethod  # noqa: E402
 from textattack.shared import AttackedText  # noqa: E402
 from textattack.transformations import Transformation  # noqa: E402
 
-from robustlab.recipes.neighbourhood import (  # noqa: E402
+from robustlab.recipes.second_order.neighbourhood import (  # noqa: E402
     NeighbourhoodSource,
     match_case,
     word_spans,
 )
-from robustlab.recipes.patch_words import Patch, PatchSelector  # noqa: E402
+from robustlab.recipes.second_order.patch_words import Patch, PatchSelector  # noqa: E402
 
 EPS = 1e-12
 #: the fast AttackedText construction relies on textattack 0.3.x's private fields
@@ -376,7 +376,7 @@ def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
     from textattack import Attack
     from textattack.constraints.overlap import MaxWordsPerturbed
 
-    from robustlab.recipes.neighbourhood import make_source
+    from robustlab.recipes.second_order.neighbourhood import make_source
 
     state = AttackState()
     src = make_source(source, blacklist=blacklist, kappa=kappa, delta=delta)
@@ -391,9 +391,6 @@ def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
     return attack
 
 
-# the search methods live in so_search.py (module size); re-exported here as part of the API
-from robustlab.recipes.so_search import BeamSearch, Enumerate, RandomWalks, l0  # noqa: E402
-
-__all__ = ["AttackState", "BeamSearch", "Enumerate", "NeighbourSwap", "NonFiniteOutput",
-           "PatchFrozen", "RandomWalks", "SecondOrderGoal", "apply_patch", "beam_loss",
-           "build_attack", "f_soft", "l0", "patched_input", "prediction_change", "soft_change"]
+__all__ = ["AttackState", "NeighbourSwap", "NonFiniteOutput", "PatchFrozen", "SecondOrderGoal",
+           "apply_patch", "beam_loss", "build_attack", "f_soft", "patched_input",
+           "prediction_change", "soft_change"]
