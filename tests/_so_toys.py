@@ -39,11 +39,12 @@ def make_wrapper(fn):
 def tiny_mlm(tmp: Path, seed: int = 0):
     """A randomly initialised BertForMaskedLM over a tiny WordPiece vocabulary we write."""
     import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+    from _tiny_tokenizer import bert_tokenizer
+    from transformers import BertConfig, BertForMaskedLM
 
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_WORDS]
     (tmp / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    tok = BertTokenizerFast(vocab_file=str(tmp / "vocab.txt"), do_lower_case=True)
+    tok = bert_tokenizer(tmp / "vocab.txt")
     cfg = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
     gen = torch.Generator().manual_seed(seed)

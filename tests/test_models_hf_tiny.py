@@ -12,6 +12,7 @@ import json
 
 import numpy as np
 import pytest
+from _tiny_tokenizer import bert_tokenizer
 
 from robustlab.errors import InputError
 
@@ -50,14 +51,11 @@ def _tiny_bert(d, *, vocab_size=None, head=False, extra=()):
         BertConfig,
         BertForSequenceClassification,
         BertModel,
-        BertTokenizerFast,
     )
 
     d.mkdir(parents=True, exist_ok=True)
     n = _write_vocab(d, extra)
-    tok = BertTokenizerFast(vocab_file=str(d / "vocab.txt"), do_lower_case=True,
-                            model_max_length=64)
-    tok.save_pretrained(d)
+    bert_tokenizer(d / "vocab.txt").save_pretrained(d)
     cfg = BertConfig(vocab_size=vocab_size or n, hidden_size=32, num_hidden_layers=2,
                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
