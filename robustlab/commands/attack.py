@@ -1,5 +1,5 @@
-"""``robustlab attack`` (second-order recipes into a run directory) and ``robustlab textattack``
-(TextAttack's own CLI with robustlab's recipe names registered)."""
+"""``robustlab attack``: second-order recipes into a run directory (``robustlab textattack`` is
+TextAttack's own CLI: commands/textattack.py)."""
 
 from __future__ import annotations
 
@@ -58,13 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_device_option(p)  # the victim and the masked LM of the neighbourhoods
     p.set_defaults(func=run)
 
-    t = sub.add_parser("textattack", add_help=False,
-                       help="TextAttack's CLI with so-beam/so-enum/so-random registered",
-                       description="Everything after `textattack` goes to TextAttack's CLI.")
-    t.add_argument("-h", "--help", dest="ta_help", action="store_true",
-                   help="TextAttack's own help")
-    t.add_argument("ta_args", nargs=argparse.REMAINDER)
-    t.set_defaults(func=run_textattack)
 
 
 def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -121,35 +114,3 @@ def run(args: argparse.Namespace) -> int:
           f"model queries per example -> {args.out}")
     return 0 if summary["complete"] else 1
 
-
-def register_textattack_recipes() -> None:
-    """Make ``--recipe so-beam|so-enum|so-random`` valid in TextAttack's own argument parser."""
-    from robustlab.resources import ensure_textattack
-
-    ensure_textattack()
-    import importlib
-
-    import textattack.attack_args as aa
-
-    import robustlab
-    from robustlab.recipes.second_order.study import RECIPES
-
-    for name, module in RECIPES.items():
-        importlib.import_module(module)
-        aa.ATTACK_RECIPE_NAMES[name] = module  # eval'd as f"{value}.build(model_wrapper)"
-    aa.robustlab = robustlab  # the eval runs in attack_args' namespace
-
-
-def run_textattack(args: argparse.Namespace) -> int:
-    register_textattack_recipes()
-    from textattack.commands.textattack_cli import main as ta_main
-
-    old = sys.argv
-    sys.argv = ["textattack", *(["--help"] if args.ta_help else []), *args.ta_args]
-    try:
-        ta_main()
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    finally:
-        sys.argv = old
-    return 0
