@@ -76,16 +76,37 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def status_printer(args: argparse.Namespace):
+    """One line per set-up step on stderr (the first example comes after ~10 s of imports and
+    loading), unless --no-progress/--quiet."""
+    if getattr(args, "no_progress", False) or getattr(args, "quiet", False):
+        return lambda _msg: None
+    return lambda msg: print(f"robustlab attack: {msg}", file=sys.stderr, flush=True)
+
+
+def _num(value: float | None, fmt: str = ".2f") -> str:
+    return "n/a" if value is None else format(value, fmt)
+
+
+def summary_line(recipe: str, summary: dict[str, Any], out: str) -> str:
+    c = summary["counts"]
+    return (f"{recipe}: {c['successful']} successful, {c['failed']} failed, {c['skipped']} "
+            f"skipped; success rate {_num(summary['success_rate'], '.1%')}; mean l0 "
+            f"{_num(summary['mean_l0'])}; {summary['seconds_per_example']:.2f} s and "
+            f"{summary['queries_per_example']:.0f} model queries per example -> {out}")
+
+
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.models.device import resolve_device
     from robustlab.recipes.second_order.neighbourhood import mlm_device
-    from robustlab.recipes.second_order.study import RECIPES, run_attack_study
+    from robustlab.recipes.second_order.study import RECIPES, import_textattack, run_attack_study
 
     if args.recipe not in RECIPES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
     if args.recipe == "so-enum" and (args.max_distance or 2) > 2:
         raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
+    say = status_printer(args)
     if args.patch_table and args.patch_table not in ("wordnet", "textattack-counterfitted"):
         from robustlab.recipes.second_order.neighbourhood import load_table
 
@@ -93,10 +114,14 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.data.datasets import load_examples
     from robustlab.models import wrappers
 
+    say(f"reading --dataset {args.dataset}")
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")
+    say("importing TextAttack")
+    import_textattack()
     device = str(resolve_device(getattr(args, "device", "auto")))
+    say(f"loading model {args.model} on {device}")
     wrapper, model_name = wrappers.load_victim(args.model, device)
     with mlm_device(device):
         summary = run_attack_study(
@@ -104,13 +129,25 @@ def run(args: argparse.Namespace) -> int:
             examples=examples, out=args.out, dataset_name=args.dataset,
             recipe_kwargs=recipe_kwargs(args), csv_name=args.log_to_csv,
             ppl_model=args.ppl_model, command=shlex.join(["robustlab", *sys.argv[1:]]),
-            progress=not args.no_progress, model_spec=args.model, **executor_kwargs(args))
-    c = summary["counts"]
-    sr = summary["success_rate"]
-    print(f"{args.recipe}: {c['successful']} successful, {c['failed']} failed, "
-          f"{c['skipped']} skipped; success rate "
-          f"{'n/a' if sr is None else f'{sr:.1%}'}; mean l0 {summary['mean_l0']}; "
-          f"{summary['seconds_per_example']:.2f} s and {summary['queries_per_example']:.0f} "
-          f"model queries per example -> {args.out}")
+            progress=not args.no_progress, model_spec=args.model, log=say,
+            **executor_kwargs(args))
+    print(summary_line(args.recipe, summary, args.out))
+    if summary["failed_cells"]:
+        print_failures(args.out, summary["failed_cells"])
     return 0 if summary["complete"] else 1
 
+
+def print_failures(out: str, keys: list[str]) -> None:
+    """The examples that raised, with the last line of each error (the full traceback stays in
+    the run store), so a failure is never only a count."""
+    from robustlab.runs.store import RunStore
+
+    print(f"robustlab attack: {len(keys)} example(s) failed; rerun the same command to retry "
+          "them:", file=sys.stderr)
+    with RunStore(out, readonly=True) as store:
+        for key in keys[:5]:
+            cell = store.cell(key)
+            last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
+            print(f"  {key}: {last}", file=sys.stderr)
+    if len(keys) > 5:
+        print(f"  … and {len(keys) - 5} more", file=sys.stderr)

@@ -341,6 +341,7 @@ class NeighbourSwap(Transformation):
 
     def __init__(self, source: NeighbourhoodSource, state: AttackState) -> None:
         self.source, self.state = source, state
+        self.source_name = source.name  # for TextAttack's printout of the attack
 
     @property
     def deterministic(self) -> bool:
@@ -396,7 +397,7 @@ class NeighbourSwap(Transformation):
         return [self.swap(current_text, i, w) for i in sorted(cands) for w in cands[i]]
 
     def extra_repr_keys(self):
-        return []
+        return ["source_name"]  # TextAttack prints the attack: show which neighbourhood
 
     def __repr__(self) -> str:
         return f"NeighbourSwap(source={self.source.name})"
