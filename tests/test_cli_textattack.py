@@ -205,7 +205,6 @@ def _env(work: Path) -> dict[str, str]:
                 ROBUSTLAB_PATCH_TABLE=str(work / "pairs.json"))
 
 
-@pytest.mark.slow
 def test_stock_textattack_cli_with_recipe_path_outside_the_checkout(saved_bow, work):
     """`textattack attack --attack-from-file "$(robustlab recipe-path so-beam)^build"` from a
     directory that is not the checkout, with a robustlab model as the victim."""
@@ -229,7 +228,7 @@ def test_stock_textattack_cli_with_recipe_path_outside_the_checkout(saved_bow, w
     assert ta.returncode == 0, ta.stderr[-2000:]
     rows = csv_rows(work / "stock.csv")
     assert [r["result_type"] for r in rows][1] == "Skipped" and len(rows) == 2
-    assert "film → movie" in ta.stdout or rows[0]["result_type"] == "Failed"
+    assert "film → movie" in ta.stdout  # the patch pair is printed, whatever the outcome
     assert "No entry found for goal function" not in ta.stderr
 
 
