@@ -249,3 +249,18 @@ def test_attack_subprocess_prints_no_third_party_warnings(saved_bow, work):
     noise = [ln for ln in r.stderr.splitlines()
              if "Warning" in ln or ln.startswith("textattack:") or "pkg_resources" in ln]
     assert noise == [] and "robustlab attack: importing TextAttack" in r.stderr
+
+
+def test_config_differences_name_the_options():
+    from robustlab.recipes.second_order.study import config_differences
+
+    base = {"recipe": "so-beam", "n": 10, "data": "aaa", "source": "wordnet", "beam_width": 20}
+    assert config_differences(base, dict(base)) == []
+    more = config_differences(base, {**base, "n": 20, "data": "bbb"})
+    assert more == ["--num-examples: 10 in the run, 20 now"]  # the fingerprint follows from n
+    edited = config_differences(base, {**base, "data": "bbb"})
+    assert edited == ["--dataset: the examples differ from the run's (fingerprint aaa in the "
+                      "run, bbb now)"]
+    two = config_differences(base, {**base, "source": "table:t.json", "beam_width": 5})
+    assert two == ['--source/--mlm: "wordnet" in the run, "table:t.json" now',
+                   "--beam-width: 20 in the run, 5 now"]

@@ -52,26 +52,30 @@ def config_differences(stored: dict[str, Any], new: dict[str, Any]) -> list[str]
     return out
 
 
-def check_resumable(store: Any, config: dict[str, Any]) -> None:
+def check_resumable(out: Path, config: dict[str, Any]) -> None:
     """Refuse, naming the differing options, to continue a run made with other options.
 
     A run's examples and options are fixed when it starts (its cells and signatures depend on
-    them), so a larger ``--num-examples`` is refused too, with the way out."""
+    them), so a larger ``--num-examples`` is refused too, with the way out. A store that cannot
+    be read here is left to ``RunStore.init_run``, which reports damage with its recovery hint."""
     import sqlite3
 
+    from robustlab.runs.store import RunStore, StoreError
+
     try:
-        info = store.run_info()
-    except sqlite3.DatabaseError:
-        return  # init_run reports the damage with its recovery hint
+        with RunStore(out, readonly=True) as store:
+            info = store.run_info()
+    except (StoreError, sqlite3.DatabaseError):
+        return
     if info is None or info.kind != "attack":
         return
     diffs = config_differences(info.config, json.loads(json.dumps(config)))
     if diffs:
         started = f"; it was started as: {info.command}" if info.command else ""
         raise InputError(
-            f"{store.run_dir} holds an attack run with other options: {'; '.join(diffs)}"
-            f"{started}. A run's examples and options are fixed when it starts: rerun with its "
-            "options to resume it, or choose another --out")
+            f"{out} holds an attack run with other options: {'; '.join(diffs)}{started}. A run's "
+            "examples and options are fixed when it starts: rerun with its options to resume "
+            "it, or choose another --out")
 
 
 def import_textattack() -> None:
@@ -316,8 +320,7 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     attack = mod.build(model_wrapper, **kwargs)  # bad options fail before --out is created
     options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
     if is_run_dir(out):
-        with RunStore(out, readonly=True) as old:
-            check_resumable(old, config)
+        check_resumable(out, config)
     store = RunStore(out)
     store.init_run("attack", f"{recipe} {model_name}", config, command=command,
                    versions=versions())
