@@ -229,6 +229,8 @@ def test_stock_textattack_cli_with_recipe_path_outside_the_checkout(saved_bow, w
     rows = csv_rows(work / "stock.csv")
     assert [r["result_type"] for r in rows][1] == "Skipped" and len(rows) == 2
     assert "film → movie" in ta.stdout  # the patch pair is printed, whatever the outcome
+    assert "misclassified examples are attacked, not skipped" in ta.stdout  # how to read
+    # TextAttack's summary table, which the stock CLI keeps
     assert "No entry found for goal function" not in ta.stderr
 
 

@@ -104,6 +104,17 @@ class SecondOrderAttack(Attack):
         shown.patch, shown.skip_reason = self.so_state.patch, self.so_state.skip_reason
         return shown
 
+    def __repr__(self) -> str:
+        """TextAttack prints the attack before its results: say there how to read its summary
+        (the stock ``textattack attack`` cannot be given a second-order summary table)."""
+        base = super().__repr__()
+        note = ("  (note):  misclassified examples are attacked, not skipped (skipped = no patch "
+                "pair); TextAttack's own 'Original accuracy' row then means the share with a "
+                "patch pair\n")
+        return base[:-1] + note + base[-1:] if base.endswith(")") else f"{base}\n{note}"
+
+    __str__ = __repr__  # as in Attack, whose __str__ is bound to its own __repr__
+
 
 def is_second_order(attack: Any) -> bool:
     return hasattr(attack, "so_state")
