@@ -59,7 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-
 def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     source = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
     kw: dict[str, Any] = {"source": source, "pairs": args.patch_table, "kappa": args.kappa,
