@@ -1,5 +1,5 @@
-"""``robustlab attack`` (second-order recipes into a run directory) and ``robustlab textattack``
-(TextAttack's own CLI with robustlab's recipe names registered)."""
+"""``robustlab attack``: second-order recipes into a run directory (``robustlab textattack`` is
+TextAttack's own CLI: commands/textattack.py)."""
 
 from __future__ import annotations
 
@@ -58,14 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_device_option(p)  # the victim and the masked LM of the neighbourhoods
     p.set_defaults(func=run)
 
-    t = sub.add_parser("textattack", add_help=False,
-                       help="TextAttack's CLI with so-beam/so-enum/so-random registered",
-                       description="Everything after `textattack` goes to TextAttack's CLI.")
-    t.add_argument("-h", "--help", dest="ta_help", action="store_true",
-                   help="TextAttack's own help")
-    t.add_argument("ta_args", nargs=argparse.REMAINDER)
-    t.set_defaults(func=run_textattack)
-
 
 def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     source = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
@@ -83,16 +75,37 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def status_printer(args: argparse.Namespace):
+    """One line per set-up step on stderr (the first example comes after ~10 s of imports and
+    loading), unless --no-progress/--quiet."""
+    if getattr(args, "no_progress", False) or getattr(args, "quiet", False):
+        return lambda _msg: None
+    return lambda msg: print(f"robustlab attack: {msg}", file=sys.stderr, flush=True)
+
+
+def _num(value: float | None, fmt: str = ".2f") -> str:
+    return "n/a" if value is None else format(value, fmt)
+
+
+def summary_line(recipe: str, summary: dict[str, Any], out: str) -> str:
+    c = summary["counts"]
+    return (f"{recipe}: {c['successful']} successful, {c['failed']} failed, {c['skipped']} "
+            f"skipped; success rate {_num(summary['success_rate'], '.1%')}; mean l0 "
+            f"{_num(summary['mean_l0'])}; {summary['seconds_per_example']:.2f} s and "
+            f"{summary['queries_per_example']:.0f} model queries per example -> {out}")
+
+
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.models.device import resolve_device
     from robustlab.recipes.second_order.neighbourhood import mlm_device
-    from robustlab.recipes.second_order.study import RECIPES, run_attack_study
+    from robustlab.recipes.second_order.study import RECIPES, import_textattack, run_attack_study
 
     if args.recipe not in RECIPES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
     if args.recipe == "so-enum" and (args.max_distance or 2) > 2:
         raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
+    say = status_printer(args)
     if args.patch_table and args.patch_table not in ("wordnet", "textattack-counterfitted"):
         from robustlab.recipes.second_order.neighbourhood import load_table
 
@@ -100,10 +113,14 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.data.datasets import load_examples
     from robustlab.models import wrappers
 
+    say(f"reading --dataset {args.dataset}")
     examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")
+    say("importing TextAttack")
+    import_textattack()
     device = str(resolve_device(getattr(args, "device", "auto")))
+    say(f"loading model {args.model} on {device}")
     wrapper, model_name = wrappers.load_victim(args.model, device)
     with mlm_device(device):
         summary = run_attack_study(
@@ -111,45 +128,25 @@ def run(args: argparse.Namespace) -> int:
             examples=examples, out=args.out, dataset_name=args.dataset,
             recipe_kwargs=recipe_kwargs(args), csv_name=args.log_to_csv,
             ppl_model=args.ppl_model, command=shlex.join(["robustlab", *sys.argv[1:]]),
-            progress=not args.no_progress, model_spec=args.model, **executor_kwargs(args))
-    c = summary["counts"]
-    sr = summary["success_rate"]
-    print(f"{args.recipe}: {c['successful']} successful, {c['failed']} failed, "
-          f"{c['skipped']} skipped; success rate "
-          f"{'n/a' if sr is None else f'{sr:.1%}'}; mean l0 {summary['mean_l0']}; "
-          f"{summary['seconds_per_example']:.2f} s and {summary['queries_per_example']:.0f} "
-          f"model queries per example -> {args.out}")
+            progress=not args.no_progress, model_spec=args.model, log=say,
+            **executor_kwargs(args))
+    print(summary_line(args.recipe, summary, args.out))
+    if summary["failed_cells"]:
+        print_failures(args.out, summary["failed_cells"])
     return 0 if summary["complete"] else 1
 
 
-def register_textattack_recipes() -> None:
-    """Make ``--recipe so-beam|so-enum|so-random`` valid in TextAttack's own argument parser."""
-    from robustlab.resources import ensure_textattack
+def print_failures(out: str, keys: list[str]) -> None:
+    """The examples that raised, with the last line of each error (the full traceback stays in
+    the run store), so a failure is never only a count."""
+    from robustlab.runs.store import RunStore
 
-    ensure_textattack()
-    import importlib
-
-    import textattack.attack_args as aa
-
-    import robustlab
-    from robustlab.recipes.second_order.study import RECIPES
-
-    for name, module in RECIPES.items():
-        importlib.import_module(module)
-        aa.ATTACK_RECIPE_NAMES[name] = module  # eval'd as f"{value}.build(model_wrapper)"
-    aa.robustlab = robustlab  # the eval runs in attack_args' namespace
-
-
-def run_textattack(args: argparse.Namespace) -> int:
-    register_textattack_recipes()
-    from textattack.commands.textattack_cli import main as ta_main
-
-    old = sys.argv
-    sys.argv = ["textattack", *(["--help"] if args.ta_help else []), *args.ta_args]
-    try:
-        ta_main()
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    finally:
-        sys.argv = old
-    return 0
+    print(f"robustlab attack: {len(keys)} example(s) failed; rerun the same command to retry "
+          "them:", file=sys.stderr)
+    with RunStore(out, readonly=True) as store:
+        for key in keys[:5]:
+            cell = store.cell(key)
+            last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
+            print(f"  {key}: {last}", file=sys.stderr)
+    if len(keys) > 5:
+        print(f"  … and {len(keys) - 5} more", file=sys.stderr)

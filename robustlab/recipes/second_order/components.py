@@ -25,10 +25,13 @@ is successful with ℓ0 = 0 (Neighbor_0(x0) = {x0}).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,18 +40,26 @@ import numpy as np
 from robustlab.errors import RobustlabError
 from robustlab.resources import ensure_textattack
 
-ensure_textattack()
+with warnings.catch_warnings():
+    # import-time noise of TextAttack's dependencies (jieba's "pkg_resources is deprecated",
+    # Deprecation/FutureWarnings of flair, nltk, ...) printed on every run; filters are restored
+    # after the import, so the user's own code still sees its warnings
+    for _category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.simplefilter("ignore", _category)
+    warnings.filterwarnings("ignore", message=r"pkg_resources is deprecated", category=UserWarning)
+    ensure_textattack()
 
-import torch  # noqa: E402
-from textattack.constraints import PreTransformationConstraint  # noqa: E402
-from textattack.goal_function_results import (  # noqa: E402
-    ClassificationGoalFunctionResult,
-    GoalFunctionResultStatus,
-)
-from textattack.goal_functions import GoalFunction  # noqa: E402
-from textattack.search_methods import SearchMethod  # noqa: E402
-from textattack.shared import AttackedText  # noqa: E402
-from textattack.transformations import Transformation  # noqa: E402
+    import torch  # noqa: E402
+    from textattack.constraints import PreTransformationConstraint  # noqa: E402
+    from textattack.goal_function_results import (  # noqa: E402
+        ClassificationGoalFunctionResult,
+        GoalFunctionResultStatus,
+    )
+    from textattack.goal_functions import GoalFunction  # noqa: E402
+    from textattack.search_methods import SearchMethod  # noqa: E402
+    from textattack.shared import AttackedText  # noqa: E402
+    from textattack.shared import logger as ta_logger  # noqa: E402
+    from textattack.transformations import Transformation  # noqa: E402
 
 from robustlab.recipes.second_order.neighbourhood import (  # noqa: E402
     NeighbourhoodSource,
@@ -66,6 +77,24 @@ SUCCEEDED = GoalFunctionResultStatus.SUCCEEDED
 
 class NonFiniteOutput(RobustlabError):
     """The victim model returned NaN or infinite probabilities."""
+
+
+@contextmanager
+def textattack_quiet():
+    """TextAttack's logger at ERROR (and its ``logger.warn`` DeprecationWarning muted) while
+    robustlab sets up TextAttack objects whose warnings do not apply: ``GoalFunction.__init__``
+    warns "No entry found for goal function" and "Unknown if model ... compatible" for every
+    goal function TextAttack does not list, i.e. for every second-order attack. Errors stay
+    visible; the level is restored afterwards."""
+    old = ta_logger.level
+    ta_logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*'warn' method is deprecated",
+                                    category=DeprecationWarning)
+            yield
+    finally:
+        ta_logger.setLevel(old)
 
 
 # ---- the quantities of the paper (pure functions, tested against hand-computed values) ----------
@@ -168,10 +197,17 @@ class SecondOrderResult(ClassificationGoalFunctionResult):
         return label, utils.color_from_label(label)
 
     def get_colored_output(self, color_method=None):
+        return self._colored(0, color_method)
+
+    def get_colored_patched_output(self, color_method=None):
+        """f(x̃ ⊕ p), as :meth:`get_colored_output` shows f(x̃)."""
+        return self._colored(1, color_method)
+
+    def _colored(self, row: int, color_method=None) -> str:
         from textattack.shared import utils
 
-        label = int(self.raw_output[0].argmax())
-        conf = float(self.raw_output[0][label])
+        label = int(self.raw_output[row].argmax())
+        conf = float(self.raw_output[row][label])
         return f"{utils.color_text(str(label), utils.color_from_label(label), color_method)} " \
                f"({conf:.0%})"
 
@@ -182,8 +218,9 @@ class SecondOrderGoal(GoalFunction):
     def __init__(self, model_wrapper: Any, *, pairs: Any = None, blacklist: Sequence[str] = (),
                  query_budget: float = float("inf"), model_batch_size: int = 512,
                  state: AttackState | None = None) -> None:
-        super().__init__(model_wrapper, maximizable=False, use_cache=True,
-                         query_budget=query_budget, model_batch_size=model_batch_size)
+        with textattack_quiet():  # its model/goal compatibility table does not list ours
+            super().__init__(model_wrapper, maximizable=False, use_cache=True,
+                             query_budget=query_budget, model_batch_size=model_batch_size)
         self.state = state or AttackState()
         self.selector = PatchSelector(pairs, blacklist=blacklist)
         self.total_model_queries = 0
@@ -304,6 +341,7 @@ class NeighbourSwap(Transformation):
 
     def __init__(self, source: NeighbourhoodSource, state: AttackState) -> None:
         self.source, self.state = source, state
+        self.source_name = source.name  # for TextAttack's printout of the attack
 
     @property
     def deterministic(self) -> bool:
@@ -359,7 +397,7 @@ class NeighbourSwap(Transformation):
         return [self.swap(current_text, i, w) for i in sorted(cands) for w in cands[i]]
 
     def extra_repr_keys(self):
-        return []
+        return ["source_name"]  # TextAttack prints the attack: show which neighbourhood
 
     def __repr__(self) -> str:
         return f"NeighbourSwap(source={self.source.name})"
@@ -372,11 +410,13 @@ def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
                  source: Any = None, pairs: Any = None, blacklist: Sequence[str] = (),
                  kappa: int = 20, delta: float = 3.0, query_budget: float = float("inf"),
                  model_batch_size: int = 512):
-    """Goal + NeighbourSwap + (PatchFrozen, ℓ0 ball) + ``search`` -> ``textattack.Attack``."""
-    from textattack import Attack
+    """Goal + NeighbourSwap + (PatchFrozen, ℓ0 ball) + ``search`` -> ``textattack.Attack``
+    (a :class:`~robustlab.recipes.second_order.results.SecondOrderAttack`, whose results print
+    the patch pair)."""
     from textattack.constraints.overlap import MaxWordsPerturbed
 
     from robustlab.recipes.second_order.neighbourhood import make_source
+    from robustlab.recipes.second_order.results import SecondOrderAttack
 
     state = AttackState()
     src = make_source(source, blacklist=blacklist, kappa=kappa, delta=delta)
@@ -385,7 +425,8 @@ def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
                            state=state)
     transformation = NeighbourSwap(src, state)
     constraints = [PatchFrozen(state), MaxWordsPerturbed(max_num_words=max_distance)]
-    attack = Attack(goal, constraints, transformation, search)
+    with textattack_quiet():
+        attack = SecondOrderAttack(goal, constraints, transformation, search)
     search.transformation = transformation  # lets the search prefetch a whole beam in one batch
     attack.so_state, attack.so_source = state, src
     return attack
@@ -393,4 +434,4 @@ def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
 
 __all__ = ["AttackState", "NeighbourSwap", "NonFiniteOutput", "PatchFrozen", "SecondOrderGoal",
            "apply_patch", "beam_loss", "build_attack", "f_soft", "patched_input",
-           "prediction_change", "soft_change"]
+           "prediction_change", "soft_change", "textattack_quiet"]

@@ -9,9 +9,10 @@ columns plus ``patch``, ``l0``, ``seconds``, ``source``), all per docs/run-direc
 from __future__ import annotations
 
 import csv
+import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,65 @@ RECIPES = {"so-beam": "robustlab.recipes.second_order.so_beam", "so-enum": "robu
 CSV_COLUMNS = ["original_text", "perturbed_text", "original_score", "perturbed_score",
                "original_output", "perturbed_output", "ground_truth_output", "num_queries",
                "result_type", "patch_words", "l0", "seconds", "source"]
+
+
+#: the ``robustlab attack`` option each key of an attack run's config comes from (for messages)
+CONFIG_OPTIONS = {
+    "recipe": "--recipe", "model": "--model", "dataset": "--dataset", "n": "--num-examples",
+    "source": "--source/--mlm", "pairs": "--patch-table", "kappa": "--kappa", "delta": "--delta",
+    "beam_width": "--beam-width", "walks": "--beam-width", "max_rounds": "--max-distance",
+    "max_distance": "--max-distance", "max_changes": "--max-distance", "seed": "--random-seed",
+    "query_budget": "--query-budget", "model_batch_size": "--model-batch-size",
+}
+
+
+def config_differences(stored: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between a run's stored config and this invocation's, by option name:
+    ``["--num-examples: 10 in the run, 20 now", ...]``. ``data`` (the fingerprint of the
+    examples) is named only when nothing else explains it (same count, other texts/labels)."""
+    keys = [k for k in dict.fromkeys([*stored, *new]) if stored.get(k) != new.get(k)]
+    out = []
+    for k in keys:
+        if k == "data":
+            continue
+        out.append(f"{CONFIG_OPTIONS.get(k, k)}: {json.dumps(stored.get(k))} in the run, "
+                   f"{json.dumps(new.get(k))} now")
+    if "data" in keys and not ({"n", "dataset"} & set(keys)):
+        out.append(f"--dataset: the examples differ from the run's (fingerprint "
+                   f"{stored.get('data')} in the run, {new.get('data')} now)")
+    return out
+
+
+def check_resumable(out: Path, config: dict[str, Any]) -> None:
+    """Refuse, naming the differing options, to continue a run made with other options.
+
+    A run's examples and options are fixed when it starts (its cells and signatures depend on
+    them), so a larger ``--num-examples`` is refused too, with the way out. A store that cannot
+    be read here is left to ``RunStore.init_run``, which reports damage with its recovery hint."""
+    import sqlite3
+
+    from robustlab.runs.store import RunStore, StoreError
+
+    try:
+        with RunStore(out, readonly=True) as store:
+            info = store.run_info()
+    except (StoreError, sqlite3.DatabaseError):
+        return
+    if info is None or info.kind != "attack":
+        return
+    diffs = config_differences(info.config, json.loads(json.dumps(config)))
+    if diffs:
+        started = f"; it was started as: {info.command}" if info.command else ""
+        raise InputError(
+            f"{out} holds an attack run with other options: {'; '.join(diffs)}{started}. A run's "
+            "examples and options are fixed when it starts: rerun with its options to resume "
+            "it, or choose another --out")
+
+
+def import_textattack() -> None:
+    """Import TextAttack (several seconds) quietly: the second-order components first, which
+    mute its dependencies' import-time warnings."""
+    import robustlab.recipes.second_order.components  # noqa: F401
 
 
 def recipe_module(name: str):
@@ -232,28 +292,35 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                      command: str | None = None, progress: bool = True,
                      executor: str = "sequential", workers: int = 1,
                      model_spec: str | None = None, ray_address: str | None = None,
-                     gpus_per_task: float = 0.0, cpus_per_task: float = 1.0) -> dict[str, Any]:
+                     gpus_per_task: float = 0.0, cpus_per_task: float = 1.0,
+                     log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Attack ``examples`` [(text, label)] with a robustlab recipe; returns ``summary.json``.
 
     One cell per example on any executor (``sequential``, ``process``, ``ray``), with the same
     keys, resume and results. Parallel workers build the attack themselves from ``model_spec``
     when given (cheap to ship; a local model directory is shipped loaded to Ray instead), else
-    from ``model_wrapper`` (pickled to them).
+    from ``model_wrapper`` (pickled to them). ``log`` receives one line per set-up step.
     """
     from robustlab.runs.executor import run_cells
     from robustlab.runs.outputs import write_json, write_jsonl
     from robustlab.runs.ray_backend import prepare
     from robustlab.runs.signature import fingerprint, make_signature, versions
-    from robustlab.runs.store import Cell, RunStore
+    from robustlab.runs.store import Cell, RunStore, is_run_dir
 
+    say = log or (lambda _msg: None)
     mod = recipe_module(recipe)
     kwargs = dict(recipe_kwargs or {})
     out = Path(out)
     config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
               "n": len(examples), "data": fingerprint(list(examples)),
               **{k: _config_value(v) for k, v in kwargs.items()}}
+    src = kwargs.get("source")
+    say(f"building {recipe} (neighbourhood source: "
+        f"{getattr(src, 'name', src) or 'default'}, patch pairs: {kwargs.get('pairs') or 'default'})")
     attack = mod.build(model_wrapper, **kwargs)  # bad options fail before --out is created
     options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
+    if is_run_dir(out):
+        check_resumable(out, config)
     store = RunStore(out)
     store.init_run("attack", f"{recipe} {model_name}", config, command=command,
                    versions=versions())
@@ -271,6 +338,9 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                 victim = model_wrapper
         fn = AttackCells(recipe, kwargs, victim, sig)
 
+    done = len(store.done_keys())
+    say(f"attacking {len(cells) - done} of {len(cells)} examples"
+        + (f" ({done} already done)" if done else "") + f" -> {out}")
     try:
         report = run_cells(store, cells, fn, progress=progress, desc=recipe, executor=executor,
                            workers=workers, **options)
