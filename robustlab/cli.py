@@ -13,15 +13,29 @@ import importlib
 import pkgutil
 import sqlite3
 import sys
+from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 
 
+class Parser(argparse.ArgumentParser):
+    """robustlab's parsers never guess an option from a prefix (``allow_abbrev=False``).
+
+    argparse would read ``--data`` as whichever of ``--dataset``/``--dataset-format``/… it
+    prefixes, or refuse it as ambiguous; only the spellings a command declares (aliases
+    included, docs/cli.md) are accepted. Subcommand parsers inherit the class.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or with ``only`` the parser with just that command module registered
     (a command then imports nothing of the others: ``robustlab perturb`` starts without numpy)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="robustlab",
         description="Robustness testing for NLP models: perturbations, learnability/CENT, "
         "second-order attacks, counterfactual bias and cross-domain consistency.",
@@ -60,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 1
     try:
+        check = getattr(args, "check", None)
+        if callable(check):  # the command's pre-run checks: nothing exists yet when one fails
+            check(args)
         rc = args.func(args)
     except RobustlabError as exc:
         print(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
