@@ -73,14 +73,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """The options alone (nothing loaded): run before ``run`` creates anything."""
+    """The options alone (nothing loaded): run before ``run`` creates anything. ``--model`` is
+    checked by loading it, which ``run`` does before the run directory is created."""
     from robustlab.commands._options import at_least
     from robustlab.data.datasets import resolve_dataset
-    from robustlab.models.registry import check_model_spec
 
     if args.recipe not in RECIPE_NAMES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPE_NAMES)}")
-    check_model_spec(args.model)
     resolve_dataset(args.dataset)
     at_least(args, 1, "num_examples", "query_budget", "kappa", "beam_width", "max_distance",
              "model_batch_size")

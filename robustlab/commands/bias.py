@@ -65,12 +65,11 @@ def _ks(text: str) -> list[int]:
 
 
 def check(args: argparse.Namespace) -> None:
-    """The options alone (nothing loaded): run before ``run`` creates anything."""
+    """The options alone (nothing loaded): run before ``run`` creates anything. ``--model`` is
+    checked by loading it, which ``run`` does before the run directory is created."""
     from robustlab.commands._options import at_least
     from robustlab.data.datasets import resolve_dataset
-    from robustlab.models.registry import check_model_spec
 
-    check_model_spec(args.model)
     resolve_dataset(args.dataset)
     _ks(args.ks)
     at_least(args, 1, "num_examples", "kappa", "budget", "parents")

@@ -126,11 +126,11 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
     ``--dataset NAME`` gave before the two options became one, so signatures do not change)."""
     from robustlab.data.datasets import resolve_dataset
 
-    spec = resolve_dataset(args.dataset or "demo")
+    spec = resolve_dataset(args.dataset or "demo", must_exist=False)
     test = getattr(args, "test_dataset", None)
     if "path" in spec:
         if test:
-            test_spec = resolve_dataset(test, "--test-dataset")
+            test_spec = resolve_dataset(test, "--test-dataset", must_exist=False)
             if "path" not in test_spec:
                 raise InputError(f"--test-dataset {test}: a test FILE goes with a data file; a "
                                  "named dataset brings its own test split")
@@ -247,8 +247,13 @@ def check_args(args: argparse.Namespace) -> None:
     from robustlab.adapters.registry import parse_spec
     from robustlab.models.registry import check_model_spec
 
-    study = study_from_args(args)  # the dataset resolves here (a file, or a name)
+    from robustlab.data.datasets import resolve_dataset
+
+    study = study_from_args(args)
     study.validate()
+    resolve_dataset(args.dataset or "demo")  # a missing file or an unknown name stops here
+    if getattr(args, "test_dataset", None):
+        resolve_dataset(args.test_dataset, "--test-dataset")
     for spec in study.models:
         check_model_spec(spec, user_class=True)
     for spec in study.perturbations:

@@ -206,11 +206,12 @@ def unresolved_dataset(spec: str, option: str = "--dataset") -> InputError:
     names both readings, so ``demo`` is never answered with "no such file"."""
     if _looks_like_path(spec):
         return InputError(f"{option} {spec}: no such file (and not a dataset name: {known_names()})")
-    return InputError(f"{option} {spec}: neither an existing file nor a dataset name; pass a file "
+    return InputError(f"{option} {spec}: no such file, and unknown dataset name; pass a file "
                       f"(TSV/CSV/JSONL or '<label> <text>' lines) or one of {known_names()}")
 
 
-def resolve_dataset(spec: str, option: str = "--dataset") -> dict[str, Any]:
+def resolve_dataset(spec: str, option: str = "--dataset", *,
+                    must_exist: bool = True) -> dict[str, Any]:
     """``--dataset NAME|FILE`` as a study's dataset spec: ``{"path": ABSOLUTE}`` for a file,
     ``{"name": NAME}`` for a dataset name; InputError when neither reading works.
 
@@ -219,6 +220,8 @@ def resolve_dataset(spec: str, option: str = "--dataset") -> dict[str, Any]:
     file; a hub name robustlab knows (``sst2``, ``glue/sst2``, ``hf:NAME``); then a missing
     path. A name resolves to the same ``{"name": …}`` and a file to the same ``{"path": …}`` as
     ``--dataset NAME`` / ``--data FILE`` did before, so study signatures do not change.
+    ``must_exist=False`` reads a missing path as a path (a stored command whose file moved
+    still parses into its configuration; loading it then names the file).
     """
     text = str(spec).strip()
     if not text:
@@ -236,6 +239,8 @@ def resolve_dataset(spec: str, option: str = "--dataset") -> dict[str, Any]:
         return {"path": str(path.resolve())}
     if (name == "hf" and arg) or text in HF_DATASETS:
         return {"name": text}
+    if not must_exist and _looks_like_path(text):
+        return {"path": str(path.resolve())}
     raise unresolved_dataset(text, option)
 
 

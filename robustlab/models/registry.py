@@ -68,7 +68,7 @@ def is_saved_model(path: str | os.PathLike[str]) -> bool:
 
 def _unknown(name: str, note: str = "") -> InputError:
     return InputError(
-        f"unknown model {name!r}{note}. Choose a family ({', '.join(available_models())}; `robustlab list "
+        f"--model {name}: unknown model{note}. Choose a family ({', '.join(available_models())}; `robustlab list "
         "models`), a Hugging Face checkpoint (a local directory with config.json, 'hf:ID' or a "
         "hub id such as bert-base-cased), or a directory saved by `robustlab train`")
 
