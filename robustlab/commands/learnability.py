@@ -245,9 +245,8 @@ def check_args(args: argparse.Namespace) -> None:
     fails) and by the TUI's new-study form beside the field at fault."""
     from robustlab.adapters.base import PerturbationError
     from robustlab.adapters.registry import parse_spec
-    from robustlab.models.registry import check_model_spec
-
     from robustlab.data.datasets import resolve_dataset
+    from robustlab.models.registry import check_model_spec
 
     study = study_from_args(args)
     study.validate()
