@@ -31,6 +31,36 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:
+        argv = sys.argv[1:] if args is None else list(args)
+        ns, extras = self.parse_known_args(argv, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + _prefix_hint(self, argv, extras))
+        return ns
+
+
+def _prefix_hint(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> str:
+    """``--num-ex`` -> " (did you mean --num-examples? …)": a shortened option is refused, never
+    guessed, but the message names the option it shortens (a command typed, or stored by a run
+    directory, when robustlab still completed prefixes)."""
+    leaf = parser
+    for tok in argv:  # the (sub)command parser the options belong to
+        subs = [a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and tok in subs[0].choices:
+            leaf = subs[0].choices[tok]
+    hints = []
+    for extra in extras:
+        flag = extra.split("=", 1)[0]
+        if not flag.startswith("--"):
+            continue
+        full = sorted({o for o, a in leaf._option_string_actions.items() if o.startswith(flag)})
+        if full and len({leaf._option_string_actions[o].dest for o in full}) == 1:
+            hints.append(f"{full[0]} for {flag}")
+    if not hints:
+        return ""
+    return f" (options are never abbreviated: write {', '.join(hints)})"
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or with ``only`` the parser with just that command module registered

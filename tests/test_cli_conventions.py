@@ -211,6 +211,15 @@ def test_no_prefix_is_guessed(parser, capsys, command, argv):
     assert "unrecognized arguments" in err
 
 
+def test_a_shortened_option_names_the_full_one(parser, capsys):
+    err = refused(parser, capsys, "attack", "--recipe", "so-beam", "--model", "bow", "--dataset",
+                  "demo", "--out", "o", "--num-ex", "3")
+    assert "options are never abbreviated: write --num-examples for --num-ex" in err
+    err = refused(parser, capsys, "attack", "--recipe", "so-beam", "--model", "bow", "--dataset",
+                  "demo", "--out", "o", "--datas", "x")  # ambiguous: no guess in the hint either
+    assert "unrecognized arguments: --datas x\n" in err
+
+
 # ---- dataset and model resolution ----------------------------------------------------------------
 
 

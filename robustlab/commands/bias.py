@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
         dataset_name=args.dataset, command=shlex.join(["robustlab", *sys.argv[1:]]),
         progress=not args.no_progress, model_spec=args.model,
         source_spec={"spec": spec or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet",
-                     "blacklist": protected, "kappa": args.kappa, "delta": args.delta}, **executor_kwargs(args))
+                     "blacklist": protected, "kappa": args.kappa, "delta": args.delta},
+        **executor_kwargs(args))
     print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
         row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}

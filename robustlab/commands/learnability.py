@@ -143,7 +143,7 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
     if test:
         raise InputError(f"--test-dataset needs --dataset FILE (a named dataset, here "
                          f"{spec['name']!r}, brings its own test split)")
-    given = [f"--{k.replace('_', '-')}" for k in ("format", "encoding", "text_column",
+    given = [f"--{k.replace('_', '-')}" for k in ("format", "encoding", "header", "text_column",
                                                    "text_pair_column", "label_column")
              if getattr(args, k, None) is not None]
     if given:
