@@ -50,7 +50,9 @@ class LearnabilityView:
                and p[col] is not None]
         corr = self.correlations.get(f"learnability_vs_{against}") or {}
         if corr.get("rho") is not None:
-            note = f"Spearman ρ={corr['rho']:.3f}, p={corr['p_value']:.3g}, n={corr.get('n')}"
+            method = corr.get("p_method") or "asymptotic"  # runs before p_method: scipy's
+            note = (f"Spearman ρ={corr['rho']:.3f}, p={corr['p_value']:.3g} ({method}), "
+                    f"n={corr.get('n')}")
         elif self.partial:
             note = "Spearman ρ: after the run ends"
         else:

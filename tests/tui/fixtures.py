@@ -145,7 +145,8 @@ def learnability(run_dir: Path, *, status: str = "done", models=("bow", "cnn"),
                     "accuracy_standard": 0.85, "accuracy_robustness": 0.85 + rob,
                     "accuracy_augmentation": 0.84})
         _summary(run_dir, "learnability", config, {"pairs": pairs, "correlations": {
-            "learnability_vs_robustness": {"rho": -0.94, "p_value": 0.0048, "n": len(pairs)},
+            "learnability_vs_robustness": {"rho": -0.94, "p_value": 0.0048, "n": len(pairs),
+                                           "p_method": "exact"},
             "learnability_vs_delta": {"rho": 0.83, "p_value": 0.0416, "n": len(pairs)},
             "at_p": {}}})
     return run_dir

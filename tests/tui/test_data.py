@@ -68,6 +68,9 @@ def test_learnability_view_uses_summary_and_partial_cells(runs):
     assert len(view.table.rows) == 6 and not view.partial
     scatter = view.scatter_plot("robustness")
     assert "ρ=-0.940" in scatter.note and len(scatter.series[0].x) == 6
+    assert "p=0.0048 (exact)" in scatter.note  # the p-value says how it was obtained
+    # a run written before p_method existed: scipy's asymptotic p, said so
+    assert "(asymptotic)" in view.scatter_plot("delta").note
     assert view.curve_plot("bow / typo").xlog
     partial = results.load_learnability(runs["learn-running"])
     assert partial.partial and partial.curves  # per-p means of the finished cells
