@@ -13,15 +13,59 @@ import importlib
 import pkgutil
 import sqlite3
 import sys
+from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 
 
+class Parser(argparse.ArgumentParser):
+    """robustlab's parsers never guess an option from a prefix (``allow_abbrev=False``).
+
+    argparse would read ``--data`` as whichever of ``--dataset``/``--dataset-format``/… it
+    prefixes, or refuse it as ambiguous; only the spellings a command declares (aliases
+    included, docs/cli.md) are accepted. Subcommand parsers inherit the class.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:
+        argv = sys.argv[1:] if args is None else list(args)
+        ns, extras = self.parse_known_args(argv, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + _prefix_hint(self, argv, extras))
+        return ns
+
+
+def _prefix_hint(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> str:
+    """``--num-ex`` -> " (did you mean --num-examples? …)": a shortened option is refused, never
+    guessed, but the message names the option it shortens (a command typed, or stored by a run
+    directory, when robustlab still completed prefixes)."""
+    leaf = parser
+    for tok in argv:  # the (sub)command parser the options belong to
+        subs = [a for a in leaf._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and tok in subs[0].choices:
+            leaf = subs[0].choices[tok]
+    hints = []
+    for extra in extras:
+        flag = extra.split("=", 1)[0]
+        if not flag.startswith("--"):
+            continue
+        full = sorted({o for o, a in leaf._option_string_actions.items() if o.startswith(flag)})
+        if full and len({leaf._option_string_actions[o].dest for o in full}) == 1:
+            hints.append(f"{full[0]} for {flag}")
+    if not hints:
+        return ""
+    return f" (options are never abbreviated: write {', '.join(hints)})"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or with ``only`` the parser with just that command module registered
     (a command then imports nothing of the others: ``robustlab perturb`` starts without numpy)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="robustlab",
         description="Robustness testing for NLP models: perturbations, learnability/CENT, "
         "second-order attacks, counterfactual bias and cross-domain consistency.",
@@ -60,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 1
     try:
+        check = getattr(args, "check", None)
+        if callable(check):  # the command's pre-run checks: nothing exists yet when one fails
+            check(args)
         rc = args.func(args)
     except RobustlabError as exc:
         print(f"robustlab {args.command}: error: {exc}", file=sys.stderr)

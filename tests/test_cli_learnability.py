@@ -29,7 +29,7 @@ def test_learnability_cli_end_to_end_and_correlate(tmp_path, capsys):
     info = RunStore(out, readonly=True).run_info()
     assert info.kind == "learnability" and info.status == "done"
     # the stored command reproduces the run: absolute paths, every result-determining option
-    assert info.command.startswith("robustlab learnability --model bow --data /")
+    assert info.command.startswith("robustlab learnability --model bow --dataset /")
     assert f"--out {out.resolve()}" in info.command and "--p-grid 0.05,1" in info.command
     summary = json.loads((out / "summary.json").read_text())
     assert summary["complete"] and len(summary["pairs"]) == 3

@@ -9,7 +9,13 @@ import sys
 from typing import Any
 
 from robustlab.commands._executor_options import add_executor_options, executor_kwargs
-from robustlab.commands._options import seed
+from robustlab.commands._options import (
+    add_dataset_options,
+    add_model_option,
+    add_quiet_option,
+    add_seed_option,
+    load_options,
+)
 from robustlab.errors import InputError
 from robustlab.runs.outputs import check_out_dir
 
@@ -21,17 +27,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Attack a model with a second-order recipe (paper 002); "
                        "results go to a run directory (see docs/attacks.md).")
     p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPE_NAMES)}")
-    p.add_argument("--model", required=True,
-                   help="a saved robustlab model directory, a family name or a HF checkpoint")
-    p.add_argument("--dataset", "--dataset-from-huggingface", required=True,
-                   help="a dataset name known to robustlab or a file (label-text, TSV, CSV, JSONL)")
-    p.add_argument("--dataset-format", default=None,
-                   help="file format when --dataset is a file (default: detected)")
-    p.add_argument("--split", default="test", help="dataset split for named datasets")
+    add_model_option(p, multi=False, required=True,
+                     help="a saved robustlab model directory, a family name or a HF checkpoint "
+                     "(exactly one)")
+    add_dataset_options(p, required=True, pairs=False, format_dest="dataset_format",
+                        help="a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, "
+                        "sst2, TextAttack's NAME^CONFIG^SPLIT, …); split --split (default test)")
     p.add_argument("--num-examples", "-n", type=int, default=None, help="attack the first N")
     p.add_argument("--query-budget", type=int, default=None,
                    help="maximum candidates x̃ per example (each costs two model inputs)")
-    p.add_argument("--random-seed", type=seed, default=0, help="seed of the random baseline")
+    add_seed_option(p, help="seed of the random baseline (default 0)")
     p.add_argument("--checkpoint-interval", type=int, default=None,
                    help="accepted for TextAttack compatibility: the run store checkpoints "
                    "every example, so any value behaves like 1")
@@ -51,12 +56,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sentences per call to the model wrapper (it batches further)")
     p.add_argument("--ppl-model", default=None, help="causal LM for median perplexity (gpt2)")
     p.add_argument("--out", required=True, help="run directory")
-    p.add_argument("--no-progress", action="store_true")
+    add_quiet_option(p, dest="no_progress")
     add_executor_options(p)
     from robustlab.models.device import add_device_option
 
     add_device_option(p)  # the victim and the masked LM of the neighbourhoods
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
+
+
+def check(args: argparse.Namespace) -> None:
+    """The options alone (nothing loaded): run before ``run`` creates anything. ``--model`` is
+    checked by loading it, which ``run`` does before the run directory is created."""
+    from robustlab.commands._options import at_least
+    from robustlab.data.datasets import resolve_dataset
+
+    if args.recipe not in RECIPE_NAMES:
+        raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPE_NAMES)}")
+    resolve_dataset(args.dataset)
+    at_least(args, 1, "num_examples", "query_budget", "kappa", "beam_width", "max_distance",
+             "model_batch_size")
+    at_least(args, 0, "delta")
 
 
 def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -71,7 +90,7 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     elif args.recipe == "so-enum":
         kw.update(max_distance=k or 2)
     else:
-        kw.update(max_changes=k or 6, walks=args.beam_width, seed=args.random_seed)
+        kw.update(max_changes=k or 6, walks=args.beam_width, seed=args.seed)
     return kw
 
 
@@ -114,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.models import wrappers
 
     say(f"reading --dataset {args.dataset}")
-    examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
+    examples = load_examples(args.dataset, n=args.num_examples,
+                             **load_options(args, format_dest="dataset_format"))
     if not examples:
         raise InputError(f"--dataset {args.dataset}: no examples")
     say("importing TextAttack")

@@ -22,6 +22,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from robustlab.commands._options import (
+    add_encoding_option,
+    add_format_option,
+    add_header_option,
+    add_quiet_option,
+    add_seed_option,
+)
 from robustlab.data.files import FORMATS
 from robustlab.data.row_jobs import (
     PROGRESS_MIN_ROWS,
@@ -62,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="maximum perturbations per sample, for every perturbation that takes it")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter for every perturbation given (repeatable)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_seed_option(p)
     p.add_argument("-i", "--input", required=True, metavar="FILE", help="input file")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file, written atomically (format from its extension)")
@@ -73,13 +80,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--train-file", metavar="FILE",
                    help="also write an experiment-2 training file (originals + copies, "
                    "label/text columns; format from its extension)")
-    p.add_argument("--format", choices=FORMATS, dest="fmt", help="input format")
+    add_format_option(p, dest="fmt", choices=FORMATS, help="input format")
     p.add_argument("--output-format", choices=FORMATS, help="output format")
-    p.add_argument("--encoding", default="utf-8", help="input encoding (default utf-8)")
-    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
-                   help="TSV/CSV: whether the first row is a header (default: detected)")
-    p.add_argument("--no-progress", action="store_true",
-                   help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
+    add_encoding_option(p, default="utf-8", help="input encoding (default utf-8)")
+    add_header_option(p)
+    add_quiet_option(p, dest="no_progress",
+                     help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
     p.set_defaults(func=run)
 
 

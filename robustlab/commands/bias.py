@@ -8,7 +8,13 @@ import shlex
 import sys
 
 from robustlab.commands._executor_options import add_executor_options, executor_kwargs
-from robustlab.commands._options import seed
+from robustlab.commands._options import (
+    add_dataset_options,
+    add_model_option,
+    add_quiet_option,
+    add_seed_option,
+    load_options,
+)
 from robustlab.errors import InputError
 from robustlab.runs.outputs import check_out_dir
 
@@ -17,10 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bias", help="counterfactual token bias B(p,k) (paper 002, Sec. 4)",
                        description="B(p,k) = mean F_soft(x;p) over Neighbor_k(X_test), k=0..3; "
                        "writes a run directory (see docs/attacks.md).")
-    p.add_argument("--model", required=True, help="saved robustlab model, family or checkpoint")
-    p.add_argument("--dataset", required=True, help="dataset name or file")
-    p.add_argument("--dataset-format", default=None)
-    p.add_argument("--split", default="test")
+    add_model_option(p, multi=False, required=True,
+                     help="saved robustlab model, family or checkpoint (exactly one)")
+    add_dataset_options(p, required=True, pairs=False, format_dest="dataset_format",
+                        help="a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, "
+                        "sst2, TextAttack's NAME^CONFIG^SPLIT, …); split --split (default test)")
     p.add_argument("--num-examples", "-n", type=int, default=None)
     p.add_argument("--pairs", default="builtin",
                    help="builtin | checklist | all | FILE (one 'p1 p2' per line)")
@@ -36,14 +43,37 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="at most this many sentences of level k-1 are expanded into level k")
     p.add_argument("--start", choices=["test", "filter"], default="test",
                    help="build neighbourhoods from X_test or from X_filter (|F_soft| < 0.005)")
-    p.add_argument("--random-seed", type=seed, default=0)
+    add_seed_option(p, help="seed of the neighbourhood sampling (default 0)")
     p.add_argument("--out", required=True, help="run directory")
-    p.add_argument("--no-progress", action="store_true")
+    add_quiet_option(p, dest="no_progress")
     add_executor_options(p)
     from robustlab.models.device import add_device_option
 
     add_device_option(p)  # the model and the masked LM of the neighbourhoods
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise InputError(f"--k {text!r}: expected comma-separated integers like 0,1,2,3") \
+            from None
+    if not ks or ks[0] < 0:
+        raise InputError(f"--k {text!r}: distances must be >= 0")
+    return ks
+
+
+def check(args: argparse.Namespace) -> None:
+    """The options alone (nothing loaded): run before ``run`` creates anything. ``--model`` is
+    checked by loading it, which ``run`` does before the run directory is created."""
+    from robustlab.commands._options import at_least
+    from robustlab.data.datasets import resolve_dataset
+
+    resolve_dataset(args.dataset)
+    _ks(args.ks)
+    at_least(args, 1, "num_examples", "kappa", "budget", "parents")
+    at_least(args, 0, "delta")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,15 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.recipes.second_order.bias import resolve_pairs, run_bias_study
     from robustlab.recipes.second_order.neighbourhood import make_source
 
-    try:
-        ks = sorted({int(x) for x in args.ks.split(",") if x.strip()})
-    except ValueError:
-        raise InputError(f"--k {args.ks!r}: expected comma-separated integers like 0,1,2,3") \
-            from None
-    if not ks or ks[0] < 0:
-        raise InputError(f"--k {args.ks!r}: distances must be >= 0")
-    if args.budget < 1 or args.parents < 1:
-        raise InputError("--budget and --parents must be >= 1")
+    ks = _ks(args.ks)
     pairs = resolve_pairs(args.pairs)
     protected = sorted({w for p in pairs for w in p})
     spec = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
@@ -69,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     device = str(resolve_device(getattr(args, "device", "auto")))
     source = make_source(spec, blacklist=protected, kappa=args.kappa, delta=args.delta,
                          device=device)
-    examples = load_examples(args.dataset, args.split, args.dataset_format, args.num_examples)
+    examples = load_examples(args.dataset, n=args.num_examples,
+                             **load_options(args, format_dest="dataset_format"))
     from robustlab.models.registry import load_model
 
     model = load_model(args.model, device=device)
@@ -77,11 +100,12 @@ def run(args: argparse.Namespace) -> int:
     summary = run_bias_study(
         predict=model.predict_proba, model_name=name, texts=[t for t, _ in examples],
         pairs=pairs, source=source, out=args.out, ks=ks, budget=args.budget,
-        parents=args.parents, seed=args.random_seed, start=args.start,
+        parents=args.parents, seed=args.seed, start=args.start,
         dataset_name=args.dataset, command=shlex.join(["robustlab", *sys.argv[1:]]),
         progress=not args.no_progress, model_spec=args.model,
-        source_spec={"spec": spec or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet", "blacklist": protected, "kappa": args.kappa,
-                     "delta": args.delta}, **executor_kwargs(args))
+        source_spec={"spec": spec or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet",
+                     "blacklist": protected, "kappa": args.kappa, "delta": args.delta},
+        **executor_kwargs(args))
     print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
         row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}

@@ -14,6 +14,8 @@ import os
 import sys
 import time
 
+from robustlab.commands._options import add_quiet_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -30,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
     p.add_argument("--out", metavar="DIR",
                    help="run directory (default: the plan's 'out', else PLAN-run beside it)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet_option(p)
     p.set_defaults(func=run)
 
 

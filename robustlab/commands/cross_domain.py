@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robustlab.commands._options import seed
+from robustlab.commands._options import add_model_option, add_quiet_option, add_seed_option
 from robustlab.models.device import add_device_option
 from robustlab.runs.outputs import check_out_dir
 from robustlab.textfmt import align
@@ -41,7 +41,7 @@ def _consistency_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--bags", type=int, default=30, help="number of bags M (default 30)")
     g.add_argument("--bag-fraction", type=float, default=0.6,
                    help="share of the pool in each bag (default 0.6)")
-    g.add_argument("--seed", type=seed, default=0, help="seed of the bags (and of training)")
+    add_seed_option(g, help="seed of the bags (and of training; default 0)")
     g.add_argument("--no-plots", action="store_true", help="skip the PNG")
 
 
@@ -76,12 +76,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="accept empty hypothesis lines (scored as sacreBLEU scores them)")
     mt.add_argument("--out", required=True, metavar="DIR", help="run directory")
     _consistency_args(mt)
-    mt.set_defaults(func=run_mt)
+    mt.set_defaults(func=run_mt, check=check_consistency)
 
     clf = cmds.add_parser("clf", help="train on one domain, test on the others",
                           epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    clf.add_argument("--model", nargs="+", default=["bow"], metavar="SPEC",
-                     help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v)")
+    add_model_option(clf, multi=True, default=["bow"],
+                     help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v,…), "
+                     "a HF checkpoint or a saved model dir; several: space or comma separated, "
+                     "or --model repeated (default bow)")
     clf.add_argument("--data-dir", default=None, metavar="DIR",
                      help="multi-domain data root (default: $ROBUSTLAB_SHARED/data/amazon_multidomain, "
                      "else shared/ or ../shared/ from the current directory)")
@@ -96,8 +98,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     clf.add_argument("--workers", type=int, default=1)
     clf.add_argument("--out", required=True, metavar="DIR", help="run directory")
     add_device_option(clf)
+    add_quiet_option(clf)
     _consistency_args(clf)
-    clf.set_defaults(func=run_clf)
+    clf.set_defaults(func=run_clf, check=check_clf)
 
     sc = cmds.add_parser("scores", help="consistency of a precomputed score table",
                          epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,7 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sc.add_argument("--out", default=None, metavar="DIR",
                     help="also write a run directory (default: stdout only)")
     _consistency_args(sc)
-    sc.set_defaults(func=run_scores)
+    sc.set_defaults(func=run_scores, check=check_consistency)
 
 
 def _cfg(args: argparse.Namespace) -> Any:
@@ -130,6 +133,27 @@ def _cfg(args: argparse.Namespace) -> Any:
                             seed=args.seed, eps_grid=grid)
     cfg.validate()
     return cfg
+
+
+def check_consistency(args: argparse.Namespace) -> None:
+    """The consistency options (ε, bags), checked before anything is read or created."""
+    _cfg(args)
+
+
+def check_clf(args: argparse.Namespace) -> None:
+    """Every --model parses, the numbers are in range: before the run directory exists (the
+    data is read by the study's own validation, also before)."""
+    from robustlab.commands._options import at_least
+    from robustlab.models.registry import check_model_spec
+
+    for spec in args.model:
+        check_model_spec(spec)
+    if len(set(args.model)) != len(args.model):
+        from robustlab.errors import InputError
+
+        raise InputError(f"--model: duplicate models in {list(args.model)}")
+    at_least(args, 1, "steps", "workers", "max_train", "max_test")
+    _cfg(args)
 
 
 def _command() -> str:
@@ -185,7 +209,8 @@ def run_clf(args: argparse.Namespace) -> int:
                      steps=args.steps, max_train=args.max_train, max_test=args.max_test,
                      seed=args.seed, consistency=_cfg(args))
     summary = run(study, args.out, command=_command(), executor=args.executor,
-                  workers=args.workers, plots=not args.no_plots, device=args.device)
+                  workers=args.workers, plots=not args.no_plots, device=args.device,
+                  progress=not args.quiet)
     print_table(summary)
     print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if summary["complete"] else 1

@@ -29,8 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "minutes) and print where the results are",
                        description=__doc__.splitlines()[0])
     add_study_options(p, learnability=True, out_required=False)
-    p.set_defaults(func=run, out="robustlab-demo", study_kind="learnability",
+    p.set_defaults(func=run, check=check, out="robustlab-demo", study_kind="learnability",
                    command_name="learnability", **DEMO)
+
+
+def check(args: argparse.Namespace) -> None:
+    """The learnability command's pre-run checks, with the demo's models when none is given."""
+    from robustlab.commands.learnability import check_args
+
+    args.model = args.model or list(DEMO_MODELS)
+    check_args(args)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,12 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     from robustlab.commands.learnability import execute
 
-    args.model = args.model or DEMO_MODELS  # (argparse "append" would add to a default list)
-    for key in ("data", "test_data"):
-        if getattr(args, key):
-            args.dataset = None  # the user asked for their own data
+    args.model = args.model or list(DEMO_MODELS)
     print(f"robustlab demo: {', '.join(args.model)} × {args.perturbations} on "
-          f"{args.dataset or args.data}; output in {args.out}/", flush=True)
+          f"{args.dataset}; output in {args.out}/", flush=True)
     t0 = time.perf_counter()
     rc = execute(args, "learnability")
     print(f"demo finished in {time.perf_counter() - t0:.0f} s. Explore it with `robustlab tui` "

@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from robustlab.commands._options import (
+    add_dataset_options,
+    add_model_option,
+    add_quiet_option,
+    add_seeds_option,
+    split_specs,
+)
 from robustlab.errors import InputError
 from robustlab.recipes.learnability.thresholds import add_threshold_options, gate, threshold_args
 
@@ -52,21 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
                       out_required: bool = True) -> None:
     g = p.add_argument_group("study")
-    g.add_argument("--model", action="append", metavar="SPEC",
-                   help="model family (bow, textrnn, cnn, lstm, transformer, minilm), "
-                   "family:key=value,…, a HF checkpoint or a saved model dir; repeatable or comma "
-                   "separated")
-    g.add_argument("--dataset", "--dataset-from-huggingface", metavar="NAME",
-                   help="named dataset (demo, sst2, …; TextAttack's glue^sst2^validation too)")
-    g.add_argument("--data", metavar="FILE", help="training file (TSV/CSV/JSONL/label-text)")
-    g.add_argument("--test-data", metavar="FILE", help="test file for --data")
-    g.add_argument("--format", help="file format of --data (text, label-text, tsv, csv, jsonl)")
-    g.add_argument("--encoding", help="file encoding of --data (default utf-8; e.g. cp1252)")
-    g.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
-                   help="TSV/CSV --data: whether the first row is a header (default: detected)")
-    g.add_argument("--text-column", help="text column of --data (name or index)")
-    g.add_argument("--text-pair-column", help="second text column for sentence pairs (QQP, NLI)")
-    g.add_argument("--label-column", help="label column of --data (name or index)")
+    add_model_option(g, multi=True)
+    add_dataset_options(g, test=True, split=False)
     g.add_argument("--perturbations", default=DEFAULT_PERTURBATIONS, metavar="LIST",
                    help="comma-separated perturbation specs (default: the paper's eight)")
     if learnability:
@@ -82,7 +77,7 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
         g.add_argument("--experiments", default="standard,robustness,augmentation,learnability",
                        metavar="LIST", help="which of exp 0/1/2/3-4 to run (default all; "
                        "'learnability' alone gives CENT without the robustness side)")
-    g.add_argument("--seeds", default="0,1,2", metavar="LIST", help="seeds (default 0,1,2)")
+    add_seeds_option(g)
     g.add_argument("--steps", type=int, default=200,
                    help="training steps, the same for every experiment (default 200)")
     g.add_argument("--max-train", type=int, metavar="N", help="balanced subsample of the train set")
@@ -99,14 +94,16 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
 
     add_device_option(e)
     e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    e.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet_option(e)
+    p.set_defaults(check=check_args)
 
 
 def _split(values: list[str] | str | None) -> list[str]:
+    """A LIST option (seeds, p-grid, experiments): comma and/or space separated."""
     if values is None:
         return []
     items = values if isinstance(values, list) else [values]
-    return [s.strip() for v in items for s in v.split(",") if s.strip()]
+    return [s for v in items for s in re.split(r"[,\s]+", v) if s]
 
 
 def _floats(text: str, opt: str) -> tuple[float, ...]:
@@ -124,21 +121,35 @@ def _ints(text: str, opt: str) -> tuple[int, ...]:
 
 
 def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
-    """``--dataset NAME`` or ``--data FILE [--test-data FILE] …`` as a dataset spec."""
-    if args.dataset and args.data:
-        raise InputError("give either --dataset NAME or --data FILE, not both")
-    if args.data:
-        spec: dict[str, Any] = {"path": str(Path(args.data).resolve())}
-        if args.test_data:
-            spec["test_path"] = str(Path(args.test_data).resolve())
+    """``--dataset NAME|FILE [--test-dataset FILE] …`` as a dataset spec: ``{"path": …}`` with
+    the file options for a file, ``{"name": …}`` for a name (the same dicts ``--data FILE`` and
+    ``--dataset NAME`` gave before the two options became one, so signatures do not change)."""
+    from robustlab.data.datasets import resolve_dataset
+
+    spec = resolve_dataset(args.dataset or "demo", must_exist=False)
+    test = getattr(args, "test_dataset", None)
+    if "path" in spec:
+        if test:
+            test_spec = resolve_dataset(test, "--test-dataset", must_exist=False)
+            if "path" not in test_spec:
+                raise InputError(f"--test-dataset {test}: a test FILE goes with a data file; a "
+                                 "named dataset brings its own test split")
+            spec["test_path"] = test_spec["path"]
         for key in ("format", "encoding", "text_column", "text_pair_column", "label_column",
                     "header"):
             if getattr(args, key, None) is not None:
                 spec[key] = getattr(args, key)
         return spec
-    if args.test_data:
-        raise InputError("--test-data needs --data FILE")
-    return {"name": args.dataset or "demo"}
+    if test:
+        raise InputError(f"--test-dataset needs --dataset FILE (a named dataset, here "
+                         f"{spec['name']!r}, brings its own test split)")
+    given = [f"--{k.replace('_', '-')}" for k in ("format", "encoding", "header", "text_column",
+                                                   "text_pair_column", "label_column")
+             if getattr(args, k, None) is not None]
+    if given:
+        raise InputError(f"{', '.join(given)}: file options, but --dataset {spec['name']} is a "
+                         "dataset name, not a file")
+    return spec
 
 
 def _check_experiments(text: str) -> bool:
@@ -159,7 +170,7 @@ def study_from_args(args: argparse.Namespace):
     )
 
     kind = args.study_kind
-    models = _split(args.model)
+    models = split_specs(args.model)
     if not models:
         raise InputError("--model: give at least one model (e.g. --model bow)")
     estimate = getattr(args, "estimate", "full") if kind == "learnability" else "full"
@@ -169,7 +180,7 @@ def study_from_args(args: argparse.Namespace):
         raise InputError("--p-grid does not go with --estimate quick (its p are --estimate-p and "
                          "1); drop one of them")
     return LearnabilityStudy(
-        models=tuple(models), perturbations=tuple(_split(args.perturbations)),
+        models=tuple(models), perturbations=tuple(split_specs(args.perturbations)),
         dataset=dataset_spec(args),
         p_grid=_floats(p_grid_text, "--p-grid") if kind == "learnability"
         else (),
@@ -191,8 +202,8 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
     if "name" in ds:
         argv += ["--dataset", ds["name"]]
     else:
-        argv += ["--data", ds["path"]]
-        for key, flag in (("test_path", "--test-data"), ("format", "--format"),
+        argv += ["--dataset", ds["path"]]
+        for key, flag in (("test_path", "--test-dataset"), ("format", "--format"),
                           ("encoding", "--encoding"), ("text_column", "--text-column"),
                           ("text_pair_column", "--text-pair-column"),
                           ("label_column", "--label-column")):
@@ -226,6 +237,33 @@ def command_line(args: argparse.Namespace, name: str, study: Any) -> str:
     if args.no_plots:
         argv.append("--no-plots")
     return shlex.join(argv)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Every pre-run check of a study command, without touching the disk beyond looking at
+    paths: run by :func:`robustlab.cli.main` before the handler (so nothing is created when one
+    fails) and by the TUI's new-study form beside the field at fault."""
+    from robustlab.adapters.base import PerturbationError
+    from robustlab.adapters.registry import parse_spec
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.models.registry import check_model_spec
+
+    study = study_from_args(args)
+    study.validate()
+    resolve_dataset(args.dataset or "demo")  # a missing file or an unknown name stops here
+    if getattr(args, "test_dataset", None):
+        resolve_dataset(args.test_dataset, "--test-dataset")
+    for spec in study.models:
+        check_model_spec(spec, user_class=True)
+    for spec in study.perturbations:
+        try:
+            parse_spec(spec)
+        except PerturbationError as exc:
+            raise InputError(f"--perturbations: {exc}") from None
+    for opt in ("workers", "threads"):
+        if getattr(args, opt, 1) < 1:
+            raise InputError(f"--{opt} must be >= 1, got {getattr(args, opt)}")
+    threshold_args(args)
 
 
 def execute(args: argparse.Namespace, name: str) -> int:

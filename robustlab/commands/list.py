@@ -32,6 +32,13 @@ def _textattack() -> list[dict[str, Any]]:
 
 
 #: name -> (rows function, table columns, footer)
+def _models() -> list[dict[str, Any]]:
+    from robustlab.models.registry import PRETRAINED, TORCH_FAMILIES
+
+    return [{"name": n, "kind": "pretrained" if n in PRETRAINED else "from scratch",
+             "summary": d} for n, d in {**TORCH_FAMILIES, **PRETRAINED}.items()]
+
+
 LISTERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], tuple[str, ...], str]] = {
     "perturbations": (
         _perturbations,
@@ -39,6 +46,13 @@ LISTERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], tuple[str, ...], st
         "Also accepted by --perturbation: textattack:<Transformation or Augmenter>[:k=v,...] "
         "(e.g. textattack:WordSwapWordNet) and nlaugmenter:<module.ClassName>[:k=v,...].\n"
         "asymmetric = g(g(x)) != x (valid for learnability); see docs/perturbations.md.",
+    ),
+    "models": (
+        _models,
+        ("name", "kind", "summary"),
+        "--model also takes NAME:key=value,... (e.g. textrnn:hidden=128), a Hugging Face "
+        "checkpoint (a directory with config.json, hf:ID or a hub id) or a directory saved by "
+        "`robustlab train`; see docs/models-and-data.md.",
     ),
     "textattack": (
         _textattack,
@@ -56,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="List what robustlab can use, read from its registries.",
     )
     p.add_argument("what", choices=sorted(LISTERS),
-                   help="perturbations (robustlab's registry) or textattack (TextAttack "
+                   help="perturbations (robustlab's registry), models (the --model families) or textattack (TextAttack "
                    "transformations/augmenters usable as textattack:NAME; imports TextAttack)")
     p.add_argument("--json", action="store_true",
                    help="print a JSON array of objects instead of a table (for scripts)")

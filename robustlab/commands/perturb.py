@@ -15,6 +15,13 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+from robustlab.commands._options import (
+    add_encoding_option,
+    add_format_option,
+    add_header_option,
+    add_quiet_option,
+    add_seed_option,
+)
 from robustlab.data.files import FORMATS
 from robustlab.data.row_jobs import (
     PROGRESS_MIN_ROWS,
@@ -52,9 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "perturbations that take a 'pps' parameter")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a perturbation parameter (repeatable); values parse as int/float/bool/str")
-    p.add_argument("--seed", type=int, default=0,
-                   help="random seed (default 0); each row's randomness depends only on the seed "
-                   "and its own text")
+    add_seed_option(p, help="random seed, 0 <= S < 2**32 (default 0); each row's randomness "
+                    "depends only on the seed and its own text")
     p.add_argument("-i", "--input", required=True, metavar="FILE", help="input file")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file, written atomically (format from its extension, or "
@@ -62,19 +68,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--column", metavar="NAME|INDEX",
                    help="column to perturb, by header name or 0-based index (default: a column "
                    "named text/sentence/review(s)/..., or the only column)")
-    p.add_argument("--format", choices=FORMATS, dest="fmt",
-                   help="input format (default: from the extension; unknown extensions are "
-                   "text, one row per line). label-text is '<label> <text>' per line (SST, MR)")
+    add_format_option(p, dest="fmt", choices=FORMATS,
+                      help="input format (default: from the extension; unknown extensions are "
+                      "text, one row per line). label-text is '<label> <text>' per line (SST, MR)")
     p.add_argument("--output-format", choices=FORMATS,
                    help="output format (default: from the output extension, else the input "
                    "format)")
-    p.add_argument("--encoding", default="utf-8",
-                   help="input encoding (default utf-8; e.g. cp1252 for Windows/Latin-1 files). "
-                   "Output is always UTF-8")
-    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
-                   help="TSV/CSV: whether the first row is a header (default: detected)")
-    p.add_argument("--no-progress", action="store_true",
-                   help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
+    add_encoding_option(p, default="utf-8",
+                        help="input encoding (default utf-8; e.g. cp1252 for Windows/Latin-1 "
+                        "files). Output is always UTF-8")
+    add_header_option(p)
+    add_quiet_option(p, dest="no_progress",
+                     help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
     p.set_defaults(func=run)
 
 

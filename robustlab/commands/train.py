@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from robustlab.commands._options import seed
+from robustlab.commands._options import (
+    add_dataset_options,
+    add_model_option,
+    add_seed_option,
+    load_options,
+)
 from robustlab.runs.outputs import check_out_dir
 
 
@@ -22,23 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Train a classifier for a fixed number of optimiser steps and save it to "
         "--out (a directory every other command accepts as --model). Families: "
         + ", ".join(available_models()) + "; or a Hugging Face checkpoint directory / hub id.")
-    p.add_argument("--model", required=True, help="family[:key=value,...], HF checkpoint or dir")
-    p.add_argument("--data", "--dataset", "--dataset-from-huggingface", dest="data", required=True,
-                   help="data file (TSV/CSV/JSONL or '<label> <text>' lines), 'demo' or a hub "
-                   "name (glue/sst2, imdb, ...)")
-    p.add_argument("--text-column", help="column with the text (name or 0-based index)")
-    p.add_argument("--text-pair-column", help="second text column for sentence pairs")
-    p.add_argument("--label-column", help="column with the label (name or 0-based index)")
-    p.add_argument("--format", dest="fmt", help="file format: tsv, csv, jsonl, label-text")
-    p.add_argument("--encoding", help="file encoding (default utf-8; e.g. cp1252)")
-    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
-                   help="TSV/CSV: whether the first row is a header (default: detected)")
-    p.add_argument("--split", help="hub dataset split (default: train)")
-    p.add_argument("--test-data", help="held-out data (same options); default: split --data")
+    add_model_option(p, multi=False, required=True,
+                     help="family[:key=value,...], HF checkpoint or dir (exactly one)")
+    add_dataset_options(p, required=True, test=True,
+                        help="data file (TSV/CSV/JSONL or '<label> <text>' lines), 'demo' or a "
+                        "hub name (glue/sst2, imdb, TextAttack's NAME^CONFIG^SPLIT, ...)")
     p.add_argument("--test-size", type=float, default=0.2,
-                   help="held-out fraction when --test-data is not given (default 0.2)")
+                   help="held-out fraction when --test-dataset is not given (default 0.2)")
     p.add_argument("--steps", type=int, help="optimiser steps (default: the family's)")
-    p.add_argument("--seed", type=seed, default=0)
+    add_seed_option(p)
     p.add_argument("--max-examples", type=int,
                    help="balanced seeded subsample of the training data to this size")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -48,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from robustlab.models.device import add_device_option
 
     add_device_option(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def _params(items: list[str]) -> dict:
@@ -64,8 +61,24 @@ def _params(items: list[str]) -> dict:
     return out
 
 
-def _col(v: str | None) -> str | int | None:
-    return int(v) if v is not None and v.lstrip("-").isdigit() else v
+def check(args: argparse.Namespace) -> None:
+    """Pre-run checks (options only; the data is read by ``run``): run before anything exists."""
+    from robustlab.commands._options import at_least
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.errors import InputError
+    from robustlab.models.registry import check_model_spec, is_saved_model
+
+    check_model_spec(args.model)
+    if is_saved_model(args.model):
+        raise InputError(f"--model {args.model}: is already a trained model; pass a family or a "
+                         "checkpoint to train a new one")
+    resolve_dataset(args.dataset)
+    if args.test_dataset:
+        resolve_dataset(args.test_dataset, "--test-dataset")
+    at_least(args, 1, "steps", "max_examples")
+    if not 0 < args.test_size < 1:
+        raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
+    _params(args.param)
 
 
 #: most training examples scored for the printed training accuracy
@@ -81,29 +94,20 @@ def run(args: argparse.Namespace) -> int:
 
     from robustlab.data.datasets import load_dataset
     from robustlab.errors import InputError
-    from robustlab.models.registry import is_saved_model, make_model
+    from robustlab.models.registry import make_model
     from robustlab.runs.outputs import atomic_dir, write_json
 
     out = Path(args.out)
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not args.force:
         raise InputError(f"--out {out}: already exists; pass --force to replace it or choose "
                          "another directory")
-    if args.steps is not None and args.steps < 1:
-        raise InputError(f"--steps must be >= 1, got {args.steps}")
-    if not 0 < args.test_size < 1:
-        raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
     from robustlab.models.device import resolve_device
 
     resolve_device(args.device)  # a missing GPU fails here, before any data is read
-    if is_saved_model(args.model):
-        raise InputError(f"--model {args.model}: is already a trained model; pass a family or a "
-                         "checkpoint to train a new one")
-    opts = dict(text_column=_col(args.text_column), text_pair_column=_col(args.text_pair_column),
-                label_column=_col(args.label_column), fmt=args.fmt, encoding=args.encoding,
-                split=args.split, header=args.header)
-    data = load_dataset(args.data, **opts)
-    if args.test_data:
-        train, test = data, load_dataset(args.test_data, **opts)
+    opts = load_options(args)
+    data = load_dataset(args.dataset, **opts)
+    if args.test_dataset:
+        train, test = data, load_dataset(args.test_dataset, **opts)
     else:
         train, test = data.split(args.test_size, seed=args.seed)
     if args.max_examples:
@@ -129,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     with atomic_dir(out) as tmp:
         model.save(tmp)
         write_json(tmp / "train_info.json", {
-            "model": args.model, "model_id": model.model_id(), "data": args.data,
+            "model": args.model, "model_id": model.model_id(), "data": args.dataset,
             "train": {"name": train.name, "n": len(train), "fingerprint": train.fingerprint,
                       "source": train.source},
             "test": {"name": test.name, "n": len(test), "fingerprint": test.fingerprint},

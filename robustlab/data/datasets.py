@@ -157,7 +157,7 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
     """Load ``spec`` (``demo``, a file path or a hub name), optionally subsampled and validated."""
     spec = str(spec).strip()
     if not spec:
-        raise InputError("--data: empty dataset name; pass a file, 'demo' or a hub name")
+        raise InputError("--dataset: empty; pass a file, 'demo' or a hub dataset name")
     name, _, arg = spec.partition(":")
     if "^" in spec and not Path(spec).expanduser().exists():
         spec, config, split = _textattack_spec(spec, split)
@@ -178,11 +178,7 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
                       text_column=text_column, text_pair_column=text_pair_column,
                       label_column=label_column)
     else:
-        looks_like_path = any(ch in spec for ch in "/\\.") or Path(spec).suffix
-        what = "no such file" if looks_like_path else "unknown dataset"
-        raise InputError(f"--data {spec!r}: {what}. Pass an existing file (TSV/CSV/JSONL or "
-                         f"'<label> <text>' lines), 'demo', or a hub dataset "
-                         f"({', '.join(sorted(HF_DATASETS))}, hf:NAME)")
+        raise unresolved_dataset(spec)
     if validate:
         ds.validate()
     if max_examples is not None:
@@ -192,6 +188,60 @@ def load_dataset(spec: str, *, split: str | None = None, text_column: str | int 
             ds = ds.subsample(min(max_examples, len(ds)) if not balanced else
                               _balanced_cap(ds, max_examples), seed=seed, balanced=balanced)
     return ds
+
+
+def known_names() -> str:
+    """The dataset names ``--dataset`` accepts, for messages."""
+    return ("demo, " + ", ".join(sorted(HF_DATASETS)) + ", hf:NAME[/CONFIG] or TextAttack's "
+            "NAME^CONFIG^SPLIT")
+
+
+def _looks_like_path(spec: str) -> bool:
+    return (any(ch in spec for ch in "/\\") or spec.startswith((".", "~"))
+            or bool(Path(spec).suffix))
+
+
+def unresolved_dataset(spec: str, option: str = "--dataset") -> InputError:
+    """The error for a ``--dataset`` that is neither an existing file nor a dataset name: it
+    names both readings, so ``demo`` is never answered with "no such file"."""
+    if _looks_like_path(spec):
+        return InputError(f"{option} {spec}: no such file (and not a dataset name: {known_names()})")
+    return InputError(f"{option} {spec}: no such file, and unknown dataset name; pass a file "
+                      f"(TSV/CSV/JSONL or '<label> <text>' lines) or one of {known_names()}")
+
+
+def resolve_dataset(spec: str, option: str = "--dataset", *,
+                    must_exist: bool = True) -> dict[str, Any]:
+    """``--dataset NAME|FILE`` as a study's dataset spec: ``{"path": ABSOLUTE}`` for a file,
+    ``{"name": NAME}`` for a dataset name; InputError when neither reading works.
+
+    The order is :func:`load_dataset`'s, so a study and ``robustlab train`` read the same thing:
+    ``demo[:N]``; TextAttack's ``NAME^CONFIG^SPLIT`` (unless such a file exists); an existing
+    file; a hub name robustlab knows (``sst2``, ``glue/sst2``, ``hf:NAME``); then a missing
+    path. A name resolves to the same ``{"name": …}`` and a file to the same ``{"path": …}`` as
+    ``--dataset NAME`` / ``--data FILE`` did before, so study signatures do not change.
+    ``must_exist=False`` reads a missing path as a path (a stored command whose file moved
+    still parses into its configuration; loading it then names the file).
+    """
+    text = str(spec).strip()
+    if not text:
+        raise InputError(f"{option}: empty; pass a file, 'demo' or a hub dataset name")
+    name, _, arg = text.partition(":")
+    path = Path(text).expanduser()
+    if name == "demo":  # load_dataset reads any demo[:…] as the demo set
+        return {"name": text}
+    if "^" in text and not path.exists():
+        _textattack_spec(text, None)  # a malformed NAME^CONFIG^SPLIT stops here
+        return {"name": text}
+    if path.is_dir():
+        raise InputError(f"{option} {spec}: is a directory; pass a data file or a dataset name")
+    if path.exists():
+        return {"path": str(path.resolve())}
+    if (name == "hf" and arg) or text in HF_DATASETS:
+        return {"name": text}
+    if not must_exist and _looks_like_path(text):
+        return {"path": str(path.resolve())}
+    raise unresolved_dataset(text, option)
 
 
 def _textattack_spec(spec: str, split: str | None) -> tuple[str, str | None, str | None]:
@@ -370,13 +420,14 @@ def load_hub(name: str, *, split: str = "train", text_column: str | int | None =
     return Dataset(texts, labels, f"{name}:{split}", None, f"huggingface {path}/{config} {split}")
 
 
-def load_examples(spec: str, split: str = "test", fmt: str | None = None,
-                  n: int | None = None) -> list[tuple[str, int]]:
+def load_examples(spec: str, split: str | None = "test", fmt: str | None = None,
+                  n: int | None = None, **options: Any) -> list[tuple[str, int]]:
     """The first ``n`` (text, label) pairs of a dataset of single texts: the test inputs of the
-    second-order attacks and of the bias study."""
+    second-order attacks and of the bias study. ``options``: :func:`load_dataset`'s file
+    options (``encoding``, ``header``, ``text_column``, ``label_column``)."""
     if n is not None and n < 1:
         raise InputError(f"--num-examples must be >= 1 (got {n})")
-    ds = load_dataset(spec, split=split, fmt=fmt, validate=False)
+    ds = load_dataset(spec, split=split or "test", fmt=fmt, validate=False, **options)
     if ds.is_pairs:
         raise InputError(f"--dataset {spec}: sentence pairs are not supported by second-order "
                          "attacks or the bias study (single texts only)")

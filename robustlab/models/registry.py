@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +66,58 @@ def is_saved_model(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / META_FILE).is_file()
 
 
-def _unknown(name: str) -> InputError:
+def _unknown(name: str, note: str = "") -> InputError:
     return InputError(
-        f"unknown model {name!r}. Choose a family ({', '.join(available_models())}), a Hugging "
-        "Face checkpoint (a local directory with config.json, 'hf:ID' or a hub id such as "
-        "bert-base-cased), or a directory saved by `robustlab train`")
+        f"--model {name}: unknown model{note}. Choose a family ({', '.join(available_models())}; `robustlab list "
+        "models`), a Hugging Face checkpoint (a local directory with config.json, 'hf:ID' or a "
+        "hub id such as bert-base-cased), or a directory saved by `robustlab train`")
+
+
+#: ``package.module:Class`` naming a user TextClassifier (the studies' build_model accepts it)
+_USER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def check_model_spec(spec: str, *, user_class: bool = False) -> str:
+    """Refuse a ``--model`` that cannot name a model, with one line (no traceback), before
+    anything runs; returns the spec. Parsing only: nothing is loaded or downloaded.
+
+    Accepted: a family with well-formed ``key=value`` parameters, a saved model directory, a
+    checkpoint directory, ``hf:ID`` or a hub id that Hugging Face's own
+    ``validate_repo_id`` accepts (so ``bow$(x)`` is an unknown model, never an
+    ``HFValidationError`` later) and, with ``user_class``, ``package.module:Class``.
+    """
+    text = str(spec).strip()
+    name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
+    if name in available_models():
+        return text
+    p = Path(text).expanduser()
+    if is_saved_model(p):
+        return text
+    if p.is_dir():
+        if (p / "config.json").is_file():
+            return text
+        raise InputError(f"--model {text}: a directory without robustlab_model.json or "
+                         "config.json; pass a directory written by `robustlab train` or a HF "
+                         "checkpoint")
+    if user_class and _USER_CLASS.match(text) and not text.startswith("hf:"):
+        return text
+    if text.startswith((".", "/", "~")) or p.exists():
+        raise InputError(f"--model {text}: no such model directory")
+    hub = text[3:] if text.startswith("hf:") else (
+        text if "/" in text or "-" in text else None)
+    if hub is None:
+        raise _unknown(text)
+    _check_hub_id(hub, text)
+    return text
+
+
+def _check_hub_id(hub: str, spec: str) -> None:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(hub)
+    except HFValidationError:
+        raise _unknown(spec, " (not a family, and not a valid Hugging Face id)") from None
 
 
 def make_model(name_or_checkpoint: str, **params: Any):
@@ -101,6 +149,7 @@ def make_model(name_or_checkpoint: str, **params: Any):
 
 def _hf_checkpoint(name: str) -> str | None:
     if name.startswith("hf:"):
+        _check_hub_id(name[3:], name)
         return name[3:]
     p = Path(name)
     if p.is_dir():
@@ -108,6 +157,7 @@ def _hf_checkpoint(name: str) -> str | None:
     if name.startswith((".", "/", "~")) or p.exists():
         return None  # a local path that does not exist or is not a checkpoint
     if "/" in name or "-" in name:
+        _check_hub_id(name, name)
         return name
     return None
 

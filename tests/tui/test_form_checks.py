@@ -25,8 +25,11 @@ def learnability():
     (["--steps", "x"], "argument --steps: invalid int value", "steps"),
     (["--perturbations", "leet_leters"], "Did you mean: leet_letters", "perturbations"),
     (["--p-grid", "0.5,0.1"], "--p-grid: probabilities must be increasing", "p_grid"),
-    (["--data", "/no/such/file.tsv"], "--data /no/such/file.tsv: no such file", "data"),
-    (["--dataset-from-huggingface", "demo", "--data", "x.tsv"], "not both", "dataset"),
+    (["--data", "/no/such/file.tsv"], "--dataset /no/such/file.tsv: no such file", "dataset"),
+    (["--dataset-from-huggingface", "demo", "--data", "x.tsv"], "given twice", "dataset"),
+    (["--model", "bow$(x)"], "--model bow$(x): unknown model", "model"),
+    (["--dataset", "demo", "--test-data", "t.tsv"], "--test-dataset needs --dataset FILE",
+     "test_dataset"),
 ])
 def test_check_names_the_error_and_its_field(learnability, extra, message, dest):
     recipe, parser = learnability
