@@ -309,7 +309,10 @@ def test_bad_input_exits_2_before_anything_is_created(tmp_path, monkeypatch, cap
     out = tmp_path / "run"
     assert main([*argv, "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    errors = [line for line in err.splitlines() if ": error:" in line]
+    assert message in err and "Traceback" not in err and len(errors) == 1
+    # besides the one error line, only `attack`'s set-up status lines ("robustlab attack: …")
+    assert all(line.startswith(f"robustlab {argv[0]}: ") for line in err.strip().splitlines())
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
