@@ -172,8 +172,8 @@ def test_building_an_attack_emits_no_textattack_warnings():
     assert ta_logger.level == level  # restored: the user's own TextAttack use is unchanged
 
 
-def _attack(work, out, *extra):
-    return ["attack", "--recipe", "so-beam", "--model", "planted", "--dataset",
+def _attack(work, out, *extra, model="planted"):
+    return ["attack", "--recipe", "so-beam", "--model", model, "--dataset",
             str(work / "dev.txt"), "--out", str(out), *extra]
 
 
@@ -236,7 +236,7 @@ def test_stock_textattack_cli_with_recipe_path_outside_the_checkout(saved_bow, w
 
 def test_attack_shows_why_examples_failed(work, capsys):
     """An untrained family raises in every cell: the error is printed, not only counted."""
-    assert main(_attack(work, work / "r", "--model", "bow", "-n", "1", "--no-progress")) == 1
+    assert main(_attack(work, work / "r", "-n", "1", "--no-progress", model="bow")) == 1
     err = capsys.readouterr().err
     assert "1 example(s) failed" in err and "ex=000000: " in err and "not trained" in err
 

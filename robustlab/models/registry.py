@@ -103,6 +103,8 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
         return text
     if text.startswith((".", "/", "~")) or p.exists():
         raise InputError(f"--model {text}: no such model directory")
+    if text.startswith("hf:") and Path(text[3:]).expanduser().is_dir():
+        return text  # hf:LOCAL_DIR, a checkpoint directory named explicitly
     hub = text[3:] if text.startswith("hf:") else (
         text if "/" in text or "-" in text else None)
     if hub is None:
@@ -149,7 +151,8 @@ def make_model(name_or_checkpoint: str, **params: Any):
 
 def _hf_checkpoint(name: str) -> str | None:
     if name.startswith("hf:"):
-        _check_hub_id(name[3:], name)
+        if not Path(name[3:]).expanduser().is_dir():  # hf:LOCAL_DIR needs no hub id check
+            _check_hub_id(name[3:], name)
         return name[3:]
     p = Path(name)
     if p.is_dir():
