@@ -152,21 +152,9 @@ def run(args: argparse.Namespace) -> int:
             **executor_kwargs(args))
     print(summary_line(args.recipe, summary, args.out))
     if summary["failed_cells"]:
-        print_failures(args.out, summary["failed_cells"])
+        from robustlab.runs.store import print_failed_cells
+
+        keys = summary["failed_cells"]
+        print_failed_cells(args.out, keys, f"robustlab attack: {len(keys)} example(s) failed; "
+                           "rerun the same command to retry them:")
     return 0 if summary["complete"] else 1
-
-
-def print_failures(out: str, keys: list[str]) -> None:
-    """The examples that raised, with the last line of each error (the full traceback stays in
-    the run store), so a failure is never only a count."""
-    from robustlab.runs.store import RunStore
-
-    print(f"robustlab attack: {len(keys)} example(s) failed; rerun the same command to retry "
-          "them:", file=sys.stderr)
-    with RunStore(out, readonly=True) as store:
-        for key in keys[:5]:
-            cell = store.cell(key)
-            last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
-            print(f"  {key}: {last}", file=sys.stderr)
-    if len(keys) > 5:
-        print(f"  … and {len(keys) - 5} more", file=sys.stderr)

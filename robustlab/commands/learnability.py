@@ -12,7 +12,6 @@ import argparse
 import os
 import re
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -297,23 +296,13 @@ def execute(args: argparse.Namespace, name: str) -> int:
     print(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
           f"{', '.join(summary['files'])}")
     if not summary["complete"]:
-        _print_failures(out, summary["failed_cells"])
+        from robustlab.runs.store import print_failed_cells
+
+        keys = summary["failed_cells"]
+        print_failed_cells(out, keys, f"{len(keys)} cells did not finish; rerun the same command "
+                           "to retry them:", more=f" (all in {out / 'summary.json'})")
         return 1
     return 0
-
-
-def _print_failures(out: Path, keys: list[str]) -> None:
-    from robustlab.runs.store import RunStore
-
-    print(f"{len(keys)} cells did not finish; rerun the same command to retry them:",
-          file=sys.stderr)
-    with RunStore(out, readonly=True) as store:
-        for key in keys[:5]:
-            cell = store.cell(key)
-            last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
-            print(f"  {key}: {last}", file=sys.stderr)
-    if len(keys) > 5:
-        print(f"  … and {len(keys) - 5} more (all in {out / 'summary.json'})", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

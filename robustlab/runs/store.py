@@ -623,3 +623,19 @@ def _config_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 def is_run_dir(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / STORE_NAME).exists()
+
+
+def print_failed_cells(out: str | os.PathLike[str], keys: list[str], header: str,
+                       more: str = "", shown: int = 5) -> None:
+    """``header``, then the first ``shown`` failed cells with the last line of each error (the
+    full traceback stays in the store), so a failure on the command line is never only a count."""
+    import sys
+
+    print(header, file=sys.stderr)
+    with RunStore(out, readonly=True) as store:
+        for key in keys[:shown]:
+            cell = store.cell(key)
+            last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
+            print(f"  {key}: {last}", file=sys.stderr)
+    if len(keys) > shown:
+        print(f"  … and {len(keys) - shown} more{more}", file=sys.stderr)
