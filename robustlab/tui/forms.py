@@ -189,37 +189,13 @@ def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | Non
 def semantic_check(args: argparse.Namespace) -> None:
     """The pre-run checks of the command ``args`` parsed into (raise on a bad option).
 
-    A command may declare its own with ``set_defaults(check=fn)``; the study commands built on
-    :class:`~robustlab.recipes.learnability.study.LearnabilityStudy` are checked by building and
-    validating the study exactly as the command will.
+    Every command declares them with ``set_defaults(check=fn)`` (the study commands through
+    :func:`robustlab.commands.learnability.add_study_options`), the same hook
+    :func:`robustlab.cli.main` runs before the handler.
     """
     hook = getattr(args, "check", None)
     if callable(hook):
         hook(args)
-        return
-    if getattr(args, "study_kind", None) in ("learnability", "robustness"):
-        _check_study(args)
-
-
-def _check_study(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
-    from robustlab.adapters.base import PerturbationError
-    from robustlab.adapters.registry import parse_spec
-    from robustlab.commands.learnability import study_from_args
-    from robustlab.errors import InputError
-
-    study = study_from_args(args)
-    study.validate()
-    for spec in study.perturbations:
-        try:
-            parse_spec(spec)
-        except PerturbationError as exc:
-            raise InputError(f"--perturbations: {exc}") from None
-    for opt, value in (("--data", getattr(args, "data", None)),
-                       ("--test-data", getattr(args, "test_data", None))):
-        if value and not Path(value).expanduser().exists():
-            raise InputError(f"{opt} {value}: no such file")
 
 
 def field_of(recipe: Recipe, error: str) -> str | None:
