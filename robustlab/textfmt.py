@@ -1,4 +1,5 @@
-"""Plain-text tables for stdout (the CLI's result tables), one formatter for every command."""
+"""Plain text for the terminal: the CLI's result tables (one formatter for every command) and
+escaping of text read from a run directory before it is shown."""
 
 from __future__ import annotations
 
@@ -15,3 +16,9 @@ def align(head: Sequence[str], rows: Sequence[Sequence[object]], *, rule: bool =
     if rule:
         lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped: text read from a run directory (a stored
+    command, an error) is shown as it is, never interpreted by the terminal."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)

@@ -196,6 +196,14 @@ def test_attack_says_what_it_does_and_names_differing_options(work, monkeypatch,
     assert main(_attack(work, work / "r", "-n", "2", "--kappa", "5", "--no-progress")) == 2
     assert "--kappa: 20 in the run, 5 now" in capsys.readouterr().err
     assert main(_attack(work, work / "r", "-n", "2", "--no-progress")) == 0  # same: resumes
+    # a crafted store: its command reaches the terminal escaped, never as control sequences
+    import sqlite3
+
+    with sqlite3.connect(next((work / "r").glob("*.sqlite*"))) as db:
+        db.execute("UPDATE run SET command=? WHERE id=1", ("robustlab \x1b[2J attack",))
+    assert main(_attack(work, work / "r", "-n", "3", "--no-progress")) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "it was started as: robustlab \\x1b[2J attack" in err
 
 
 def _env(work: Path) -> dict[str, str]:

@@ -58,6 +58,7 @@ from robustlab.runs.procs import (
     same_host,
 )
 from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
+from robustlab.textfmt import printable
 
 WORKER_LOG = "worker.log"
 WORKER_JSON = "worker.json"
@@ -95,11 +96,6 @@ def safe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def command_string(args: Sequence[str]) -> str:
     """The copyable shell form of ``robustlab ARGS``."""
     return shlex.join(["robustlab", *args])
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped (a dialog must show every character)."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def out_dir_of(args: Sequence[str]) -> str | None:

@@ -71,9 +71,12 @@ def check_resumable(out: Path, config: dict[str, Any]) -> None:
         return
     diffs = config_differences(info.config, json.loads(json.dumps(config)))
     if diffs:
-        started = f"; it was started as: {info.command}" if info.command else ""
+        from robustlab.textfmt import printable  # the stored values are shown, not run
+
+        started = f"; it was started as: {printable(info.command)}" if info.command else ""
         raise InputError(
-            f"{out} holds an attack run with other options: {'; '.join(diffs)}{started}. A run's "
+            f"{out} holds an attack run with other options: {printable('; '.join(diffs))}"
+            f"{started}. A run's "
             "examples and options are fixed when it starts: rerun with its options to resume "
             "it, or choose another --out")
 
