@@ -42,6 +42,7 @@ __all__ = [
     "nltk_data_dir",
     "prepare",
     "shared_data_dir",
+    "shared_dir_origin",
     "stopwords",
     "wordnet",
     "wordnet_sense_counts",
@@ -324,14 +325,19 @@ def shared_dir() -> Path:
     """The team's shared folder: ``$ROBUSTLAB_SHARED``, else ``./shared`` or ``../shared`` seen
     from the current directory. Never the package's own location: an installed robustlab would
     otherwise read data from wherever site-packages happens to sit, unrecorded."""
+    return shared_dir_origin()[0]
+
+
+def shared_dir_origin() -> tuple[Path, str]:
+    """:func:`shared_dir` and which rule found it (recorded as the origin of a default input)."""
     env = os.environ.get("ROBUSTLAB_SHARED")
     if env:
-        return Path(env).resolve()
+        return Path(env).resolve(), "$ROBUSTLAB_SHARED"
     cwd = Path.cwd()
-    for cand in (cwd / "shared", cwd.parent / "shared"):
+    for cand, rule in ((cwd / "shared", "./shared"), (cwd.parent / "shared", "../shared")):
         if cand.is_dir():
-            return cand.resolve()
-    return (cwd.parent / "shared").resolve()
+            return cand.resolve(), f"{rule} of the current directory"
+    return (cwd.parent / "shared").resolve(), "../shared of the current directory (missing)"
 
 
 def shared_data_dir() -> Path:
@@ -342,6 +348,24 @@ def shared_data_dir() -> Path:
 def minilm_mlm_path() -> Path:
     """``../shared/models/minilm-mlm``, the small real fill-mask model; may not exist."""
     return shared_dir() / "models" / "minilm-mlm"
+
+
+def named_source_path(name: str) -> Path | None:
+    """The files behind a named word source, for a run's input record: ``wordnet`` is NLTK's
+    WordNet corpus directory, ``textattack-counterfitted`` TextAttack's cached embedding; None
+    when absent (the source itself then reports the fix when it is used)."""
+    if name == "wordnet":
+        try:
+            import nltk
+
+            ensure_nltk("corpora/wordnet")
+            return Path(str(nltk.data.find("corpora/wordnet")))
+        except (ImportError, LookupError, ResourceMissing):
+            return None
+    if name == "textattack-counterfitted":
+        path = textattack_cache_dir() / "word_embeddings" / "paragramcf"
+        return path if path.is_dir() else None
+    return None
 
 
 # ---- check / prepare -----------------------------------------------------------------------------

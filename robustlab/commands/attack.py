@@ -94,6 +94,18 @@ def recipe_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
+def command_inputs(args: argparse.Namespace) -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)`` of the files the command line names (the recipe adds its
+    neighbourhood source and patch table): recorded in the run with their checksums."""
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.models.registry import model_input
+
+    ds = resolve_dataset(args.dataset)
+    return [("dataset", ds.get("path") or ds.get("name"), "--dataset"),
+            ("model", *model_input(args.model)),
+            ("ppl_model", getattr(args, "ppl_model", None), "--ppl-model")]
+
+
 def status_printer(args: argparse.Namespace):
     """One line per set-up step on stderr (the first example comes after ~10 s of imports and
     loading), unless --no-progress/--quiet."""
@@ -149,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             recipe_kwargs=recipe_kwargs(args), csv_name=args.log_to_csv,
             ppl_model=args.ppl_model, command=shlex.join(["robustlab", *sys.argv[1:]]),
             progress=not args.no_progress, model_spec=args.model, log=say,
-            **executor_kwargs(args))
+            inputs=command_inputs(args), **executor_kwargs(args))
     print(summary_line(args.recipe, summary, args.out))
     if summary["failed_cells"]:
         from robustlab.runs.store import print_failed_cells

@@ -76,6 +76,22 @@ def check(args: argparse.Namespace) -> None:
     at_least(args, 0, "delta")
 
 
+def command_inputs(args: argparse.Namespace, source: str | None
+                   ) -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)`` of what the run reads, recorded with checksums: the dataset,
+    the model, a --pairs file and the neighbourhood source (its default resolved)."""
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.models.registry import model_input
+    from robustlab.recipes.second_order.study import source_input
+
+    ds = resolve_dataset(args.dataset)
+    named = args.pairs in ("builtin", "checklist", "all")
+    return [("dataset", ds.get("path") or ds.get("name"), "--dataset"),
+            ("model", *model_input(args.model)),
+            ("pairs", None if named else args.pairs, "--pairs"),
+            ("neighbourhood", *source_input(source))]
+
+
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.data.datasets import load_examples
@@ -105,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress, model_spec=args.model,
         source_spec={"spec": spec or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet",
                      "blacklist": protected, "kappa": args.kappa, "delta": args.delta},
+        inputs=command_inputs(args, spec),
+        log=None if args.no_progress else
+        (lambda m: print(f"robustlab bias: {m}", file=sys.stderr, flush=True)),
         **executor_kwargs(args))
     print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):

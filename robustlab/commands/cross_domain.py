@@ -156,6 +156,13 @@ def check_clf(args: argparse.Namespace) -> None:
     _cfg(args)
 
 
+def _log(args: argparse.Namespace) -> Any:
+    """Set-up lines (the inputs a run records) on stderr, unless --quiet."""
+    if getattr(args, "quiet", False):
+        return None
+    return lambda msg: print(f"robustlab cross-domain: {msg}", file=sys.stderr, flush=True)
+
+
 def _command() -> str:
     return shlex.join(["robustlab", *sys.argv[1:]])
 
@@ -189,7 +196,14 @@ def run_mt(args: argparse.Namespace) -> int:
     if args.human:
         data.human = read_human(args.human)
         data.files["human"] = args.human
-    summary = run(study, data, args.out, command=_command(), plots=not args.no_plots)
+    if args.wmt22_dir:  # where each recorded file came from
+        origin = {"system": "--wmt22-dir", "ref": "--wmt22-dir", "domains": "--wmt22-dir",
+                  "human": "--human" if args.human else "--wmt22-dir"}
+    else:
+        origin = {"system": "--systems", "ref": "--refs", "domains": "--domains",
+                  "human": "--human"}
+    summary = run(study, data, args.out, command=_command(), plots=not args.no_plots,
+                  origin=origin, log=_log(args))
     print_table(summary)
     print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if summary["complete"] else 1
@@ -199,18 +213,21 @@ def run_clf(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.recipes.cross_domain.clf import ClfStudy
     from robustlab.recipes.cross_domain.clf import run_clf as run
-    from robustlab.resources import shared_data_dir
+    from robustlab.resources import shared_dir_origin
 
-    root = args.data_dir or str(shared_data_dir() / "amazon_multidomain")
-    origin = "--data-dir" if args.data_dir else "default ($ROBUSTLAB_SHARED or ./shared, ../shared)"
-    print(f"data: {Path(root).resolve()} ({origin})", file=sys.stderr)
+    shared, rule = shared_dir_origin()
+    root = args.data_dir or str(shared / "data" / "amazon_multidomain")
+    origin = "--data-dir" if args.data_dir else f"default: shared folder ({rule})"
+    if not args.quiet:
+        print(f"robustlab cross-domain: data root {Path(root).resolve()} ({origin})",
+              file=sys.stderr)
     study = ClfStudy(root=root, models=tuple(args.model), domains=tuple(args.domains),
                      train_domains=tuple(args.train_domains) if args.train_domains else None,
                      steps=args.steps, max_train=args.max_train, max_test=args.max_test,
                      seed=args.seed, consistency=_cfg(args))
     summary = run(study, args.out, command=_command(), executor=args.executor,
                   workers=args.workers, plots=not args.no_plots, device=args.device,
-                  progress=not args.quiet)
+                  progress=not args.quiet, root_origin=origin, log=_log(args))
     print_table(summary)
     print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if summary["complete"] else 1
@@ -234,7 +251,9 @@ def run_scores(args: argparse.Namespace) -> int:
         raise InputError("--domains is only used with --wmt-da (score tables carry a domain "
                          "column)")
     summary = run(args.file, args.out, _cfg(args), human=human, command=_command(),
-                  columns=cols, plots=not args.no_plots, table=table)
+                  columns=cols, plots=not args.no_plots, table=table,
+                  inputs=[("human", args.human, "--human"), ("domains", args.domains, "--domains")],
+                  log=_log(args))
     print_table(summary)
     if args.out:
         print(f"\nwrote {args.out} ({', '.join(summary['files'])})")

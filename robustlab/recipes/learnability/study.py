@@ -38,7 +38,7 @@ import os
 import shutil
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -481,7 +481,8 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               executor: str = "sequential", workers: int = 1, ray_address: str | None = None,
               gpus_per_task: float = 0.0, cpus_per_task: float = 1.0, command: str | None = None,
               progress: bool = True, plots: bool = True, threads: int | None = 1,
-              device: str = "auto") -> dict[str, Any]:
+              device: str = "auto", log: Callable[[str], None] | None = None
+              ) -> dict[str, Any]:
     """Validate, run (or resume) every cell into ``out_dir`` and write the final files.
 
     Every input is checked before the run directory is touched, so bad input leaves nothing
@@ -491,7 +492,8 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     ``threads`` is torch's intra-op thread count per training (default 1: measured here, small
     models train 5–20× slower with 2 threads on a busy 2-core machine; scale with workers).
     ``device`` (auto, cpu, cuda, cuda:N) is where models run; like ``threads`` it is not part
-    of the study's configuration, so a resume may run on another machine.
+    of the study's configuration, so a resume may run on another machine. ``log`` receives one
+    line per input the study reads (:mod:`robustlab.runs.inputs`), before any cell runs.
     """
     from robustlab.recipes.learnability.data import preflight
     from robustlab.recipes.learnability.report import write_outputs
@@ -520,12 +522,18 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     # trains it, the others load it); the sequential executor shares it in memory
     cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
     cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache, device=device)
+    from robustlab.runs import inputs as run_inputs
+
+    recorded = run_inputs.collect(study_inputs(study))
+    run_inputs.announce(recorded, log)
     store = RunStore(out)
     try:
         # a resume must see the data the finished cells saw: compared with the fingerprint
-        # stored when the run started (not with one recomputed from today's files)
+        # stored when the run started (not with one recomputed from today's files), and the
+        # input files with their checksums when it started
         store.init_run(study.kind, f"{study.kind}: {', '.join(study.models)} on {splits.name}",
-                       study.config(), command=command, versions=versions(),
+                       {**study.config(), run_inputs.KEY: recorded}, command=command,
+                       versions=versions(),
                        inputs={"data": (splits.fingerprint, _data_what(study.dataset))})
         options: dict[str, Any] = {}
         if executor == "ray":
@@ -542,6 +550,20 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     finally:
         store.close()
     return summary
+
+
+def study_inputs(study: LearnabilityStudy) -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)`` of what the study reads: its data file(s) or dataset name, and
+    each model's weights where it starts from a file (a saved model, a checkpoint, MiniLM)."""
+    from robustlab.models.registry import model_input
+
+    ds = study.dataset
+    items: list[tuple[str, str | None, str]] = [
+        ("dataset", ds.get("path") or ds.get("name"), "--dataset"),
+        ("test_dataset", ds.get("test_path"), "--test-dataset")]
+    for spec in study.models:
+        items.append((f"model:{spec}", *model_input(spec)))
+    return items
 
 
 def _data_what(dataset: dict[str, Any]) -> str:

@@ -308,13 +308,18 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
                    progress: bool = True, executor: str = "sequential", workers: int = 1,
                    model_spec: str | None = None, source_spec: dict[str, Any] | None = None,
                    ray_address: str | None = None, gpus_per_task: float = 0.0,
-                   cpus_per_task: float = 1.0) -> dict[str, Any]:
+                   cpus_per_task: float = 1.0,
+                   inputs: Sequence[tuple[str, str | None, str]] = (),
+                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """One cell per (pair, k) into ``out`` (resumable); returns ``summary.json``.
 
     Any executor gives the same keys, resume and results. Parallel workers build their model
     from ``model_spec`` and their source from ``source_spec`` (``make_source`` arguments) when
     given, else receive ``predict`` / ``source`` pickled; on Ray a local model directory and a
     ``table:FILE`` source travel loaded, since nodes may share no files with this machine.
+    ``inputs`` (``(role, value, origin)``: dataset, model, pairs file, neighbourhood source) are
+    recorded in the run with path, size and SHA-256 (:mod:`robustlab.runs.inputs`) and shown
+    through ``log`` before the first cell.
     """
     from robustlab.runs.executor import run_cells
     from robustlab.runs.outputs import write_json, write_jsonl
@@ -328,10 +333,14 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
         raise InputError("k must be >= 0")
     options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
     out = Path(out)
+    from robustlab.runs import inputs as run_inputs
+
+    recorded = run_inputs.collect(inputs)
+    run_inputs.announce(recorded, log)
     config = {"model": model_name, "dataset": dataset_name, "data": fingerprint(list(texts)),
               "pairs": [list(p) for p in pairs], "ks": list(ks), "budget": budget,
               "parents": parents, "seed": seed, "start": start, "source": source.name,
-              "epsilon": EPSILON}
+              "epsilon": EPSILON, run_inputs.KEY: recorded}
     store = RunStore(out)
     store.init_run("bias", f"bias {model_name}", config, command=command, versions=versions())
     sig = make_signature("bias", model=model_name, data=config["data"], source=source.name,

@@ -74,17 +74,25 @@ def textattack_counterfitted_table(max_neighbours: int = 8, max_distance: float 
 
 def default_pair_source() -> str:
     """Where candidate pairs come from when the caller gives none (see the module docstring)."""
+    return default_pair_source_origin()[0]
+
+
+def default_pair_source_origin() -> tuple[str, str]:
+    """:func:`default_pair_source` and how it was found (for the run's input record): the
+    environment, TextAttack's cache, the shared folder seen from the current directory, or
+    WordNet. Never a location relative to robustlab's own install."""
     env = os.environ.get("ROBUSTLAB_PATCH_TABLE")
     if env:
-        return env
-    from robustlab.resources import shared_data_dir, textattack_cache_dir
+        return env, "default: $ROBUSTLAB_PATCH_TABLE"
+    from robustlab.resources import shared_dir_origin, textattack_cache_dir
 
     if (textattack_cache_dir() / "word_embeddings" / "paragramcf").is_dir():
-        return "textattack-counterfitted"
-    shared = shared_data_dir() / "synonyms" / "counterfitted_neighbors.json"
+        return "textattack-counterfitted", "default: TextAttack's cache ($TA_CACHE_DIR)"
+    root, rule = shared_dir_origin()
+    shared = root / "data" / "synonyms" / "counterfitted_neighbors.json"
     if shared.is_file():
-        return str(shared)
-    return "wordnet"
+        return str(shared), f"default: shared folder ({rule})"
+    return "wordnet", "default: WordNet (no table found)"
 
 
 class PairTable:

@@ -32,6 +32,7 @@ CONFIG_OPTIONS = {
     "beam_width": "--beam-width", "walks": "--beam-width", "max_rounds": "--max-distance",
     "max_distance": "--max-distance", "max_changes": "--max-distance", "seed": "--random-seed",
     "query_budget": "--query-budget", "model_batch_size": "--model-batch-size",
+    "inputs": "input files",
 }
 
 
@@ -39,17 +40,71 @@ def config_differences(stored: dict[str, Any], new: dict[str, Any]) -> list[str]
     """What differs between a run's stored config and this invocation's, by option name:
     ``["--num-examples: 10 in the run, 20 now", ...]``. ``data`` (the fingerprint of the
     examples) is named only when nothing else explains it (same count, other texts/labels)."""
+    from robustlab.runs import inputs as run_inputs
+
     keys = [k for k in dict.fromkeys([*stored, *new]) if stored.get(k) != new.get(k)]
     out = []
     for k in keys:
-        if k == "data":
+        if k in ("data", run_inputs.KEY):  # inputs: by checksum below, not by path
             continue
         out.append(f"{CONFIG_OPTIONS.get(k, k)}: {json.dumps(stored.get(k))} in the run, "
                    f"{json.dumps(new.get(k))} now")
     if "data" in keys and not ({"n", "dataset"} & set(keys)):
         out.append(f"--dataset: the examples differ from the run's (fingerprint "
                    f"{stored.get('data')} in the run, {new.get('data')} now)")
+    out += [f"input {line}" for line in run_inputs.changed(stored.get(run_inputs.KEY),
+                                                            new.get(run_inputs.KEY))]
     return out
+
+
+def source_input(spec: Any, option: str = "--source/--mlm") -> tuple[str | None, str]:
+    """``(value, origin)`` of a neighbourhood source for the run's input record: the table file,
+    the masked LM (directory or hub id), or WordNet's corpus directory; ``None`` (the default)
+    resolves as :func:`~robustlab.recipes.second_order.neighbourhood.make_source` does."""
+    import os
+
+    from robustlab.resources import named_source_path
+
+    if spec is not None and not isinstance(spec, str):
+        return str(getattr(spec, "name", type(spec).__name__)), f"{option} (an object)"
+    origin = option
+    if not spec:
+        env = os.environ.get("ROBUSTLAB_NEIGHBOURHOOD")
+        spec, origin = (env, "default: $ROBUSTLAB_NEIGHBOURHOOD") if env else ("wordnet",
+                                                                               "default")
+    if spec == "wordnet":
+        path = named_source_path("wordnet")
+        return (str(path) if path else "wordnet"), f"{origin} wordnet (NLTK data)"
+    for prefix in ("table:", "mlm:"):
+        if spec.startswith(prefix):
+            return spec[len(prefix):], origin
+    return spec, origin
+
+
+def pairs_input(pairs: Any, option: str = "--patch-table") -> tuple[str | None, str]:
+    """``(value, origin)`` of the table patch pairs are drawn from; ``None`` (the default)
+    resolves as :func:`~robustlab.recipes.second_order.patch_words.default_pair_source` does,
+    so the run records which table "default" was. A dict given in Python has no file (its
+    fingerprint is in the config)."""
+    from robustlab.recipes.second_order.patch_words import default_pair_source_origin
+    from robustlab.resources import named_source_path
+
+    if pairs is None:
+        value, origin = default_pair_source_origin()
+    elif isinstance(pairs, str):
+        value, origin = pairs, option
+    else:
+        return None, option
+    if value in ("wordnet", "textattack-counterfitted"):
+        path = named_source_path(value)
+        return (str(path) if path else value), (origin if pairs is None else f"{origin} {value}")
+    return value, origin
+
+
+def attack_inputs(kwargs: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)`` of the recipe's own inputs: neighbourhood source, patch table."""
+    return [("neighbourhood", *source_input(kwargs.get("source"))),
+            ("patch_table", *pairs_input(kwargs.get("pairs")))]
 
 
 def check_resumable(out: Path, config: dict[str, Any]) -> None:
@@ -296,14 +351,18 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                      executor: str = "sequential", workers: int = 1,
                      model_spec: str | None = None, ray_address: str | None = None,
                      gpus_per_task: float = 0.0, cpus_per_task: float = 1.0,
-                     log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                     log: Callable[[str], None] | None = None,
+                     inputs: Sequence[tuple[str, str | None, str]] = ()) -> dict[str, Any]:
     """Attack ``examples`` [(text, label)] with a robustlab recipe; returns ``summary.json``.
 
     One cell per example on any executor (``sequential``, ``process``, ``ray``), with the same
-    keys, resume and results. Parallel workers build the attack themselves from ``model_spec``
+    keys, resume and results. ``inputs`` (``(role, value, origin)``: the dataset file, the
+    model directory) join the recipe's own (neighbourhood source, patch table) in the run's
+    input record (:mod:`robustlab.runs.inputs`), with path, size and SHA-256. Parallel workers build the attack themselves from ``model_spec``
     when given (cheap to ship; a local model directory is shipped loaded to Ray instead), else
     from ``model_wrapper`` (pickled to them). ``log`` receives one line per set-up step.
     """
+    from robustlab.runs import inputs as run_inputs
     from robustlab.runs.executor import run_cells
     from robustlab.runs.outputs import write_json, write_jsonl
     from robustlab.runs.ray_backend import prepare
@@ -314,9 +373,11 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     mod = recipe_module(recipe)
     kwargs = dict(recipe_kwargs or {})
     out = Path(out)
+    recorded = run_inputs.collect([*inputs, *attack_inputs(kwargs)])
     config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
               "n": len(examples), "data": fingerprint(list(examples)),
-              **{k: _config_value(v) for k, v in kwargs.items()}}
+              **{k: _config_value(v) for k, v in kwargs.items()}, run_inputs.KEY: recorded}
+    run_inputs.announce(recorded, say)
     src = kwargs.get("source")
     say(f"building {recipe} (neighbourhood source: "
         f"{getattr(src, 'name', src) or 'default'}, patch pairs: {kwargs.get('pairs') or 'default'})")

@@ -1,0 +1,195 @@
+"""What a run read: every resolved input, where its location came from, its size and SHA-256.
+
+A study's results are only as reproducible as the files behind them, and several of those files
+are found rather than named (the default SO-Beam patch table, the multi-domain data root, the
+MiniLM checkpoint shipped by a package). So every input is *resolved* first — from the command
+line, an environment variable or the current directory, never from robustlab's own install
+location — then recorded under ``config["inputs"]`` of the run (the store, ``summary.json``),
+printed when the run starts, compared when it resumes, and shown by ``robustlab report`` and the
+TUI. The record, one entry per role (docs/run-directory.md, "inputs")::
+
+    "inputs": {
+      "dataset":     {"path": "/abs/dev.tsv", "origin": "--dataset", "size": 81234,
+                      "sha256": "9f2c…"},
+      "patch_table": {"path": "/abs/shared/data/synonyms/counterfitted_neighbors.json",
+                      "origin": "default: $ROBUSTLAB_SHARED or ./shared, ../shared", …},
+      "model":       {"path": "/abs/models/sst-bow", "origin": "--model", "size": …,
+                      "sha256": "…", "files": 3},
+      "neighbourhood": {"name": "wordnet", "origin": "default", "path": …}
+    }
+
+A directory's ``sha256`` is taken over the sorted list of its files' relative paths, sizes and
+SHA-256s (``files`` counts them), so renaming or editing any file changes it. An input that is
+not a local file (a hub dataset name, ``wordnet``) has a ``name`` instead; its contents are
+pinned by the study's data fingerprint where there is one.
+
+Inputs are **not** part of any signature: a signature names what was computed (the model, the
+data fingerprint, the recipe), and the same data read from another path computes the same thing.
+A resume compares checksums, not paths (:func:`changed`), and refuses when one differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+#: the key of ``config`` (and of ``summary.json["config"]``) holding the records
+KEY = "inputs"
+
+_CHUNK = 1 << 20
+#: directory entries that are never an input's content (caches, VCS metadata)
+_SKIP_DIRS = {".git", "__pycache__", ".cache", ".ipynb_checkpoints"}
+#: (path, size, mtime_ns, inode) -> sha256: a file is hashed once per process
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+
+Record = dict[str, Any]
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (cached per process by path, size, mtime and inode)."""
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    hit = _DIGESTS.get(key)
+    if hit is None:
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(_CHUNK), b""):
+                h.update(block)
+        hit = _DIGESTS[key] = h.hexdigest()
+    return hit
+
+
+def _dir_files(root: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in filenames:
+            f = Path(dirpath) / name
+            if f.is_file():  # a symlink to a file counts (Hugging Face snapshots are links)
+                out.append(f)
+    return sorted(out, key=lambda f: f.relative_to(root).as_posix())
+
+
+def describe(value: str | os.PathLike[str], origin: str) -> Record:
+    """The record of one input: a local file or directory gets its absolute path, size, SHA-256
+    (and file count); anything else (a dataset name, ``wordnet``) is kept as a ``name``."""
+    p = Path(value).expanduser()
+    if p.is_file():
+        return {"path": str(p.resolve()), "origin": origin, "size": p.stat().st_size,
+                "sha256": file_sha256(p)}
+    if p.is_dir():
+        h = hashlib.sha256()
+        size = 0
+        files = _dir_files(p)
+        for f in files:
+            n = f.stat().st_size
+            size += n
+            h.update(f"{f.relative_to(p).as_posix()}\0{n}\0{file_sha256(f)}\n".encode())
+        return {"path": str(p.resolve()), "origin": origin, "size": size,
+                "sha256": h.hexdigest(), "files": len(files)}
+    return {"name": str(value), "origin": origin}
+
+
+def collect(items: Iterable[tuple[str, str | os.PathLike[str] | None, str]]) -> dict[str, Record]:
+    """``[(role, value, origin), …]`` -> ``{role: record}`` (``None`` values are skipped; the
+    first record of a role wins)."""
+    out: dict[str, Record] = {}
+    for role, value, origin in items:
+        if value is not None and str(value) != "" and role not in out:
+            out[role] = describe(value, origin)
+    return out
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def role_label(role: str) -> str:
+    """``patch_table`` -> ``patch table``; ``domain:books`` stays as it is."""
+    return role.replace("_", " ")
+
+
+def describe_line(role: str, rec: Mapping[str, Any]) -> str:
+    """One line for a person: ``dataset: /abs/dev.tsv (--dataset; 79.3 KiB, sha256 9f2c41ab07de)``."""
+    origin = rec.get("origin") or "?"
+    if "path" in rec and "sha256" in rec:
+        files = f", {rec['files']} files" if "files" in rec else ""
+        what = f"{rec['path']} ({origin}; {human_size(int(rec.get('size') or 0))}{files}, " \
+               f"sha256 {str(rec['sha256'])[:12]})"
+    else:
+        what = f"{rec.get('name', rec.get('path', '?'))} ({origin})"
+    from robustlab.textfmt import printable  # a stored record is shown, never interpreted
+
+    return printable(f"{role_label(role)}: {what}")
+
+
+def lines(inputs: Mapping[str, Mapping[str, Any]] | None) -> list[str]:
+    """:func:`describe_line` for every record, in recorded order."""
+    return [describe_line(role, rec) for role, rec in (inputs or {}).items()]
+
+
+def announce(inputs: Mapping[str, Mapping[str, Any]] | None,
+             say: Callable[[str], None] | None) -> None:
+    """Show what the run reads, one line each, before any work (``say`` None: silent)."""
+    if say is None:
+        return
+    for line in lines(inputs):
+        say(f"input {line}")
+
+
+def _identity(rec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What must stay the same for finished cells to still describe this input: the checksum
+    of a file or directory, the name of anything else (a path may move; content may not)."""
+    if "sha256" in rec:
+        return ("sha256", rec["sha256"])
+    return ("name", rec.get("name"))
+
+
+def changed(stored: Mapping[str, Mapping[str, Any]] | None,
+            now: Mapping[str, Mapping[str, Any]] | None) -> list[str]:
+    """The inputs of ``now`` whose content differs from the run's ``stored`` records, one line
+    each naming the role, where it came from and both checksums. A role the run never
+    recorded (a run made before inputs were recorded, or before that role was) is not a
+    difference: there is nothing to compare it with."""
+    from robustlab.textfmt import printable  # stored records are shown, never interpreted
+
+    out = []
+    stored = stored or {}
+    for role, rec in (now or {}).items():
+        old = stored.get(role)
+        if old is None or _identity(old) == _identity(rec):
+            continue
+        out.append(printable(f"{role_label(role)} ({rec.get('origin', '?')}): {_short(old)} "
+                             f"when the run started, {_short(rec)} now"))
+    return out
+
+
+def _short(rec: Mapping[str, Any]) -> str:
+    if "sha256" in rec:
+        return f"{rec.get('path')} sha256 {str(rec['sha256'])[:12]}"
+    return str(rec.get("name", rec.get("path")))
+
+
+def merged(stored: Mapping[str, Mapping[str, Any]] | None,
+           now: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Record]:
+    """The records a resumed run keeps: the stored ones (the run's start), plus roles recorded
+    for the first time now."""
+    out = {k: dict(v) for k, v in (stored or {}).items()}
+    for role, rec in (now or {}).items():
+        out.setdefault(role, dict(rec))
+    return out
+
+
+def split_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Record]]:
+    """(config without ``inputs``, its input records)."""
+    rest = {k: v for k, v in config.items() if k != KEY}
+    return rest, dict(config.get(KEY) or {})
