@@ -212,3 +212,46 @@ def test_attack_a_real_trained_model_end_to_end(files, shared_data):
     s = json.loads((out / "summary.json").read_text())
     assert s["complete"] and sum(s["counts"].values()) == 4
     assert s["source"] == "table:counterfitted_neighbors.json"
+
+
+def test_attack_records_its_inputs_and_refuses_a_changed_table(files, monkeypatch, capsys):
+    """Every file the attack read is in config["inputs"] with its SHA-256; a resume after the
+    patch table changed is refused naming it (issue 12 §3)."""
+    import hashlib
+
+    use_model(monkeypatch, planted_proba)
+    out = files / "run"
+    assert main(attack_args(files, out)) == 0
+    rec = json.loads((out / "summary.json").read_text())["config"]["inputs"]
+    assert {k: (v.get("path") or v.get("name"), v["origin"]) for k, v in rec.items()} == {
+        "dataset": (str(files / "dev.txt"), "--dataset"), "model": ("planted", "--model"),
+        "neighbourhood": (str(files / "table.json"), "--source/--mlm"),
+        "patch_table": (str(files / "pairs.json"), "--patch-table")}
+    sha = hashlib.sha256((files / "pairs.json").read_bytes()).hexdigest()
+    assert rec["patch_table"]["sha256"] == sha
+    assert RunStore(out, readonly=True).run_info().config["pairs"] == str(files / "pairs.json")
+    capsys.readouterr()
+    (files / "pairs.json").write_text(json.dumps({**PAIRS, "plot": ["story"]}))
+    assert main(attack_args(files, out)) == 2
+    err = capsys.readouterr().err
+    assert "input patch table (--patch-table)" in err and sha[:12] in err
+
+
+def test_bias_records_its_inputs(files, monkeypatch, capsys):
+    import robustlab.models.registry as reg
+
+    class Toy:
+        def predict_proba(self, texts):
+            return np.array([[0.5, 0.5] for _ in texts])
+
+    monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    pairs = files / "pairs.txt"
+    pairs.write_text("he she\n")
+    out = files / "bias"
+    assert main(["bias", "--model", "toy", "--dataset", str(files / "dev.txt"), "--pairs",
+                 str(pairs), "--source", f"table:{files / 'table.json'}", "--k", "0",
+                 "--out", str(out)]) == 0
+    rec = json.loads((out / "summary.json").read_text())["config"]["inputs"]
+    assert list(rec) == ["dataset", "model", "pairs", "neighbourhood"]
+    assert rec["pairs"]["path"] == str(pairs) and rec["pairs"]["origin"] == "--pairs"
+    assert f"robustlab bias: input pairs: {pairs} (--pairs;" in capsys.readouterr().err
