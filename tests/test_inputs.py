@@ -257,3 +257,17 @@ def test_cross_domain_clf_records_each_domain_read(tmp_path: Path, capsys) -> No
                                     "size": (root / "b.csv").stat().st_size,
                                     "sha256": _sha((root / "b.csv").read_bytes())}
     assert capsys.readouterr().err == ""  # --quiet: no set-up lines
+
+
+def test_train_records_its_data_file_in_train_info(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "d.tsv"
+    data.write_text("".join(f"{i % 2}\t{'good' if i % 2 else 'bad'} film {i}\n"
+                            for i in range(30)))
+    out = tmp_path / "m"
+    assert main(["train", "--model", "bow", "--dataset", str(data), "--steps", "2", "--out",
+                 str(out)]) == 0
+    info = json.loads((out / "train_info.json").read_text())
+    assert info["inputs"] == {"dataset": {"path": str(data), "origin": "--dataset",
+                                          "size": data.stat().st_size,
+                                          "sha256": _sha(data.read_bytes())}}
+    assert f"robustlab train: input dataset: {data} (--dataset;" in capsys.readouterr().err

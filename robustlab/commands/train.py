@@ -8,6 +8,7 @@ training never leaves a half-written model behind.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from robustlab.commands._options import (
     add_dataset_options,
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     resolve_device(args.device)  # a missing GPU fails here, before any data is read
     opts = load_options(args)
+    recorded = _inputs(args)
     data = load_dataset(args.dataset, **opts)
     if args.test_dataset:
         train, test = data, load_dataset(args.test_dataset, **opts)
@@ -139,11 +141,34 @@ def run(args: argparse.Namespace) -> int:
             "test": {"name": test.name, "n": len(test), "fingerprint": test.fingerprint},
             "seed": args.seed, "steps": getattr(model, "steps_", args.steps),
             "train_accuracy": train_acc, "train_accuracy_n": n_eval,
-            "test_accuracy": test_acc, "seconds": seconds})
+            "test_accuracy": test_acc, "seconds": seconds, "inputs": recorded})
     sample = "" if n_eval == len(train) else f" (sample of {n_eval})"
     print(f"train accuracy{sample} {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
           f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
     return 0
+
+
+def _inputs(args: argparse.Namespace) -> dict:
+    """What training reads (data files, a starting checkpoint) with path, origin and SHA-256,
+    recorded in ``train_info.json`` (:mod:`robustlab.runs.inputs`) and shown on stderr."""
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.models.registry import model_input
+    from robustlab.runs import inputs
+
+    items = [("dataset", _spec_value(resolve_dataset(args.dataset, must_exist=False)),
+              "--dataset"),
+             ("test_dataset", args.test_dataset and _spec_value(
+                 resolve_dataset(args.test_dataset, "--test-dataset", must_exist=False)),
+              "--test-dataset"),
+             ("model", *model_input(args.model))]
+    recorded = inputs.collect(items)
+    inputs.announce(recorded, lambda m: print(f"robustlab train: {m}", file=sys.stderr,
+                                              flush=True))
+    return recorded
+
+
+def _spec_value(spec: dict) -> str | None:
+    return spec.get("path") or spec.get("name")
 
 
 def _balanced_max(ds) -> int:
