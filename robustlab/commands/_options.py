@@ -49,13 +49,15 @@ def seed(text: str) -> int:
     return value
 
 
-def split_specs(values: list[str] | str | None) -> list[str]:
+def split_specs(values: list[str] | str | None, *, continue_bare: bool = False) -> list[str]:
     """``a,b:k=1,j=2,c`` -> ``[a, b:k=1,j=2, c]``.
 
     Specs (models, perturbations) may carry parameters ``name:key=value,key2=value``, whose
     commas are not list separators: a piece ``key=value`` (no ``:`` before its ``=``) continues
     the previous spec when that spec has parameters (a ``:``), and is a spec of its own otherwise
     (so ``bow,steps=5`` is refused as the model ``steps=5``, not silently read as parameters).
+    ``continue_bare`` (``robustlab augment``'s documented rule): a ``key=value`` piece always
+    continues the previous spec, so ``-p char_swap,pps=2`` is ``char_swap`` with ``pps=2``.
     """
     if values is None:
         return []
@@ -66,7 +68,7 @@ def split_specs(values: list[str] | str | None) -> list[str]:
             if not piece:
                 continue
             head = piece.split("=", 1)[0]
-            if "=" in piece and ":" not in head and specs and ":" in specs[-1]:
+            if "=" in piece and ":" not in head and specs and (continue_bare or ":" in specs[-1]):
                 specs[-1] += "," + piece
             else:
                 specs.append(piece)

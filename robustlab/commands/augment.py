@@ -91,19 +91,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def split_specs(values: list[str]) -> list[str]:
     """``a,b:k=1,j=2,c`` -> ``[a, b:k=1,j=2, c]``: a piece ``key=value`` (no ``:`` before its
-    ``=``) continues the previous perturbation's parameters."""
-    specs: list[str] = []
-    for value in values:
-        for piece in value.split(","):
-            piece = piece.strip()
-            if not piece:
-                continue
-            head = piece.split("=", 1)[0]
-            if "=" in piece and ":" not in head and specs:
-                specs[-1] += "," + piece
-            else:
-                specs.append(piece)
-    return specs
+    ``=``) continues the previous perturbation's parameters (the shared splitter's
+    ``continue_bare`` rule)."""
+    from robustlab.commands._options import split_specs as split
+
+    return split(values, continue_bare=True)
 
 
 def run(args: argparse.Namespace) -> int:
