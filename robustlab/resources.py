@@ -368,6 +368,19 @@ def named_source_path(name: str) -> Path | None:
     return None
 
 
+def resource_file(name: str) -> tuple[Path | None, str]:
+    """``(path, origin)`` of a resource a perturbation reads (``Perturbation.reads``), for a
+    run's input record; path None when it is missing (using it then names the fix)."""
+    if name == "misspellings":
+        try:
+            return codespell_dictionary(), "package codespell"
+        except ResourceMissing:
+            return None, "package codespell"
+    if name == "wordnet":
+        return named_source_path("wordnet"), "NLTK data"
+    return None, name
+
+
 # ---- check / prepare -----------------------------------------------------------------------------
 
 

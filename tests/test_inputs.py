@@ -271,3 +271,16 @@ def test_train_records_its_data_file_in_train_info(tmp_path: Path, capsys) -> No
                                           "size": data.stat().st_size,
                                           "sha256": _sha(data.read_bytes())}}
     assert f"robustlab train: input dataset: {data} (--dataset;" in capsys.readouterr().err
+
+
+def test_perturbation_resources_are_inputs() -> None:
+    from robustlab.recipes.learnability.study import perturbation_inputs
+    from robustlab.resources import codespell_dictionary
+
+    got = inputs.collect(perturbation_inputs(["misspelling:pps=2", "misspelling",
+                                              "leet_letters"]))
+    assert list(got) == ["resource:misspellings"]  # once, and nothing for leet_letters
+    rec = got["resource:misspellings"]
+    assert rec["path"] == str(codespell_dictionary().resolve())
+    assert rec["origin"] == "package codespell (perturbation misspelling)"
+    assert rec["sha256"] == _sha(codespell_dictionary().read_bytes())

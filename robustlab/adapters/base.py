@@ -140,6 +140,9 @@ class Perturbation:
     source: ClassVar[str] = ""
     #: one line shown by ``robustlab list perturbations``
     summary: ClassVar[str] = ""
+    #: external resources it reads (names of :func:`robustlab.resources.resource_file`), so a
+    #: study records their path and checksum among its inputs
+    reads: ClassVar[tuple[str, ...]] = ()
 
     # ---- parameters (scikit-learn style) -------------------------------------------------
     @classmethod

@@ -204,6 +204,7 @@ class Misspelling(PPSPerturbation):
     level = "character"
     heavy = True
     summary = "replaces words by a common misspelling (codespell's dictionary)"
+    reads = ("misspellings",)
 
     def setup(self) -> None:
         self._table = misspellings_by_correction()

@@ -133,6 +133,7 @@ class WordSynonym(PPSPerturbation):
     level = "word"
     heavy = True
     summary = "replaces words by WordNet synonyms"
+    reads = ("wordnet",)
 
     def setup(self) -> None:
         wordnet()  # fail early with the ResourceMissing fix, not on the first text

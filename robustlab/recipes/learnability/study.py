@@ -563,6 +563,23 @@ def study_inputs(study: LearnabilityStudy) -> list[tuple[str, str | None, str]]:
         ("test_dataset", ds.get("test_path"), "--test-dataset")]
     for spec in study.models:
         items.append((f"model:{spec}", *model_input(spec)))
+    items += perturbation_inputs(study.perturbations)
+    return items
+
+
+def perturbation_inputs(specs: Sequence[str]) -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)`` of the resources the perturbations read (``Perturbation.reads``:
+    codespell's dictionary, WordNet), once each."""
+    from robustlab.adapters.registry import parse_spec
+    from robustlab.resources import resource_file
+
+    items: list[tuple[str, str | None, str]] = []
+    for spec in specs:
+        pert = parse_spec(spec)
+        for name in getattr(pert, "reads", ()):
+            path, origin = resource_file(name)
+            items.append((f"resource:{name}", str(path) if path else None,
+                          f"{origin} (perturbation {pert.name})"))
     return items
 
 
