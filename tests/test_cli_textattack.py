@@ -185,8 +185,12 @@ def test_attack_says_what_it_does_and_names_differing_options(work, monkeypatch,
     assert main(_attack(work, work / "r", "-n", "2")) == 0
     cap = capsys.readouterr()
     steps = [ln for ln in cap.err.splitlines() if ln.startswith("robustlab attack: ")]
-    assert [s.split(": ", 1)[1].split()[0] for s in steps] == [
+    words = [s.split(": ", 1)[1].split()[0] for s in steps]
+    assert [w for w in words if w != "input"] == [
         "reading", "importing", "loading", "building", "attacking"]
+    # what it read, with origins and checksums, before the attack is built
+    assert words[3:3 + words.count("input")] == ["input"] * words.count("input") >= ["input"]
+    assert f"robustlab attack: input dataset: {work / 'dev.txt'} (--dataset;" in cap.err
     assert "mean l0 1.00;" in cap.out
     rc = main(_attack(work, work / "r", "-n", "3", "--no-progress"))
     cap = capsys.readouterr()

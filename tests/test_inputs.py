@@ -212,11 +212,14 @@ def test_robustness_records_shows_and_pins_its_data_file(tmp_path: Path, capsys)
     assert main([*argv, "--quiet"]) == 0  # same bytes: resumes (nothing to do)
     assert "input dataset" not in capsys.readouterr().err
 
-    data.write_text("\n".join(rows).replace("dull plot 0", "dull plot 0 !") + "\n")
+    data.write_text("\n".join(rows) + "\n\n")  # same examples, other bytes: the checksum
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "input changed since this run started: dataset (--dataset)" in err
     assert _sha(data.read_bytes())[:12] in err and rec["sha256"][:12] in err
+    data.write_text("\n".join(rows).replace("dull plot 0", "dull plot 0 !") + "\n")
+    assert main(argv) == 2  # other examples: the data fingerprint names --data (checked first)
+    assert f"--data {data} changed since this run started" in capsys.readouterr().err
 
 
 def test_cross_domain_mt_records_each_file_with_its_option(tmp_path: Path, capsys) -> None:

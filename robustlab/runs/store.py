@@ -311,6 +311,7 @@ class RunStore:
                     (kind, name, _dumps(config), "running", command, os.getpid(),
                      socket.gethostname(), now, now, now, _dumps(versions or {})),
                 )
+                self._check_inputs(c, inputs or {})
             else:
                 stored, stored_inputs = split_config(json.loads(row["config"]))
                 new, new_inputs = split_config(json.loads(_dumps(config)))
@@ -320,6 +321,8 @@ class RunStore:
                         f"{_config_diff(stored, new)}; resume it with the "
                         "same options or choose another --out directory"
                     )
+                # the content fingerprints first: their message names the data options
+                self._check_inputs(c, inputs or {})
                 diffs = changed_inputs(stored_inputs, new_inputs)
                 if diffs:
                     raise StoreError(
@@ -330,7 +333,6 @@ class RunStore:
                 if keep != stored_inputs:  # roles recorded for the first time (older runs)
                     c.execute("UPDATE run SET config=? WHERE id=1",
                               (_dumps({**json.loads(row["config"]), INPUTS_KEY: keep}),))
-            self._check_inputs(c, inputs or {})
             if row is not None:
                 self._close_invocation(c, row["heartbeat"] or row["updated"])
                 c.execute(
