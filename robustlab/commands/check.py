@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     t0 = time.perf_counter()
     run_study(study, plan.out, command=f"robustlab check {os.path.abspath(args.plan)}",
-              progress=not args.quiet, plots=False)
+              progress=not args.quiet, plots=False,
+              log=None if args.quiet else
+              (lambda m: print(f"robustlab check: {m}", file=sys.stderr, flush=True)))
     with RunStore(plan.out, readonly=True) as store:
         checks = evaluate(store, plan.checks())
     seconds = time.perf_counter() - t0
