@@ -20,6 +20,7 @@ from typing import Any
 from robustlab import plots
 from robustlab.report.doc import Code, Figure, Heading, Para, Segments, Table
 from robustlab.report.load import RunData
+from robustlab.runs import inputs as run_inputs
 
 Blocks = list[Any]
 DIGITS = 3
@@ -104,11 +105,46 @@ def provenance(run: RunData) -> Blocks:
         frows = [[k, v] for k, v in list(run.failed.items())[:10]]
         out.append(Table(["failed cell", "last error line"], frows,
                          f"{len(run.failed)} failed cells (first 10)", numeric=False))
+    out += inputs_blocks(run.config)
     out += [Para("Command line (reproduces and resumes the run):", "note"),
             Code(run.command or "(not recorded)"),
             Para("Configuration:", "note"),
             Code(json.dumps(run.config, indent=2, sort_keys=True, ensure_ascii=False))]
     return out
+
+
+NO_INPUTS = "Inputs: not recorded (run made before robustlab recorded its inputs)."
+
+
+def _size_text(rec: Mapping[str, Any]) -> str:
+    """Human size with the exact byte count: the bytes are what a reader compares."""
+    size = rec.get("size")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return "–" if size is None else str(size)
+    return f"{size} B" if size < 1024 else f"{run_inputs.human_size(size)} ({size} B)"
+
+
+def inputs_blocks(config: Mapping[str, Any]) -> Blocks:
+    """The files and names the run read (``config["inputs"]``), one row each, so a reader can
+    check a result against the exact data, model and tables behind it. Values are shown as
+    stored (the renderers escape them); a run made before inputs were recorded says so."""
+    recorded = config.get(run_inputs.KEY)
+    if not isinstance(recorded, Mapping):
+        return [Para(NO_INPUTS, "note")]
+    rows: list[list[Any]] = []
+    for role, rec in recorded.items():
+        rec = rec if isinstance(rec, Mapping) else {"name": rec}
+        where = rec.get("path", rec.get("name"))
+        sha = rec.get("sha256")
+        files = rec.get("files")
+        rows.append([run_inputs.role_label(str(role)), "–" if where is None else str(where),
+                     str(rec.get("origin") or "–"), _size_text(rec),
+                     "–" if sha is None else str(sha)[:12], "–" if files is None else str(files)])
+    if not rows:
+        return [Para("Inputs: none recorded (the run named no input files).", "note")]
+    return [Table(["input", "path or name", "origin", "size", "sha256", "files"], rows,
+                  "Inputs the run read (sha256: first 12 hex digits; a directory's is taken "
+                  "over its files' paths, sizes and checksums)", numeric=False)]
 
 
 # ---- learnability / CENT / robustness (paper 000) ------------------------------------------------

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robustlab.runs import inputs as run_inputs
 from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
+from robustlab.textfmt import printable
 from robustlab.tui import launch
 
 #: statuses the TUI shows; ``died`` = the store says running but the worker process is gone.
@@ -38,6 +40,8 @@ class RunSummary:
     host: str | None = None
     command: str | None = None
     error: str | None = None  # why it failed / died / cannot be read
+    #: one printable line per input the run recorded (config["inputs"]); empty for old runs
+    inputs: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -84,6 +88,22 @@ def _died_reason(path: Path, pid: int | None, store: RunStore | None) -> str:
     return f"worker (pid {pid}) is gone without a log (killed?); resume to continue"
 
 
+def input_lines(config: Any) -> list[str]:
+    """The run's recorded inputs as printable lines, read from the stored records only (no
+    hashing here: this runs on every scan). A malformed record is shown as stored rather than
+    failing the whole run's summary; a run made before inputs were recorded has none."""
+    recorded = config.get(run_inputs.KEY) if isinstance(config, dict) else None
+    if not isinstance(recorded, dict):
+        return []
+    out = []
+    for role, rec in recorded.items():
+        try:
+            out.append(run_inputs.describe_line(str(role), rec))
+        except Exception:  # noqa: BLE001 - a hand-edited record is text, not a crash
+            out.append(printable(f"{run_inputs.role_label(str(role))}: {rec!r}"))
+    return out
+
+
 def read_run(path: str | os.PathLike[str],
              alive: Callable[[int | None], bool] = launch.pid_alive) -> RunSummary:
     """Status and counts of one run directory (never raises for a bad directory)."""
@@ -124,6 +144,7 @@ def read_run(path: str | os.PathLike[str],
             summary.created, summary.updated = info.created, info.heartbeat or info.updated
             summary.pid, summary.host, summary.command = info.pid, info.host, info.command
             summary.error = info.error
+            summary.inputs = input_lines(info.config)
             if info.status == "running" and launch.same_host(info.host) and not alive(info.pid):
                 summary.status = "died"
                 summary.error = _died_reason(path, info.pid, store)

@@ -19,6 +19,9 @@ from robustlab.tui.messages import RunsScanned
 from robustlab.tui.screens.dialogs import PathScreen
 from robustlab.tui.screens.progress import status_text
 
+#: lines the run detail may take when it lists inputs (the runs table keeps the rest)
+MAX_DETAIL = 10
+
 
 def bar(fraction: float, width: int = 8) -> str:
     full = round(fraction * width)
@@ -103,7 +106,13 @@ class RunsScreen(Screen):
             text.append("\n" + run.error, style="red" if run.status != "done" else "")
         if run.command:  # always: what a resume would run is never hidden behind an error
             text.append("\n" + printable(run.command), style="dim")
-        self.query_one("#run-detail", Static).update(text)
+        for line in run.inputs:  # Text, not markup: a stored path is never interpreted
+            text.append("\ninput ", style="dim")
+            text.append(line)
+        detail = self.query_one("#run-detail", Static)
+        # room for the inputs under the command; runs without any keep the stylesheet's height
+        detail.styles.max_height = MAX_DETAIL if run.inputs else None
+        detail.update(text)
 
     def current(self) -> data.RunSummary | None:
         table = self.query_one("#runs", DataTable)
