@@ -60,3 +60,33 @@ def test_deterministic_perturbations_build_no_stream():
     with pytest.raises(RuntimeError, match="randomness='none'"):
         NO_RANDOMNESS.random()
     assert make("insert_abbreviation", prob=0.5).randomness == "bytes"  # a draw per match
+
+
+def test_outcomes_batch_then_find_the_failing_text():
+    """perturb_outcomes runs the chunk through perturb_batch; when one text makes the batch
+    raise, it is redone text by text: that text is reported, the others are the batch outputs."""
+    from robustlab.adapters.base import Perturbation
+
+    class FailsOnBoom(Perturbation):
+        name = "fails_on_boom"
+        randomness = "bytes"
+        calls: list[int] = []
+
+        def apply_many(self, texts, streams):
+            self.calls.append(len(texts))
+            if "boom" in texts:
+                raise ValueError("cannot perturb boom")
+            return [t + streams[i].digest(2).hex() for i, t in enumerate(texts)]
+
+    p = FailsOnBoom()
+    texts = ["a", "b", "c"]
+    ok = p.perturb_outcomes(texts, seed=1)
+    assert p.calls == [3]  # one call for the chunk, not one per text
+    assert [o.text for o in ok] == p.perturb_batch(texts, seed=1)
+    assert all(o.changed and o.error is None for o in ok)
+    p.calls.clear()
+    mixed = p.perturb_outcomes(["a", "boom", "c"], seed=1)
+    assert [o.text for o in mixed] == [ok[0].text, "boom", ok[2].text]
+    assert [o.changed for o in mixed] == [True, False, True]
+    assert mixed[1].error == "ValueError: cannot perturb boom"
+    assert mixed[0].error is None and mixed[2].error is None
