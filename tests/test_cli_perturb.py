@@ -233,16 +233,18 @@ def test_console_script_subprocess(tmp_path):
 def test_perturb_path_imports_no_numpy_or_torch(tmp_path):
     """`robustlab perturb` registers only its own command: no numpy/torch start-up cost. (The
     vectorised learnability perturbations, e.g. leet_letters, import numpy lazily when they run;
-    a pure-Python one such as char_swap shows the command path itself stays light.)"""
+    a pure-Python one such as char_swap shows the command path itself stays light.) Nor does it
+    load the run store: writing a file atomically needs only ``robustlab.runs.outputs``."""
     src = tmp_path / "in.txt"
     src.write_text("a fine day\n", encoding="utf-8")
     probe = ("import sys\nfrom robustlab.cli import main\n"
              f"rc = main(['perturb', '-p', 'char_swap', '-i', {str(src)!r}, '-o', "
              f"{str(tmp_path / 'o.jsonl')!r}])\n"
              "print(rc, sorted({m.split('.')[0] for m in sys.modules} & "
-             "{'numpy', 'torch', 'transformers', 'scipy'}))")
+             "{'numpy', 'torch', 'transformers', 'scipy'}), "
+             "sorted({'robustlab.runs.store', 'robustlab.runs.executor'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip().splitlines()[-1] == "0 []", out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0 [] []", out.stderr
 
 
 def test_failure_after_clean_rows_rewrites_with_error_column(tmp_path, capsys, monkeypatch):

@@ -1,16 +1,20 @@
-"""Run directories: the SQLite store, the executor loop (sequential, processes, Ray), signatures."""
+"""Run directories: the SQLite store, the executor loop (sequential, processes, Ray), signatures.
 
-from robustlab.runs.executor import EXECUTORS, CellOutput, RunReport, run_cells
-from robustlab.runs.store import Cell, RunInfo, RunStore, StoreError, is_run_dir
+The names below load their submodule on first use (:mod:`robustlab.lazy`): a command that only
+writes files atomically (``robustlab perturb`` through :mod:`robustlab.runs.outputs`) does not
+import the store, sqlite3 or the executors.
+"""
 
-__all__ = [
-    "EXECUTORS",
-    "Cell",
-    "CellOutput",
-    "RunInfo",
-    "RunReport",
-    "RunStore",
-    "StoreError",
-    "is_run_dir",
-    "run_cells",
-]
+from robustlab.lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "EXECUTORS": "executor",
+    "Cell": "store",
+    "CellOutput": "executor",
+    "RunInfo": "store",
+    "RunReport": "executor",
+    "RunStore": "store",
+    "StoreError": "store",
+    "is_run_dir": "store",
+    "run_cells": "executor",
+})

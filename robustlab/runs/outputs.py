@@ -11,13 +11,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from robustlab.runs.store import _json_default
+
+def json_default(o: Any) -> Any:
+    """``json.dumps(default=)`` for what results hold besides JSON types: numpy scalars and
+    arrays (read from numpy only when it is loaded: never imported for this), paths."""
+    np = sys.modules.get("numpy")  # a numpy value exists only if numpy is loaded
+    if np is not None:
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Any], None], mode: str = "w") -> Path:
@@ -111,14 +124,14 @@ def _umask() -> int:
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
     return atomic_write(
-        path, lambda f: f.write(json.dumps(obj, indent=2, sort_keys=False, default=_json_default)
+        path, lambda f: f.write(json.dumps(obj, indent=2, sort_keys=False, default=json_default)
                                 + "\n"))
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> Path:
     def w(f):
         for r in records:
-            f.write(json.dumps(r, default=_json_default, ensure_ascii=False) + "\n")
+            f.write(json.dumps(r, default=json_default, ensure_ascii=False) + "\n")
 
     return atomic_write(path, w)
 

@@ -51,6 +51,7 @@ from robustlab.runs.inputs import KEY as INPUTS_KEY
 from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
+from robustlab.runs.outputs import json_default as _json_default
 from robustlab.runs.procs import process_start
 
 SCHEMA_VERSION = 2
@@ -178,21 +179,6 @@ class RunInfo:
 
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, default=_json_default, allow_nan=True)
-
-
-def _json_default(o: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(o, np.generic):
-            return o.item()
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 def worker_id() -> str:
