@@ -27,6 +27,7 @@ from robustlab.recipes.learnability.study import (
     run_cell,
     run_study,
 )
+from robustlab.runs.inputs import file_sha256, split_config
 from robustlab.runs.ray_backend import node_dir
 from robustlab.runs.store import RunStore
 
@@ -129,9 +130,13 @@ def test_cluster_study_equals_sequential(cluster, reference, tmp_path):
         info = s.run_info()
         stored = s.cells()
     assert got == want
-    # same configuration as a sequential run; the address is only an option of the command
+    # same configuration as a sequential run; the address is only an option of the command, and
+    # the input records (docs/run-directory.md) sit beside the configuration, outside its identity
     seq_config = LearnabilityStudy(**STUDY, dataset=spec).config()
-    assert info.config == seq_config and "--ray-address" in (info.command or "")
+    config, inputs = split_config(info.config)
+    assert config == seq_config and "--ray-address" in (info.command or "")
+    assert inputs["dataset"]["path"] == str(Path(spec["path"]).resolve())
+    assert inputs["dataset"]["sha256"] == file_sha256(spec["path"])
     assert all(c.params["dataset"] == spec for c in stored)  # the store keeps real params
     assert not (out / CACHE_DIR).exists()
     # the clean model of (bow, seed 0) was trained at most once per node: 2 nodes
