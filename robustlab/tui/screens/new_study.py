@@ -94,6 +94,15 @@ class NewStudyScreen(Screen):
         self.recipe = self.recipes[event.option_index]
         await self._build_form()
 
+    def _reveal(self, dest: str) -> None:
+        """Centre a field whose error just appeared, so the field and the whole message under it
+        are in view (scrolling only the message into view could leave its last line clipped,
+        and focusing the field then centred it or not depending on which came first)."""
+        try:
+            self.scroll_to_center(self.field(dest), animate=False, origin_visible=True)
+        except Exception:  # noqa: BLE001 - the form was rebuilt meanwhile
+            return
+
     def field(self, dest: str) -> Any:
         """The input widget of option ``dest`` in the current form."""
         return self.query_one(f"#f{self._gen}-{dest}")
@@ -191,6 +200,7 @@ class NewStudyScreen(Screen):
     def _set_error(self, argv: list[str], error: str | None, dest: str | None = None) -> None:
         if argv != self.argv:
             return  # stale validation of an older edit
+        fresh = (error, dest) != (self.error, self.error_field)
         self.error, self.error_field = error, dest
         self.query_one("#form-error", Static).update(error or "")
         self.query_one("#launch", Button).disabled = error is not None
@@ -198,8 +208,8 @@ class NewStudyScreen(Screen):
             at_fault = box.id == f"e{self._gen}-{dest}"
             box.update(f"↳ {error}" if at_fault and error else "")
             box.set_class(at_fault and bool(error), "-shown")
-            if at_fault and error:
-                self.call_after_refresh(box.scroll_visible, animate=False)
+            if at_fault and error and fresh:
+                self.call_after_refresh(self._reveal, dest)
         for f in self.recipe.fields if self.recipe else []:
             try:
                 self.field(f.dest).set_class(f.dest == dest and error is not None, "-invalid")
