@@ -289,9 +289,9 @@ class Perturbation:
         """Like :meth:`perturb_batch`, with a changed flag and a per-text error instead of raising.
 
         The texts go through :meth:`perturb_batch` at once (a numpy perturbation such as
-        ``leet_letters`` runs 10x faster per chunk than text by text); only when that raises are
-        they redone one by one, to report which texts failed. The outputs are the same either
-        way: each is a function of (seed, its own text) alone."""
+        ``leet_letters`` works on the whole chunk: 17k -> 110k rows/s in ``robustlab perturb``);
+        only when that raises are they redone one by one, to report which texts failed. The
+        outputs are the same either way: each is a function of (seed, its own text) alone."""
         self._ready()
         texts = texts if isinstance(texts, list) else list(texts)
         try:

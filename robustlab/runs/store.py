@@ -51,7 +51,7 @@ from robustlab.runs.inputs import KEY as INPUTS_KEY
 from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
-from robustlab.runs.outputs import json_default as _json_default
+from robustlab.runs.outputs import json_default
 from robustlab.runs.procs import process_start
 
 SCHEMA_VERSION = 2
@@ -178,7 +178,7 @@ class RunInfo:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, default=_json_default, allow_nan=True)
+    return json.dumps(obj, sort_keys=True, default=json_default, allow_nan=True)
 
 
 def worker_id() -> str:

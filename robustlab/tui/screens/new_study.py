@@ -15,6 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import (
     Button,
@@ -99,9 +100,10 @@ class NewStudyScreen(Screen):
         are in view (scrolling only the message into view could leave its last line clipped,
         and focusing the field then centred it or not depending on which came first)."""
         try:
-            self.scroll_to_center(self.field(dest), animate=False, origin_visible=True)
-        except Exception:  # noqa: BLE001 - the form was rebuilt meanwhile
+            field = self.field(dest)
+        except NoMatches:  # the form was rebuilt meanwhile
             return
+        self.scroll_to_center(field, animate=False, origin_visible=True)
 
     def field(self, dest: str) -> Any:
         """The input widget of option ``dest`` in the current form."""
