@@ -59,8 +59,8 @@ def accuracy(model, data) -> float:
 
 
 def bench_one(model, recipe: str, source, examples, pairs: str) -> dict:
-    from robustlab.models.wrappers import textattack_wrapper
-    from robustlab.recipes.second_order.study import example_record, recipe_module
+    from robustlab.integrations.victims import textattack_wrapper
+    from robustlab.studies.second_order.study import example_record, recipe_module
 
     attack = recipe_module(recipe).build(textattack_wrapper(model), source=source, pairs=pairs)
     lm0 = getattr(source, "lm_seconds", 0.0)
@@ -91,7 +91,7 @@ def bench_pwws(model, examples) -> float:
     """Seconds per example of TextAttack's stock PWWS on the same model (library reference)."""
     from textattack.attack_recipes import PWWSRen2019
 
-    from robustlab.models.wrappers import textattack_wrapper
+    from robustlab.integrations.victims import textattack_wrapper
 
     attack = PWWSRen2019.build(textattack_wrapper(model))
     t0 = time.perf_counter()
@@ -112,12 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="/tmp/robustlab-bench", help="model cache directory")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
-    from robustlab.recipes.second_order.neighbourhood import (
+    from robustlab.resources import minilm_mlm_path, shared_data_dir
+    from robustlab.studies.second_order.neighbourhood import (
         MaskedLMSource,
         TableSource,
         WordNetSource,
     )
-    from robustlab.resources import minilm_mlm_path, shared_data_dir
 
     n = args.n or (50 if args.quick else 872)
     families = (args.models or ("textrnn,bow" if args.quick else "textrnn,cnn,bow,lstm")).split(",")

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from robustlab.adapters import make
 from robustlab.cli import main as cli_main
 from robustlab.data.files import read_rows
+from robustlab.perturbations import make
 from robustlab.resources import shared_data_dir
 
 DEFAULT = ["leet_letters", "butter_fingers_perturbation", "char_swap", "word_delete",

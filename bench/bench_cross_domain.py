@@ -38,13 +38,13 @@ def main() -> None:
 
     from robustlab.data.mt import load_wmt22
     from robustlab.metrics.mt import MTScorer
-    from robustlab.recipes.cross_domain.study import (
+    from robustlab.resources import shared_data_dir
+    from robustlab.studies.cross_domain.study import (
         ConsistencyConfig,
         MTStudy,
         consistency_tables,
         run_mt,
     )
-    from robustlab.resources import shared_data_dir
 
     print(f"load average at start: {os.getloadavg()}, cpus: {os.cpu_count()}")
     t = time.perf_counter()

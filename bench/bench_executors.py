@@ -86,7 +86,7 @@ def _stable(path: Path) -> list[dict]:
 
 
 def learnability(tmp: Path, executor: str, workers: int, quick: bool) -> Path:
-    from robustlab.recipes.learnability.study import LearnabilityStudy, clear_caches, run_study
+    from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
 
     clear_caches()
     study = LearnabilityStudy(models=("bow",), perturbations=("identity", "leet_letters",

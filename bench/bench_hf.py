@@ -293,7 +293,7 @@ def bert_base_dir(vocab_from: str) -> str:
 def bench_study(ckpt: str, args) -> dict:
     from robustlab.commands.learnability import DEFAULT_PERTURBATIONS
     from robustlab.models import hf
-    from robustlab.recipes.learnability.study import LearnabilityStudy, run_study
+    from robustlab.studies.learnability.study import LearnabilityStudy, run_study
 
     tr, dv = sst_paths()
     exps = tuple(args.study_experiments.split(","))

@@ -1,6 +1,6 @@
 """Benchmark: the learnability grid (paper 000) for TextRNN on SST-2 train, and MiniLM smaller.
 
-Runs the real study (``robustlab.recipes.learnability.study.run_study``, sequential executor) into a
+Runs the real study (``robustlab.studies.learnability.study.run_study``, sequential executor) into a
 temporary run directory and reports wall time, time per cell, and where the time went:
 
 * ``train loop``   — forward/backward/optimiser steps (TorchClassifier._train / HF training)
@@ -31,8 +31,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from robustlab.recipes.learnability.study import PAPER_PERTURBATIONS, LearnabilityStudy  # noqa: E402
 from robustlab.resources import shared_data_dir  # noqa: E402
+from robustlab.studies.learnability.study import PAPER_PERTURBATIONS, LearnabilityStudy  # noqa: E402
 
 T: dict[str, float] = defaultdict(float)
 
@@ -67,7 +67,7 @@ def _timed(obj, name: str, bucket: str, predict: bool = False):
 def instrument() -> list:
     """Time the model's training loop, prediction, encoding and the study's perturbation."""
     from robustlab.models import torch_models
-    from robustlab.recipes.learnability import study as learnability
+    from robustlab.studies.learnability import study as learnability
 
     tc = torch_models.TorchClassifier
     undo = [
@@ -89,7 +89,7 @@ def instrument() -> list:
 
 def run(label: str, study: LearnabilityStudy, minilm: bool = False, executor: str = "sequential",
         workers: int = 1) -> dict[str, float]:
-    from robustlab.recipes.learnability.study import clear_caches, run_study
+    from robustlab.studies.learnability.study import clear_caches, run_study
 
     T.clear()
     clear_caches()

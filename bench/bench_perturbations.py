@@ -46,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from robustlab.adapters import available, make  # noqa: E402
+from robustlab.perturbations import available, make  # noqa: E402
 from robustlab.resources import ensure_textattack, shared_data_dir  # noqa: E402
 
 #: robustlab name -> (TextAttack transformation class, constructor kwargs) doing the same edit
@@ -73,7 +73,7 @@ def load_labelled(path: Path) -> list[str]:
 
 def _clear_caches() -> None:
     """Start every measured pass cold: lemma/synonym caches must not carry over between datasets."""
-    from robustlab.adapters import grammar, word_perturbations
+    from robustlab.perturbations import grammar, word_perturbations
 
     for fn in (word_perturbations.wordnet_synonyms, grammar.verb_forms, grammar.is_adverb,
                grammar._is_participle, grammar._nounish):
@@ -138,7 +138,7 @@ _NLA_RANDOM = random.Random()
 @functools.cache
 def _nla_key_approx() -> dict[str, str]:
     """butter_fingers' key_approx: each letter maps to itself plus its keyboard neighbours."""
-    from robustlab.adapters.lexicons import keyboard_neighbours
+    from robustlab.perturbations.lexicons import keyboard_neighbours
 
     table = {k: k + v for k, v in keyboard_neighbours().items() if k.islower()}
     table[" "] = " "
@@ -206,7 +206,7 @@ def nla_whitespace(text: str, seed: int = 0) -> str:
 def _nla_visual_mappings() -> dict[str, list[str]]:
     """visual_attack_letters' complete_mappings: every member of a letter's family maps to the
     rest of the family and the letter (built the way NL-Augmenter builds it)."""
-    from robustlab.adapters.lexicons import visual_lookalikes
+    from robustlab.perturbations.lexicons import visual_lookalikes
 
     letter_mappings = {k: list(v) for k, v in visual_lookalikes().items()}
     complete: dict[str, list[str]] = {}
@@ -229,7 +229,7 @@ def nla_visual_attack_letters(text: str, seed: int = 0, perturb_pct: float = 0.5
 
 
 def nla_leet_letters(text: str, seed: int = 0, max_leet: float = 0.5) -> str:
-    from robustlab.adapters.lexicons import LEET
+    from robustlab.perturbations.lexicons import LEET
 
     rnd = _NLA_RANDOM
     rnd.seed(seed)
@@ -302,7 +302,7 @@ def _nla_regularone(tokens: list[str], sz: int, element: list, pos: int) -> int:
 @functools.cache
 def _nla_grammar() -> dict[str, list[tuple[str, list[list]]]]:
     """head token -> [(label, rule elements after the head)], longest rule first."""
-    from robustlab.adapters.lexicons import ABBREVIATIONS
+    from robustlab.perturbations.lexicons import ABBREVIATIONS
 
     heads: dict[str, list[tuple[str, list[list]]]] = {}
     for phrase, label in ABBREVIATIONS.items():
@@ -363,7 +363,7 @@ NLAUGMENTER_EQUIVALENTS: dict[str, tuple[str, str, Callable[[str], str]]] = {
 
 
 def _plain_translate_loop() -> Callable[[list[str]], list[str]]:
-    from robustlab.adapters.lexicons import punctuation_doubling_table
+    from robustlab.perturbations.lexicons import punctuation_doubling_table
 
     table = punctuation_doubling_table()  # the dict str.maketrans would build
     return lambda texts: [t.translate(table) for t in texts]

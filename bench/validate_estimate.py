@@ -18,7 +18,7 @@ and, optionally, an independent estimate run directory (other seeds, ``--estimat
   estimate run's p, ρ with independent seeds.
 
 Results are read through the project's own readers (``RunStore.done_results`` via
-:func:`robustlab.recipes.learnability.estimate.run_results`, ``summarize_pairs``); nothing is
+:func:`robustlab.studies.learnability.estimate.run_results`, ``summarize_pairs``); nothing is
 recomputed that the study stores.
 
     python bench/validate_estimate.py /work/grids/grid-full [--estimate-run /work/grids/grid-est]
@@ -43,9 +43,9 @@ from robustlab.metrics.learnability import (
     seed_noise,
     spearman,
 )
-from robustlab.recipes.learnability.estimate import estimate_pairs, run_results
-from robustlab.recipes.learnability.report import correlations, summarize_pairs
-from robustlab.runs.outputs import atomic_write, write_json
+from robustlab.outputs import atomic_write, write_json
+from robustlab.studies.learnability.estimate import estimate_pairs, run_results
+from robustlab.studies.learnability.report import correlations, summarize_pairs
 
 TARGET_RHO, TARGET_COST = 0.85, 1 / 6
 

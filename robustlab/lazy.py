@@ -1,8 +1,8 @@
 """Lazy re-exports for package ``__init__`` files (PEP 562).
 
 A package lists which of its submodules defines each public name; the submodule is imported on
-first access, so ``import robustlab.metrics`` or ``import robustlab.recipes.second_order`` stays
-cheap (no torch, no textattack) while ``from robustlab.recipes.learnability import run_study``
+first access, so ``import robustlab.metrics`` or ``import robustlab.studies.second_order`` stays
+cheap (no torch, no textattack) while ``from robustlab.studies.learnability import run_study``
 keeps working.
 """
 

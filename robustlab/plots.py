@@ -42,8 +42,8 @@ def short_name(spec: str, max_len: int = SHORT_LEN) -> str:
     lists cut with an ellipsis. ``nlaugmenter:transformations.butter_fingers_perturbation.
     transformation.ButterFingersPerturbation`` → ``nla:ButterFingersPerturbation``. A label given
     with ``spec@label`` (docs/adapters.md) is used as it is."""
-    from robustlab.adapters.registry import split_label
     from robustlab.errors import InputError
+    from robustlab.perturbations.registry import split_label
 
     try:
         body, label = split_label(str(spec))
@@ -104,8 +104,8 @@ def legend_outside(fig: Any, ax: Any, ncol: int = 1) -> None:
 
 
 def save_png(fig: Any, path: str | os.PathLike[str], dpi: int = DPI) -> Path:
-    """Write a figure as PNG atomically (robustlab.runs.outputs.save_figure)."""
-    from robustlab.runs.outputs import save_figure
+    """Write a figure as PNG atomically (robustlab.outputs.save_figure)."""
+    from robustlab.outputs import save_figure
 
     return save_figure(fig, path, dpi=dpi)
 

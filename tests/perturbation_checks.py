@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 
-from robustlab.adapters.base import Perturbation
+from robustlab.perturbations.base import Perturbation
 
 __all__ = ["EDGE_TEXTS", "SAMPLE_CORPUS", "check_perturbation", "iter_checks"]
 

@@ -118,7 +118,7 @@ def stable(result: dict) -> dict:
 
 def run_portable(splits, params_list: list[dict]) -> list[dict]:
     """A worker without the driver's files: install the splits, run cells from portable params."""
-    from robustlab.recipes.learnability.study import install_splits, run_cell
+    from robustlab.studies.learnability.study import install_splits, run_cell
 
     install_splits(splits)
     return [stable(run_cell("learnability", p).result) for p in params_list]
@@ -128,7 +128,7 @@ def dying_cell(kind: str, params: dict):
     """``run_cell``, but the worker process SIGKILLs itself: once for the cell key written in
     ``$RL_KILL_DIR/once`` (the file ``killed`` records the kill), always for the key in
     ``$RL_KILL_DIR/always``. (Files, since the nodes' environment is fixed at ``ray start``.)"""
-    from robustlab.recipes.learnability.study import cell_key, run_cell
+    from robustlab.studies.learnability.study import cell_key, run_cell
 
     key = cell_key(params["model"], params["perturbation"], params["experiment"], params["p"],
                    params["seed"])
@@ -145,10 +145,10 @@ def dying_cell(kind: str, params: dict):
 
 def fault_driver(address: str, spec: dict, out: str, max_retries: int) -> None:
     """A driver running a learnability study with :func:`dying_cell` on the cluster."""
-    from robustlab.recipes.learnability.data import load_splits
-    from robustlab.recipes.learnability.study import LearnabilityStudy, ray_options
     from robustlab.runs.executor import run_cells
     from robustlab.runs.store import RunStore
+    from robustlab.studies.learnability.data import load_splits
+    from robustlab.studies.learnability.study import LearnabilityStudy, ray_options
 
     study = LearnabilityStudy(**STUDY, dataset=spec)
     splits = load_splits(spec)

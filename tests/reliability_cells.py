@@ -25,8 +25,8 @@ def square_cell(kind: str, params: dict) -> dict:
 def main(argv: list[str]) -> int:
     """``python tests/reliability_cells.py OUT CELLS DELAY EXECUTOR WORKERS``: a study of
     ``square_cell`` cells into OUT with the final files written as the study commands do."""
+    from robustlab.outputs import write_json
     from robustlab.runs import Cell, RunStore, run_cells
-    from robustlab.runs.outputs import write_json
 
     out, n, delay, executor, workers = argv[0], int(argv[1]), float(argv[2]), argv[3], int(argv[4])
     store = RunStore(out)

@@ -15,9 +15,7 @@ from checklist.pred_wrapper import PredictorWrapper  # noqa: E402
 from checklist.test_suite import TestSuite as CheckListSuite  # noqa: E402
 from checklist.test_types import DIR, INV, MFT  # noqa: E402
 
-from robustlab.adapters import make  # noqa: E402
-from robustlab.adapters.base import AppendToken, Identity, PerturbationError  # noqa: E402
-from robustlab.adapters.checklist_adapter import (  # noqa: E402
+from robustlab.integrations.checklist import (  # noqa: E402
     checklist_fn,
     dir_test,
     expect_change,
@@ -25,6 +23,8 @@ from robustlab.adapters.checklist_adapter import (  # noqa: E402
     inv_test,
     perturb_data,
 )
+from robustlab.perturbations import make  # noqa: E402
+from robustlab.perturbations.base import AppendToken, Identity, PerturbationError  # noqa: E402
 
 DATA = ["the film is good", "a good cast", "it was bad", "nothing here", "", "!!!"]
 

@@ -15,9 +15,7 @@ import textwrap
 import pytest
 from perturbation_checks import check_perturbation
 
-from robustlab.adapters import make, parse_spec
-from robustlab.adapters.base import AppendToken, Identity, PerturbationError
-from robustlab.adapters.nlaugmenter_adapter import (
+from robustlab.integrations.nlaugmenter import (
     NLAugmenterPerturbation,
     SentenceOperation,
     TaskType,
@@ -26,6 +24,8 @@ from robustlab.adapters.nlaugmenter_adapter import (
     nlaugmenter_class,
     to_nlaugmenter,
 )
+from robustlab.perturbations import make, parse_spec
+from robustlab.perturbations.base import AppendToken, Identity, PerturbationError
 
 FAKE_FILES = {
     "nlaugmenter/__init__.py": "",
@@ -192,7 +192,7 @@ def test_spec_resolves_by_class_path(fake_nlaugmenter):
 
 
 def test_spec_resolves_by_transformation_folder_name(fake_nlaugmenter):
-    from robustlab.adapters.registry import display_label
+    from robustlab.perturbations.registry import display_label
 
     long = "nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.VowelDrop"
     short = parse_spec("nlaugmenter:vowel_drop:prob=1.0")
@@ -206,7 +206,7 @@ def test_spec_resolves_by_transformation_folder_name(fake_nlaugmenter):
 
 
 def test_any_spec_takes_a_display_label(fake_nlaugmenter):
-    from robustlab.adapters.registry import display_label, split_label
+    from robustlab.perturbations.registry import display_label, split_label
 
     p = parse_spec("leet_letters:max_leet=0.3@leet 30%")
     assert p.display_name == "leet 30%" and p.max_leet == 0.3

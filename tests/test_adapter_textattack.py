@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from perturbation_checks import EDGE_TEXTS, check_perturbation
 
-from robustlab.adapters import make, parse_spec
-from robustlab.adapters.base import AppendToken, PerturbationError
-from robustlab.adapters.textattack_adapter import (
+from robustlab.integrations.textattack import (
     TextAttackPerturbation,
     from_textattack,
     to_textattack_augmenter,
     to_textattack_transformation,
 )
+from robustlab.perturbations import make, parse_spec
+from robustlab.perturbations.base import AppendToken, PerturbationError
 
 S = "What I cannot create, I do not understand."
 

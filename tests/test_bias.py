@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from robustlab.errors import InputError
-from robustlab.recipes.second_order.bias import (
+from robustlab.studies.second_order.bias import (
     BUILTIN_PAIRS,
     BiasEvaluator,
     read_pairs,
     resolve_pairs,
     run_bias_study,
 )
-from robustlab.recipes.second_order.neighbourhood import TableSource, WordNetSource
+from robustlab.studies.second_order.neighbourhood import TableSource, WordNetSource
 
 TEXTS = [
     "he said the film was good", "he thinks the plot is thin", "she liked the story",

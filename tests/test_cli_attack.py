@@ -39,7 +39,7 @@ def attack_args(files, out, *extra):
 
 
 def use_model(monkeypatch, fn):
-    import robustlab.models.wrappers as cmd
+    import robustlab.integrations.victims as cmd
 
     monkeypatch.setattr(cmd, "load_victim", lambda spec, device=None: (make_wrapper(fn), "planted"))
 
@@ -175,8 +175,8 @@ def test_perplexity_with_a_tiny_causal_lm(files, tmp_path):
     from _so_toys import tiny_mlm
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from robustlab.recipes.second_order.neighbourhood import TableSource
-    from robustlab.recipes.second_order.study import perplexities, run_attack_study
+    from robustlab.studies.second_order.neighbourhood import TableSource
+    from robustlab.studies.second_order.study import perplexities, run_attack_study
 
     _, tok = tiny_mlm(tmp_path)
     lm_dir = tmp_path / "lm"

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from robustlab.cli import main
-from robustlab.recipes.learnability.thresholds import Check, junit_xml, load_plan
+from robustlab.studies.learnability.thresholds import Check, junit_xml, load_plan
 
 # The JUnit schema CI systems read (after Jenkins' junit-10.xsd, the reference of the GitLab and
 # GitHub Actions reporters), reduced to the elements robustlab writes.

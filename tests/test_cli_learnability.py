@@ -144,8 +144,8 @@ def test_texts_the_tokenizer_empties_are_rejected(tmp_path, capsys):
 
 def test_failed_cells_are_reported_and_retried(tmp_path, capsys):
     """A perturbation that crashes for seed 1 fails only its cells; a rerun retries them."""
-    from robustlab.adapters.base import Perturbation
-    from robustlab.adapters.registry import register
+    from robustlab.perturbations.base import Perturbation
+    from robustlab.perturbations.registry import register
 
     class Flaky(Perturbation):
         name = "test_flaky_seed1"

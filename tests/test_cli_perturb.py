@@ -234,7 +234,7 @@ def test_perturb_path_imports_no_numpy_or_torch(tmp_path):
     """`robustlab perturb` registers only its own command: no numpy/torch start-up cost. (The
     vectorised learnability perturbations, e.g. leet_letters, import numpy lazily when they run;
     a pure-Python one such as char_swap shows the command path itself stays light.) Nor does it
-    load the run store: writing a file atomically needs only ``robustlab.runs.outputs``."""
+    load the run store: writing a file atomically needs only ``robustlab.outputs``."""
     src = tmp_path / "in.txt"
     src.write_text("a fine day\n", encoding="utf-8")
     probe = ("import sys\nfrom robustlab.cli import main\n"

@@ -121,7 +121,7 @@ def test_textattack_route_attacks_a_saved_robustlab_model(saved_bow, work, capsy
 
 
 def test_textattack_model_and_dataset_routing(saved_bow, work):
-    from robustlab.recipes.second_order.textattack_cli import (
+    from robustlab.studies.second_order.textattack_cli import (
         is_robustlab_dataset,
         is_robustlab_model,
     )
@@ -150,8 +150,8 @@ def test_textattack_route_refuses_an_unloadable_model_directory(work, capsys):
 def test_building_an_attack_emits_no_textattack_warnings():
     from textattack.shared import logger as ta_logger
 
-    from robustlab.recipes.second_order import so_beam
-    from robustlab.recipes.second_order.neighbourhood import TableSource
+    from robustlab.studies.second_order import so_beam
+    from robustlab.studies.second_order.neighbourhood import TableSource
 
     records: list[logging.LogRecord] = []
 
@@ -178,7 +178,7 @@ def _attack(work, out, *extra, model="planted"):
 
 
 def test_attack_says_what_it_does_and_names_differing_options(work, monkeypatch, capsys):
-    import robustlab.models.wrappers as w
+    import robustlab.integrations.victims as w
 
     monkeypatch.setattr(w, "load_victim",
                         lambda spec, device=None: (make_wrapper(planted_proba), "planted"))
@@ -227,7 +227,7 @@ def test_stock_textattack_cli_with_recipe_path_outside_the_checkout(saved_bow, w
     assert path.returncode == 0, path.stderr
     (work / "bow_victim.py").write_text(
         "from robustlab.models.registry import load_model\n"
-        "from robustlab.models.wrappers import textattack_wrapper\n"
+        "from robustlab.integrations.victims import textattack_wrapper\n"
         f"model = textattack_wrapper(load_model({str(saved_bow)!r}))\n")
     (work / "data.py").write_text("import textattack\n"
                                   "dataset = textattack.datasets.Dataset(["
@@ -266,7 +266,7 @@ def test_attack_subprocess_prints_no_third_party_warnings(saved_bow, work):
 
 
 def test_config_differences_name_the_options():
-    from robustlab.recipes.second_order.study import config_differences
+    from robustlab.studies.second_order.study import config_differences
 
     base = {"recipe": "so-beam", "n": 10, "data": "aaa", "source": "wordnet", "beam_width": 20}
     assert config_differences(base, dict(base)) == []

@@ -19,8 +19,8 @@ from robustlab.data.mt import (
 from robustlab.data.multidomain import load_domain, read_domain_csv, read_review_file
 from robustlab.errors import InputError
 from robustlab.metrics import ranking
-from robustlab.recipes.cross_domain.study import ConsistencyConfig, MTStudy, analyze_scores, run_mt
 from robustlab.runs.store import RunStore
+from robustlab.studies.cross_domain.study import ConsistencyConfig, MTStudy, analyze_scores, run_mt
 
 REF = ["the cat sat on the mat", "a dog barks at night", "rain falls in spain",
        "we like green tea", "the market closed higher", "prices rose again today"]
@@ -251,7 +251,7 @@ def _domain_csv(root: Path, name: str, pos: str, neg: str, n: int = 40) -> None:
 
 
 def test_run_clf_trains_on_one_domain_and_tests_on_the_others(tmp_path: Path) -> None:
-    from robustlab.recipes.cross_domain.clf import ClfStudy, run_clf
+    from robustlab.studies.cross_domain.clf import ClfStudy, run_clf
 
     root = tmp_path / "data"
     _domain_csv(root, "alpha", "great", "awful")
@@ -279,7 +279,7 @@ def test_run_clf_trains_on_one_domain_and_tests_on_the_others(tmp_path: Path) ->
 
 def test_run_clf_with_a_saved_model_only_evaluates(tmp_path: Path) -> None:
     from robustlab.models.registry import make_model
-    from robustlab.recipes.cross_domain.clf import ClfStudy, run_clf
+    from robustlab.studies.cross_domain.clf import ClfStudy, run_clf
 
     root = tmp_path / "data"
     for name, pos, neg in [("alpha", "great", "awful"), ("beta", "great", "awful"),

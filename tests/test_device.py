@@ -86,7 +86,7 @@ def test_study_device_is_runtime_only(no_cuda, tmp_path, capsys):
 def test_masked_lm_source_follows_the_command_device(no_cuda, minilm_mlm):
     """The neighbourhoods' masked LM is no longer pinned to the CPU: it runs where --device
     says (asking for CUDA here proves it is asked for), by default where auto resolves."""
-    from robustlab.recipes.second_order.neighbourhood import _MLM_DEVICE, make_source, mlm_device
+    from robustlab.studies.second_order.neighbourhood import _MLM_DEVICE, make_source, mlm_device
 
     src = make_source(f"mlm:{minilm_mlm}")
     with mlm_device("cuda"), pytest.raises(InputError, match="no CUDA GPU"):

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 HEAVY = ("textual", "torch", "textattack", "checklist")
-MODULES = ["robustlab", "robustlab.adapters", "robustlab.metrics", "robustlab.recipes",
+MODULES = ["robustlab", "robustlab.perturbations", "robustlab.metrics", "robustlab.recipes",
            "robustlab.runs", "robustlab.cli"]
 
 

@@ -128,7 +128,7 @@ def test_store_resumes_a_run_made_before_inputs_and_records_them(tmp_path: Path)
 
 
 def test_default_patch_table_records_where_it_was_found(tmp_path: Path, monkeypatch) -> None:
-    from robustlab.recipes.second_order.study import attack_inputs, pairs_input
+    from robustlab.studies.second_order.study import attack_inputs, pairs_input
 
     monkeypatch.delenv("ROBUSTLAB_PATCH_TABLE", raising=False)
     monkeypatch.delenv("ROBUSTLAB_SHARED", raising=False)
@@ -155,7 +155,7 @@ def test_default_patch_table_records_where_it_was_found(tmp_path: Path, monkeypa
 
 
 def test_neighbourhood_source_input(tmp_path: Path, monkeypatch) -> None:
-    from robustlab.recipes.second_order.study import source_input
+    from robustlab.studies.second_order.study import source_input
 
     monkeypatch.delenv("ROBUSTLAB_NEIGHBOURHOOD", raising=False)
     assert source_input(f"table:{tmp_path}/t.json") == (f"{tmp_path}/t.json", "--source/--mlm")
@@ -178,7 +178,7 @@ def test_model_input(tmp_path: Path) -> None:
 
 
 def test_attack_differences_name_a_changed_input() -> None:
-    from robustlab.recipes.second_order.study import config_differences
+    from robustlab.studies.second_order.study import config_differences
 
     old = {"model": "m", "pairs": None,
            inputs.KEY: {"patch_table": {"path": "/s/t.json", "origin": "default", "size": 1,
@@ -277,8 +277,8 @@ def test_train_records_its_data_file_in_train_info(tmp_path: Path, capsys) -> No
 
 
 def test_perturbation_resources_are_inputs() -> None:
-    from robustlab.recipes.learnability.study import perturbation_inputs
     from robustlab.resources import codespell_dictionary
+    from robustlab.studies.learnability.study import perturbation_inputs
 
     got = inputs.collect(perturbation_inputs(["misspelling:pps=2", "misspelling",
                                               "leet_letters"]))

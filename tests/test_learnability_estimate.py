@@ -13,8 +13,8 @@ from learnability_toy import toy_spec
 
 from robustlab.cli import main
 from robustlab.metrics.learnability import most_discriminating_p, seed_noise
-from robustlab.recipes.learnability.estimate import estimate_area, estimate_pairs
-from robustlab.recipes.learnability.study import LearnabilityStudy, clear_caches, run_study
+from robustlab.studies.learnability.estimate import estimate_area, estimate_pairs
+from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
 
 
 def _study(spec, **kw) -> LearnabilityStudy:

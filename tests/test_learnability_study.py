@@ -16,7 +16,8 @@ import pytest
 from learnability_toy import toy_spec
 from scipy import stats
 
-from robustlab.recipes.learnability.study import (
+from robustlab.runs.store import RunStore
+from robustlab.studies.learnability.study import (
     LearnabilityStudy,
     clear_caches,
     label_randomness,
@@ -24,7 +25,6 @@ from robustlab.recipes.learnability.study import (
     run_cell,
     run_study,
 )
-from robustlab.runs.store import RunStore
 
 REPO = Path(__file__).resolve().parents[1]
 TIMING = {"seconds", "train_seconds", "predict_seconds", "model_seconds"}
@@ -253,8 +253,8 @@ def test_process_executor_gives_the_same_results(tmp_path):
 
 
 def test_sentence_pairs_are_perturbed_on_both_sides():
-    from robustlab.adapters.registry import make
-    from robustlab.recipes.learnability.study import perturb_examples
+    from robustlab.perturbations.registry import make
+    from robustlab.studies.learnability.study import perturb_examples
 
     pairs = [("how do I cook rice", "what is the way to cook rice"), ("a", "b")]
     new, changed = perturb_examples(make("append_token", token="zz"), pairs, seed=0)

@@ -138,7 +138,7 @@ def test_tiny_bert_learns_and_reuses_the_cached_initial_state(tiny, tmp_path, ca
     np.testing.assert_allclose(loaded.predict_proba(test), m.predict_proba(test), atol=1e-5)
     # a study cell "like" the saved model reads its metadata only (no weights per cell) and
     # refits from the saved weights
-    from robustlab.recipes.learnability.data import build_model
+    from robustlab.studies.learnability.data import build_model
 
     real = transformers.AutoModelForSequenceClassification.from_pretrained
     transformers.AutoModelForSequenceClassification.from_pretrained = \
@@ -228,7 +228,7 @@ def test_directory_without_weights_names_what_is_missing(tmp_path):
 
 def test_study_cells_share_the_loaded_checkpoint(tiny, tmp_path):
     """A learnability study with the tiny BERT: one load per process, every cell reuses it."""
-    from robustlab.recipes.learnability.study import LearnabilityStudy, clear_caches, run_study
+    from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
 
     texts, labels = _texts(80)
     (tmp_path / "train.txt").write_text("".join(f"{y} {t}\n" for t, y in zip(texts, labels, strict=True)))

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from robustlab.integrations.victims import checklist_predict_fn, textattack_wrapper
 from robustlab.models.registry import make_model
-from robustlab.models.wrappers import checklist_predict_fn, textattack_wrapper
 
 POS = "wonderful moving brilliant superb charming delightful".split()
 NEG = "dull tedious awful boring clumsy bland".split()

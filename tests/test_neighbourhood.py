@@ -9,7 +9,7 @@ import torch
 from _so_toys import tiny_mlm
 
 from robustlab.errors import InputError
-from robustlab.recipes.second_order.neighbourhood import (
+from robustlab.studies.second_order.neighbourhood import (
     MaskedLMSource,
     TableSource,
     WordNetSource,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robustlab.adapters import available, make
+from robustlab.perturbations import available, make
 
 # _WORDY mixes words the verb rules react to with other scripts, emoji and a lone surrogate
 NAMES = sorted(available())

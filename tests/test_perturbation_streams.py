@@ -1,4 +1,4 @@
-"""The per-text randomness kinds of robustlab.adapters.base (issue 13): pure functions of
+"""The per-text randomness kinds of robustlab.perturbations.base (issue 13): pure functions of
 (seed, text), independent of batching, and usable through ``apply(text, rng)`` too."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from robustlab.adapters import available, make
-from robustlab.adapters.base import NO_RANDOMNESS, stream_for
-from robustlab.adapters.byte_draws import Draws, u32s, u64s
+from robustlab.perturbations import available, make
+from robustlab.perturbations.base import NO_RANDOMNESS, stream_for
+from robustlab.perturbations.byte_draws import Draws, u32s, u64s
 
 LEARNABILITY = [n for n, c in available().items() if c.source == "000"]
 
@@ -65,7 +65,7 @@ def test_deterministic_perturbations_build_no_stream():
 def test_outcomes_batch_then_find_the_failing_text():
     """perturb_outcomes runs the chunk through perturb_batch; when one text makes the batch
     raise, it is redone text by text: that text is reported, the others are the batch outputs."""
-    from robustlab.adapters.base import Perturbation
+    from robustlab.perturbations.base import Perturbation
 
     class FailsOnBoom(Perturbation):
         name = "fails_on_boom"

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from robustlab.adapters import PerturbationError, make
-from robustlab.adapters.char_perturbations import misspellings_by_correction
-from robustlab.adapters.lexicons import keyboard_neighbours
+from robustlab.perturbations import PerturbationError, make
+from robustlab.perturbations.char_perturbations import misspellings_by_correction
+from robustlab.perturbations.lexicons import keyboard_neighbours
 from robustlab.resources import codespell_dictionary
 
 TEXT = "Who was the first governor of Alaska? We definitely received the letters from Juneau."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from perturbation_checks import iter_checks
 
-from robustlab.adapters import available, make
+from robustlab.perturbations import available, make
 
 BUILTIN_SOURCES = {"000", "001"}
 NAMES = [n for n, c in available().items() if c.source in BUILTIN_SOURCES]

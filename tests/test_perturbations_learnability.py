@@ -6,8 +6,8 @@ import unicodedata
 
 import pytest
 
-from robustlab.adapters import PerturbationError, make
-from robustlab.adapters.lexicons import LEET, keyboard_neighbours, visual_lookalikes
+from robustlab.perturbations import PerturbationError, make
+from robustlab.perturbations.lexicons import LEET, keyboard_neighbours, visual_lookalikes
 
 FIG3 = "His quiet and straightforward demeanor was rare then and would be today."
 LONG = " ".join([FIG3] * 40)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from robustlab.adapters import PerturbationError, make
-from robustlab.adapters.word_perturbations import wordnet_synonyms
+from robustlab.perturbations import PerturbationError, make
+from robustlab.perturbations.word_perturbations import wordnet_synonyms
 from robustlab.resources import ResourceMissing, wordnet
 
 WORD_NAMES = ["word_delete", "word_repeat", "word_synonym", "negation", "singular_plural_verb",

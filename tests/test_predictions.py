@@ -10,13 +10,13 @@ from learnability_toy import toy_spec
 
 from robustlab.cli import main
 from robustlab.data.files import read_rows
-from robustlab.recipes.learnability.predictions import (
+from robustlab.runs.store import RunStore
+from robustlab.studies.learnability.predictions import (
     failing_examples,
     failure_summary,
     prediction_rows,
 )
-from robustlab.recipes.learnability.study import LearnabilityStudy, clear_caches, run_study
-from robustlab.runs.store import RunStore
+from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
 
 
 def test_prediction_rows_known_values():

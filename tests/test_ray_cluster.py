@@ -17,8 +17,11 @@ import pytest
 from learnability_toy import toy_spec
 from ray_cluster_util import STUDY, LocalCluster, run_portable, stable
 
-from robustlab.recipes.learnability.data import load_splits
-from robustlab.recipes.learnability.study import (
+from robustlab.runs.inputs import file_sha256, split_config
+from robustlab.runs.ray_backend import node_dir
+from robustlab.runs.store import RunStore
+from robustlab.studies.learnability.data import load_splits
+from robustlab.studies.learnability.study import (
     CACHE_DIR,
     LearnabilityStudy,
     clear_caches,
@@ -27,9 +30,6 @@ from robustlab.recipes.learnability.study import (
     run_cell,
     run_study,
 )
-from robustlab.runs.inputs import file_sha256, split_config
-from robustlab.runs.ray_backend import node_dir
-from robustlab.runs.store import RunStore
 
 pytest.importorskip("ray")
 
@@ -149,7 +149,7 @@ def test_cluster_study_equals_sequential(cluster, reference, tmp_path):
 def test_killed_worker_is_retried_and_exhausted_retries_fail_with_the_reason(cluster,
                                                                              reference,
                                                                              tmp_path):
-    from robustlab.recipes.learnability.study import cell_key
+    from robustlab.studies.learnability.study import cell_key
 
     spec, want = reference
     once = cell_key("bow", "leet_letters", "robustness", None, 0)

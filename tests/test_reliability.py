@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 
 from robustlab.cli import main
 from robustlab.errors import InputError, RobustlabError
-from robustlab.recipes.learnability.study import LearnabilityStudy, clear_caches, run_study
 from robustlab.runs import Cell, RunStore, run_cells
 from robustlab.runs.procs import pid_alive
 from robustlab.runs.store import StoreError
+from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
 
 HERE = Path(__file__).parent
 CELLS = HERE / "reliability_cells.py"
@@ -161,7 +161,7 @@ def uninterrupted(tmp_path_factory) -> tuple[dict, dict]:
 
 KILLER = textwrap.dedent("""
     import json, os, signal, sys
-    import robustlab.recipes.learnability.study as L
+    import robustlab.studies.learnability.study as L
     out, k, study = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
     real, seen = L.run_cell, []
     def killing(kind, params):
@@ -417,7 +417,7 @@ def test_perturb_refuses_a_negative_column(tmp_path, capsys):
 
 
 def test_symmetric_perturbations_warn(capsys):
-    from robustlab.recipes.learnability.study import _warn_symmetric
+    from robustlab.studies.learnability.study import _warn_symmetric
 
     assert _warn_symmetric(["negation", "leet_letters"]) == ["negation"]
     err = capsys.readouterr().err
@@ -426,7 +426,7 @@ def test_symmetric_perturbations_warn(capsys):
 
 def test_saved_models_get_ordinary_file_permissions(tmp_path):
     from robustlab.models.registry import make_model
-    from robustlab.runs.outputs import atomic_dir
+    from robustlab.outputs import atomic_dir
 
     old = os.umask(0o022)
     try:

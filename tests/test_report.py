@@ -101,7 +101,7 @@ def attack_files(tmp_path):
 def test_attack_report_from_a_real_run(attack_files, monkeypatch, tmp_path):
     from _so_toys import make_wrapper, planted_proba
 
-    import robustlab.models.wrappers as cmd
+    import robustlab.integrations.victims as cmd
 
     monkeypatch.setattr(cmd, "load_victim", lambda spec, device=None: (make_wrapper(planted_proba),
                                                           "planted"))

@@ -10,7 +10,7 @@ from pathlib import Path
 from report_helpers import markdown_html, parse, table
 
 from robustlab.cli import main
-from robustlab.runs.outputs import write_json
+from robustlab.outputs import write_json
 from robustlab.runs.store import Cell, RunStore
 
 SHA = "9f2c41ab07de" + "0" * 52

@@ -12,8 +12,8 @@ from scipy import stats
 from robustlab import plots
 from robustlab.metrics import consistency as cons
 from robustlab.metrics.ranking import spearman_test
-from robustlab.recipes.learnability.report import chance_text, correlations_text, spread_text
-from robustlab.report.advice import advice_text, advise, chance_models
+from robustlab.studies.learnability.advice import advice_text, advise, chance_models
+from robustlab.studies.learnability.report import chance_text, correlations_text, spread_text
 
 # ---- Spearman p at small n ------------------------------------------------------------------------
 
@@ -192,7 +192,7 @@ def test_figures_are_not_clipped_and_legends_do_not_cover_curves():
 
 
 def test_table4_p_values_are_exact_at_small_n():
-    from robustlab.recipes.learnability.report import correlations
+    from robustlab.studies.learnability.report import correlations
 
     grid = [0.1, 1.0]
     pairs = [{"model": "bow", "perturbation": f"p{i}", "avg_learnability": {"mean": float(i)},
@@ -210,8 +210,8 @@ def test_table4_p_values_are_exact_at_small_n():
 def test_classifier_cells_share_one_sigma_grid_in_the_final_files():
     """clf cells are scored one system at a time (each on its own σ); the run's final files
     re-table them on one shared σ_ref so their γ curves have the same ε axis."""
-    from robustlab.recipes.cross_domain.report import common_sigma_grid
-    from robustlab.recipes.cross_domain.study import ConsistencyConfig, consistency_tables
+    from robustlab.studies.cross_domain.report import common_sigma_grid
+    from robustlab.studies.cross_domain.study import ConsistencyConfig, consistency_tables
 
     cc = ConsistencyConfig(eps=cons.SIGMA_EPS, n_bags=4, fraction=0.5, eps_grid="sigma")
     per = {"bow@books": {"dvd": 80.0, "electronics": 82.0, "kitchen": 79.0},

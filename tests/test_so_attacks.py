@@ -14,9 +14,9 @@ TABLE = {"good": ["great", "fine"], "plot": ["story"], "the": ["a"], "is": ["was
 
 @pytest.fixture(scope="module")
 def so():
-    from robustlab.recipes import second_order
-    from robustlab.recipes.second_order import so_beam, so_enum, so_random
-    from robustlab.recipes.second_order.neighbourhood import TableSource
+    from robustlab.studies import second_order
+    from robustlab.studies.second_order import so_beam, so_enum, so_random
+    from robustlab.studies.second_order.neighbourhood import TableSource
 
     return {"so_beam": so_beam, "so_enum": so_enum, "so_random": so_random,
             "so": second_order, "table": TableSource(TABLE)}
@@ -168,7 +168,7 @@ def test_runs_through_textattack_attacker(so, tmp_path):
 def test_fast_patch_splice_equals_textattack_replacement(so, text, index):
     from textattack.shared import AttackedText
 
-    from robustlab.recipes.second_order.patch_words import Patch
+    from robustlab.studies.second_order.patch_words import Patch
 
     at = AttackedText(text)
     p = Patch(at.words[index].lower(), "movie", index, 0.0)
@@ -180,7 +180,7 @@ def test_fast_patch_splice_equals_textattack_replacement(so, text, index):
 def test_fast_swap_equals_textattack_replacement(so, text, index):
     from textattack.shared import AttackedText
 
-    from robustlab.recipes.second_order.components import AttackState, NeighbourSwap
+    from robustlab.studies.second_order.components import AttackState, NeighbourSwap
 
     at = AttackedText(text)
     fast = NeighbourSwap(so["table"], AttackState()).swap(at, index, "movie")
@@ -188,7 +188,7 @@ def test_fast_swap_equals_textattack_replacement(so, text, index):
     assert fast.text == slow.text and fast.words == slow.words
     assert at.all_words_diff(fast) == {index}
     assert fast.attack_attrs["newly_modified_indices"] == {index}
-    from robustlab.recipes.second_order.neighbourhood import word_spans
+    from robustlab.studies.second_order.neighbourhood import word_spans
 
     twice = NeighbourSwap(so["table"], AttackState()).swap(fast, len(fast.words) - 1, "x")
     assert twice.text == fast.replace_word_at_index(len(fast.words) - 1, "x").text
@@ -206,7 +206,7 @@ def _single_word_model(scores):
 
 
 def test_patch_pairs_are_read_in_both_directions():
-    from robustlab.recipes.second_order.patch_words import PatchSelector
+    from robustlab.studies.second_order.patch_words import PatchSelector
 
     # the table lists appetite -> hungry only; the sentence holds "hungry": the authors' code
     # (is_good_biaswords) accepts the entry reversed, hungry -> appetite
@@ -219,7 +219,7 @@ def test_patch_pairs_are_read_in_both_directions():
 
 
 def test_patch_score_is_the_class1_difference():
-    from robustlab.recipes.second_order.patch_words import PatchSelector, pair_score
+    from robustlab.studies.second_order.patch_words import PatchSelector, pair_score
 
     # float32 softmax rows of saturated words are not complementary: "good" = [1e-9, 1.0]. The
     # class-0 differences to "fine" and "decent" are both 1 - 1e-9 (the old max-over-classes score
@@ -234,7 +234,7 @@ def test_patch_score_is_the_class1_difference():
 
 
 def test_patch_ties_go_to_the_first_table_entry():
-    from robustlab.recipes.second_order.patch_words import PatchSelector
+    from robustlab.studies.second_order.patch_words import PatchSelector
 
     probs = {"dull": np.array([0.9, 0.1]), "bland": np.array([0.2, 0.8]),
              "boring": np.array([0.2, 0.8]), "plot": np.array([0.5, 0.5]),

@@ -69,7 +69,7 @@ def test_write_stream_is_byte_identical_to_write_rows(tmp_path):
 
 
 def test_apply_batched_order_and_non_strings():
-    from robustlab.adapters import make
+    from robustlab.perturbations import make
 
     pert = make("append_token")
     rows = [(i + 1, {"text": t}) for i, t in enumerate(["a", None, "b", 5, "c"])]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from robustlab.adapters import make
+from robustlab.perturbations import make
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sst2_verb_perturbations.tsv"
 NAMES = ("negation", "singular_plural_verb", "verb_tense")

@@ -17,7 +17,7 @@ from robustlab.commands._options import (
     load_options,
 )
 from robustlab.errors import InputError
-from robustlab.runs.outputs import check_out_dir
+from robustlab.outputs import check_out_dir
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
 
@@ -129,8 +129,8 @@ def summary_line(recipe: str, summary: dict[str, Any], out: str) -> str:
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.models.device import resolve_device
-    from robustlab.recipes.second_order.neighbourhood import mlm_device
-    from robustlab.recipes.second_order.study import RECIPES, import_textattack, run_attack_study
+    from robustlab.studies.second_order.neighbourhood import mlm_device
+    from robustlab.studies.second_order.study import RECIPES, import_textattack, run_attack_study
 
     if args.recipe not in RECIPES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
@@ -138,11 +138,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--max-distance for so-enum must be <= 2 (use so-beam for larger k)")
     say = status_printer(args)
     if args.patch_table and args.patch_table not in ("wordnet", "textattack-counterfitted"):
-        from robustlab.recipes.second_order.neighbourhood import load_table
+        from robustlab.studies.second_order.neighbourhood import load_table
 
         load_table(args.patch_table)  # a missing or invalid table stops before --out is created
     from robustlab.data.datasets import load_examples
-    from robustlab.models import wrappers
+    from robustlab.integrations import victims
 
     say(f"reading --dataset {args.dataset}")
     examples = load_examples(args.dataset, n=args.num_examples,
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     import_textattack()
     device = str(resolve_device(getattr(args, "device", "auto")))
     say(f"loading model {args.model} on {device}")
-    wrapper, model_name = wrappers.load_victim(args.model, device)
+    wrapper, model_name = victims.load_victim(args.model, device)
     with mlm_device(device):
         summary = run_attack_study(
             recipe=args.recipe, model_wrapper=wrapper, model_name=model_name,

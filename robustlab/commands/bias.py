@@ -16,7 +16,7 @@ from robustlab.commands._options import (
     load_options,
 )
 from robustlab.errors import InputError
-from robustlab.runs.outputs import check_out_dir
+from robustlab.outputs import check_out_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +82,7 @@ def command_inputs(args: argparse.Namespace, source: str | None
     the model, a --pairs file and the neighbourhood source (its default resolved)."""
     from robustlab.data.datasets import resolve_dataset
     from robustlab.models.registry import model_input
-    from robustlab.recipes.second_order.study import source_input
+    from robustlab.studies.second_order.study import source_input
 
     ds = resolve_dataset(args.dataset)
     named = args.pairs in ("builtin", "checklist", "all")
@@ -95,8 +95,8 @@ def command_inputs(args: argparse.Namespace, source: str | None
 def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.data.datasets import load_examples
-    from robustlab.recipes.second_order.bias import resolve_pairs, run_bias_study
-    from robustlab.recipes.second_order.neighbourhood import make_source
+    from robustlab.studies.second_order.bias import resolve_pairs, run_bias_study
+    from robustlab.studies.second_order.neighbourhood import make_source
 
     ks = _ks(args.ks)
     pairs = resolve_pairs(args.pairs)

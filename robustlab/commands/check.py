@@ -1,6 +1,6 @@
 """``robustlab check PLAN.toml``: run a small robustness test plan and gate CI on its thresholds.
 
-The plan (format in docs/cli.md and :mod:`robustlab.recipes.learnability.thresholds`) names the data, models,
+The plan (format in docs/cli.md and :mod:`robustlab.studies.learnability.thresholds`) names the data, models,
 seeds and, per perturbation, thresholds such as ``min_accuracy = 0.8`` or ``max_drop = 0.05``.
 The command runs the robustness study (exp 0/1; re-running resumes the same run directory),
 prints a pass/fail table, writes JUnit XML for CI systems with ``--junit-xml FILE``, and exits 1
@@ -37,19 +37,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.recipes.learnability.study import (
+    from robustlab.outputs import atomic_write
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.learnability.study import (
         ROBUSTNESS_EXPERIMENTS,
         LearnabilityStudy,
         run_study,
     )
-    from robustlab.recipes.learnability.thresholds import (
+    from robustlab.studies.learnability.thresholds import (
         evaluate,
         junit_xml,
         load_plan,
         results_table,
     )
-    from robustlab.runs.outputs import atomic_write
-    from robustlab.runs.store import RunStore
 
     plan = load_plan(args.plan, args.out)
     study = LearnabilityStudy(

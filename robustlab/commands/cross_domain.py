@@ -1,6 +1,6 @@
 """``robustlab cross-domain mt|clf|scores``: consistency across domains (paper 004).
 
-Thin adapters over :mod:`robustlab.recipes.cross_domain.study` (and ``cross_domain_clf``): parse the
+Thin adapters over :mod:`robustlab.studies.cross_domain.study` (and ``cross_domain_clf``): parse the
 options, read the data (every input checked before the run directory is touched), run, print a
 table. Results go to ``--out DIR`` per docs/run-directory.md (kind ``cross-domain``).
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from robustlab.commands._options import add_model_option, add_quiet_option, add_seed_option
 from robustlab.models.device import add_device_option
-from robustlab.runs.outputs import check_out_dir
+from robustlab.outputs import check_out_dir
 from robustlab.textfmt import align
 
 _EPILOG = """examples:
@@ -125,7 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _cfg(args: argparse.Namespace) -> Any:
     from robustlab.metrics.consistency import DEFAULT_EPS, SIGMA_EPS
-    from robustlab.recipes.cross_domain.study import ConsistencyConfig
+    from robustlab.studies.cross_domain.study import ConsistencyConfig
 
     grid = getattr(args, "eps_grid", "fixed")
     cfg = ConsistencyConfig(eps=tuple(args.eps or (SIGMA_EPS if grid == "sigma" else DEFAULT_EPS)),
@@ -171,8 +171,8 @@ def run_mt(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.data.mt import load_mt, load_wmt22, read_human
     from robustlab.errors import InputError
-    from robustlab.recipes.cross_domain.study import MTStudy
-    from robustlab.recipes.cross_domain.study import run_mt as run
+    from robustlab.studies.cross_domain.study import MTStudy
+    from robustlab.studies.cross_domain.study import run_mt as run
 
     metrics = tuple(args.metrics or (("bleu", "chrf") if args.score != "ter"
                                      else ("bleu", "chrf", "ter")))
@@ -211,9 +211,9 @@ def run_mt(args: argparse.Namespace) -> int:
 
 def run_clf(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
-    from robustlab.recipes.cross_domain.clf import ClfStudy
-    from robustlab.recipes.cross_domain.clf import run_clf as run
     from robustlab.resources import shared_dir_origin
+    from robustlab.studies.cross_domain.clf import ClfStudy
+    from robustlab.studies.cross_domain.clf import run_clf as run
 
     shared, rule = shared_dir_origin()
     root = args.data_dir or str(shared / "data" / "amazon_multidomain")
@@ -237,7 +237,7 @@ def run_scores(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.data.mt import read_domains, read_human, read_wmt_da_segments
     from robustlab.errors import InputError
-    from robustlab.recipes.cross_domain.study import run_scores as run
+    from robustlab.studies.cross_domain.study import run_scores as run
 
     human = read_human(args.human) if args.human else None
     cols = {"score_column": args.score_column, "system_column": args.system_column,

@@ -39,12 +39,12 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from robustlab.errors import InputError
-    from robustlab.recipes.learnability.predictions import (
+    from robustlab.runs.store import RunStore, is_run_dir
+    from robustlab.studies.learnability.predictions import (
         export_examples,
         failing_examples,
         failure_summary,
     )
-    from robustlab.runs.store import RunStore, is_run_dir
     from robustlab.textfmt import align
 
     if not is_run_dir(args.run_dir):

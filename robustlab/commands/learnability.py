@@ -1,6 +1,6 @@
 """``robustlab learnability`` (alias ``cent``), ``robustlab robustness`` and ``robustlab correlate``.
 
-Thin adapters over :mod:`robustlab.recipes.learnability.study`: parse options into a
+Thin adapters over :mod:`robustlab.studies.learnability.study`: parse options into a
 :class:`LearnabilityStudy`, run it into ``--out DIR`` (re-running the same command resumes), print
 the per-pair table and the hypothesis tests. The exact command line is stored in the run row
 (with absolute paths) so the TUI can resume the run from anywhere.
@@ -24,7 +24,7 @@ from robustlab.commands._options import (
     split_specs,
 )
 from robustlab.errors import InputError
-from robustlab.recipes.learnability.thresholds import add_threshold_options, gate, threshold_args
+from robustlab.studies.learnability.thresholds import add_threshold_options, gate, threshold_args
 
 DEFAULT_GRID = "0.001,0.005,0.01,0.02,0.05,0.1,0.5,1.0"
 DEFAULT_PERTURBATIONS = ("duplicate_punctuations,butter_fingers_perturbation,shuffle_word,"
@@ -153,7 +153,7 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check_experiments(text: str) -> bool:
-    from robustlab.recipes.learnability.study import EXPERIMENTS
+    from robustlab.studies.learnability.study import EXPERIMENTS
 
     bad = sorted(set(_split(text)) - set(EXPERIMENTS))
     if bad or not _split(text):
@@ -163,7 +163,7 @@ def _check_experiments(text: str) -> bool:
 
 
 def study_from_args(args: argparse.Namespace):
-    from robustlab.recipes.learnability.study import (
+    from robustlab.studies.learnability.study import (
         EXPERIMENTS,
         ROBUSTNESS_EXPERIMENTS,
         LearnabilityStudy,
@@ -243,10 +243,10 @@ def check_args(args: argparse.Namespace) -> None:
     """Every pre-run check of a study command, without touching the disk beyond looking at
     paths: run by :func:`robustlab.cli.main` before the handler (so nothing is created when one
     fails) and by the TUI's new-study form beside the field at fault."""
-    from robustlab.adapters.base import PerturbationError
-    from robustlab.adapters.registry import parse_spec
     from robustlab.data.datasets import resolve_dataset
     from robustlab.models.registry import check_model_spec
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import parse_spec
 
     study = study_from_args(args)
     study.validate()
@@ -268,8 +268,8 @@ def check_args(args: argparse.Namespace) -> None:
 
 def execute(args: argparse.Namespace, name: str) -> int:
     """Run the study described by ``args`` and print the results; shared with ``demo``."""
-    from robustlab.recipes.learnability.report import chance_text, correlations_text, results_table
-    from robustlab.recipes.learnability.study import run_study
+    from robustlab.studies.learnability.report import chance_text, correlations_text, results_table
+    from robustlab.studies.learnability.study import run_study
 
     study = study_from_args(args)
     if args.workers < 1:
@@ -291,7 +291,7 @@ def execute(args: argparse.Namespace, name: str) -> int:
         print(correlations_text(summary["correlations"]) if study.estimate != "quick" else
               "quick estimate: no average learnability (log-AUC); its own tests follow")
     if summary.get("estimate"):  # the quick estimate's own section (never the log-AUC)
-        from robustlab.recipes.learnability.estimate import estimate_text
+        from robustlab.studies.learnability.estimate import estimate_text
 
         print()
         print(estimate_text(summary["estimate"], table=study.estimate == "quick"))
@@ -323,8 +323,8 @@ def run(args: argparse.Namespace) -> int:
 def run_correlate(args: argparse.Namespace) -> int:
     """Hypothesis tests with the log-AUC (full grids) or the learnability estimate (quick runs,
     or ``--measure estimate``); the output names the measure it used."""
-    from robustlab.recipes.learnability.estimate import correlate_estimate, is_quick, run_results
-    from robustlab.recipes.learnability.report import correlate_dirs
+    from robustlab.studies.learnability.estimate import correlate_estimate, is_quick, run_results
+    from robustlab.studies.learnability.report import correlate_dirs
 
     dirs = [Path(d) for d in args.run_dirs]
     quick = [d for d in dirs if is_quick(run_results(d, results=False)[0].config)]
@@ -339,8 +339,8 @@ def run_correlate(args: argparse.Namespace) -> int:
     print("measure: average learnability = log-AUC over the p-grid (paper 000 Eq. 5)")
     rc = correlate_dirs(dirs, json_path=args.json, write=not args.no_write)
     if len(dirs) == 1 and not args.no_write:  # the grid's own estimate, and its best p
-        from robustlab.recipes.learnability.estimate import estimate_text
-        from robustlab.recipes.learnability.report import load_summary
+        from robustlab.studies.learnability.estimate import estimate_text
+        from robustlab.studies.learnability.report import load_summary
 
         text = estimate_text(load_summary(dirs[0]).get("estimate"), table=False)
         if text:

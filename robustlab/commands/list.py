@@ -16,7 +16,7 @@ from robustlab.textfmt import align
 
 
 def _perturbations() -> list[dict[str, Any]]:
-    from robustlab.adapters.registry import describe
+    from robustlab.perturbations.registry import describe
 
     return describe()
 
@@ -26,7 +26,7 @@ def _fmt_params(params: dict[str, Any]) -> str:
 
 
 def _textattack() -> list[dict[str, Any]]:
-    from robustlab.adapters.textattack_adapter import available_components
+    from robustlab.integrations.textattack import available_components
 
     return available_components()
 

@@ -5,7 +5,7 @@ Everything after ``textattack`` goes to TextAttack's parser. Added for ``textatt
 ``robustlab train`` or a robustlab family; ``--dataset-from-huggingface`` (or ``--dataset``)
 also takes a data file or ``demo`` (offline); second-order attacks print the patch pair, count
 their summary for second-order results and add patch columns to ``--log-to-csv``
-(robustlab.recipes.second_order.textattack_cli).
+(robustlab.studies.second_order.textattack_cli).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def textattack_argv(ta_args: list[str], help_: bool = False) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.recipes.second_order.textattack_cli import cli_hooks, register_recipes
+    from robustlab.studies.second_order.textattack_cli import cli_hooks, register_recipes
 
     argv = textattack_argv(args.ta_args, args.ta_help)
     register_recipes(argv)

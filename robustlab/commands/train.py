@@ -16,7 +16,7 @@ from robustlab.commands._options import (
     add_seed_option,
     load_options,
 )
-from robustlab.runs.outputs import check_out_dir
+from robustlab.outputs import check_out_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _params(items: list[str]) -> dict:
-    from robustlab.adapters.registry import parse_value
     from robustlab.errors import InputError
+    from robustlab.perturbations.registry import parse_value
 
     out = {}
     for item in items:
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.data.datasets import load_dataset
     from robustlab.errors import InputError
     from robustlab.models.registry import make_model
-    from robustlab.runs.outputs import atomic_dir, write_json
+    from robustlab.outputs import atomic_dir, write_json
 
     out = Path(args.out)
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not args.force:

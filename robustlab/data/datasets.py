@@ -74,7 +74,7 @@ class Dataset:
     @property
     def fingerprint(self) -> str:
         if self._fp is None:
-            from robustlab.runs.signature import fingerprint
+            from robustlab.signature import fingerprint
 
             self._fp = fingerprint({"texts": self.texts, "labels": self.labels})
         return self._fp

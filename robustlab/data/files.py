@@ -33,7 +33,7 @@ Every command and dataset loader that reads rows from a user's file goes through
 * Rows with the wrong number of fields, JSON that is not an object, or a missing file raise
   :class:`FileFormatError` (an :class:`~robustlab.errors.InputError`): one clear message, never
   a traceback, and nothing is written.
-* Writing is atomic (:func:`robustlab.runs.outputs.atomic_write`): a file that exists is complete.
+* Writing is atomic (:func:`robustlab.outputs.atomic_write`): a file that exists is complete.
 """
 
 from __future__ import annotations
@@ -359,7 +359,7 @@ def write_rows(
     format cannot hold (a newline in a text row, a tab in TSV) raises :class:`FileFormatError`
     before anything is written.
     """
-    from robustlab.runs.outputs import atomic_write
+    from robustlab.outputs import atomic_write
 
     path = Path(path)
     fmt = format_for(path, fmt)

@@ -48,8 +48,8 @@ class PerturbReport:
 
 def build_perturbation(spec: str, params: list[str], pps: int | None):
     """The perturbation named by the CLI flags (spec, --param, --pps), validated."""
-    from robustlab.adapters.base import PerturbationError
-    from robustlab.adapters.registry import parse_params, parse_spec
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import parse_params, parse_spec
 
     overrides: dict[str, Any] = {}
     for item in params:

@@ -13,7 +13,7 @@ rules to files too large to hold in memory, for ``robustlab perturb`` and ``robu
 * :func:`apply_batched` runs perturbations over rows in bounded batches (the only perturbation
   loop of the two commands), never holding more than one batch.
 * :func:`write_outputs` / :func:`write_stream` write rendered batches through
-  :func:`robustlab.runs.outputs.atomic_write`: every output appears complete or not at all.
+  :func:`robustlab.outputs.atomic_write`: every output appears complete or not at all.
 
 Memory is bounded by the batch size and the longest row, not by the file.
 """
@@ -352,13 +352,13 @@ class BatchWriter:
 
 def write_outputs(outputs: Sequence[Output],
                   produce: Callable[[list[BatchWriter]], None]) -> list[int]:
-    """Open every output atomically (:func:`robustlab.runs.outputs.atomic_write`), let
+    """Open every output atomically (:func:`robustlab.outputs.atomic_write`), let
     ``produce(writers)`` stream into them, flush; returns rows written per output.
 
     Nothing is moved into place unless ``produce`` and every flush succeed, so an error leaves
     no output file (and a file that exists is complete).
     """
-    from robustlab.runs.outputs import atomic_write
+    from robustlab.outputs import atomic_write
 
     for o in outputs:
         if o.path.is_dir():

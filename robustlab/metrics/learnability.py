@@ -21,7 +21,7 @@ CENT (paper 003) is the same estimand, read as "sensitivity to an injected spuri
 :func:`cent_sensitivity` is :func:`learnability_ate` under that name.
 
 Everything here is a pure function of arrays; the experiment engine lives in
-:mod:`robustlab.recipes.learnability.study`. Statistics come from scipy (``spearmanr``), never
+:mod:`robustlab.studies.learnability.study`. Statistics come from scipy (``spearmanr``), never
 re-implemented.
 """
 

@@ -513,7 +513,7 @@ class HFClassifier(TextClassifier):
     # -- persistence --
 
     def save(self, directory: str | os.PathLike[str]) -> None:
-        from robustlab.runs.outputs import write_json
+        from robustlab.outputs import write_json
 
         if not hasattr(self, "model_"):
             raise InputError("hf: nothing to save, the model is not trained")

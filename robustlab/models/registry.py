@@ -44,7 +44,7 @@ def available_models() -> dict[str, str]:
 
 def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``name`` or ``name:key=value,...`` -> (name, params). Paths are returned unchanged."""
-    from robustlab.adapters.registry import parse_value
+    from robustlab.perturbations.registry import parse_value
 
     spec = str(spec).strip()
     if not spec:

@@ -276,7 +276,7 @@ class TorchClassifier(TextClassifier):
     def save(self, directory: str | os.PathLike[str]) -> None:
         from safetensors.torch import save_file
 
-        from robustlab.runs.outputs import write_json
+        from robustlab.outputs import write_json
 
         if not hasattr(self, "model_"):
             raise InputError(f"{self.family}: nothing to save, the model is not trained")

@@ -71,7 +71,7 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     """Write the report atomically and return its path. The format follows ``fmt`` or the
     suffix of ``out`` (.md → Markdown, else HTML). Markdown's figures are PNG files in
     ``<name>_figures/`` beside it (written first, so a report that exists is complete)."""
-    from robustlab.runs.outputs import atomic_dir, atomic_write
+    from robustlab.outputs import atomic_dir, atomic_write
 
     if fmt is None:
         fmt = "md" if out is not None and Path(out).suffix.lower() in (".md", ".markdown") \

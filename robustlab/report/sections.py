@@ -37,7 +37,7 @@ def num(v: Any, digits: int = DIGITS, signed: bool = False) -> str:
 
 def spread(v: Any, digits: int = DIGITS) -> str:
     """mean ± std over seeds; the mean alone for one seed (a single seed has no spread)."""
-    from robustlab.recipes.learnability.report import spread_text
+    from robustlab.studies.learnability.report import spread_text
 
     if not isinstance(v, Mapping):
         return num(v, digits)
@@ -154,7 +154,7 @@ def learnability_data(run: RunData) -> tuple[list[dict[str, Any]], dict[str, Any
                                              bool]:
     """(pairs, correlations, p_grid, from_summary): summary.json's, or for a run that has not
     written one yet, computed from its finished cells by the study's own functions."""
-    from robustlab.recipes.learnability.report import correlations, summarize_pairs
+    from robustlab.studies.learnability.report import correlations, summarize_pairs
 
     grid = [float(p) for p in run.config.get("p_grid", [])]
     s = run.summary
@@ -165,8 +165,8 @@ def learnability_data(run: RunData) -> tuple[list[dict[str, Any]], dict[str, Any
 
 
 def learnability_section(runs: Sequence[RunData]) -> Blocks:
-    from robustlab.recipes.learnability.report import table2
-    from robustlab.report.advice import advise
+    from robustlab.studies.learnability.advice import advise
+    from robustlab.studies.learnability.report import table2
 
     out: Blocks = []
     all_pairs: list[dict[str, Any]] = []
@@ -311,7 +311,7 @@ def _pairs_tables(pairs: Sequence[Mapping[str, Any]], multi: bool) -> Blocks:
 
 def _learnability_figures(per_run: Sequence[tuple[RunData, list, dict, list]]) -> Blocks:
     from robustlab.metrics.learnability import log_auc
-    from robustlab.recipes.learnability.report import table2
+    from robustlab.studies.learnability.report import table2
 
     out: Blocks = []
     for run, pairs, corr, grid in per_run:

@@ -1,7 +1,7 @@
 """Run directories: the SQLite store, the executor loop (sequential, processes, Ray), signatures.
 
 The names below load their submodule on first use (:mod:`robustlab.lazy`): a command that only
-writes files atomically (``robustlab perturb`` through :mod:`robustlab.runs.outputs`) does not
+writes files atomically (``robustlab perturb`` through :mod:`robustlab.outputs`) does not
 import the store, sqlite3 or the executors.
 """
 

@@ -47,11 +47,11 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
+from robustlab.outputs import json_default
 from robustlab.runs.inputs import KEY as INPUTS_KEY
 from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
-from robustlab.runs.outputs import json_default
 from robustlab.runs.procs import process_start
 
 SCHEMA_VERSION = 2

@@ -214,7 +214,7 @@ def hints(fld: Field) -> str:
     name = fld.dest.lower()
     try:
         if "pert" in name:
-            from robustlab.adapters.registry import describe
+            from robustlab.perturbations.registry import describe
 
             return "available: " + ", ".join(r["name"] for r in describe())
         if name.startswith("model"):

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.runs.outputs import write_json
+from robustlab.outputs import write_json
 from robustlab.runs.procs import (
     pid_alive,
     process_cmdline,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.runs.outputs import atomic_write, write_json
+from robustlab.outputs import atomic_write, write_json
 
 
 @dataclass

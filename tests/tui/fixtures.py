@@ -2,7 +2,7 @@
 
 Each writer follows docs/run-directory.md (cell keys, result fields, records, summary.json) the
 way the study commands do: ``init_run`` → ``add_cells`` → ``claim`` → ``finish``/``fail`` →
-``set_run_status``, then the final files through ``robustlab.runs.outputs``. Timestamps are then
+``set_run_status``, then the final files through ``robustlab.outputs``. Timestamps are then
 pinned to fixed values so snapshots do not depend on the clock. Also usable from the command line
 (``python tests/tui/fixtures.py DIR``) to try the TUI by hand, and by bench/bench_tui.py.
 """
@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robustlab.runs.outputs import write_json, write_jsonl
-from robustlab.runs.signature import make_signature
+from robustlab.outputs import write_json, write_jsonl
 from robustlab.runs.store import Cell, RunStore
+from robustlab.signature import make_signature
 
 T0 = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC: every fixture timestamp is relative to this
 P_GRID = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0]

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from robustlab.outputs import write_json
 from robustlab.runs.executor import run_cells
-from robustlab.runs.outputs import write_json
 from robustlab.runs.store import Cell, RunStore
 
 

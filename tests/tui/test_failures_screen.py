@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from robustlab.recipes.learnability.predictions import failing_examples
 from robustlab.runs.store import RunStore
+from robustlab.studies.learnability.predictions import failing_examples
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.failures import EXAMPLE_TABLE_COLUMNS
 from robustlab.tui.screens.failures import FailuresScreen

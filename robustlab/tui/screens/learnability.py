@@ -103,8 +103,8 @@ class LearnabilityScreen(RunScreen):
         self.app.push_screen(FailuresScreen(self.path))
 
     def action_advice(self) -> None:
-        """v: perturbations ranked by expected augmentation benefit (robustlab.report.advice)."""
-        from robustlab.report.advice import advice_text, advise
+        """v: perturbations ranked by expected augmentation benefit (robustlab.studies.learnability.advice)."""
+        from robustlab.studies.learnability.advice import advice_text, advise
         from robustlab.tui.data import read_summary
         from robustlab.tui.screens.base import TextScreen
 

@@ -1,0 +1,349 @@
+"""NL-Augmenter, both ways, without requiring NL-Augmenter.
+
+NL-Augmenter (GEM-benchmark/NL-Augmenter, not on PyPI) defines a transformation as a
+``SentenceOperation`` subclass: class attributes ``tasks`` (``TaskType`` members), ``languages``,
+``keywords``, ``heavy``; constructor ``(seed=0, max_outputs=1)`` storing ``seed``/``max_outputs``/
+``verbose``; ``generate(sentence) -> list[str]``; classmethods ``name()``, ``domain()``,
+``is_heavy()`` and ``compare(raw, outputs)``.
+
+* :func:`from_nlaugmenter` wraps any object (or class) with that interface as a robustlab
+  :class:`~robustlab.perturbations.base.Perturbation`. NL-Augmenter operations seed themselves once, at
+  construction, and many call ``random.seed``/``np.random.seed`` inside ``generate``, clobbering
+  everyone's global state. The wrapper therefore (1) sets the operation's ``seed`` attribute from
+  the per-text robustlab stream before each call, so outputs follow robustlab's (seed, text) rule,
+  and (2) saves and restores the global ``random`` and (when loaded) ``numpy.random`` states around
+  ``generate``, so nothing leaks out. Among several outputs one is picked with the same stream;
+  an operation that returns nothing, or only the input, is a no-op (the text comes back unchanged).
+  Blank (empty or whitespace-only) texts come back unchanged without calling ``generate``.
+* :func:`to_nlaugmenter` / :func:`nlaugmenter_class` expose a robustlab perturbation as an
+  NL-Augmenter transformation: a real ``SentenceOperation`` subclass when ``nlaugmenter`` (or the
+  older top-level ``interfaces`` layout) is importable, otherwise :class:`SentenceOperation`, a
+  stand-in defined here with the same attributes and methods. ``generate`` returns
+  ``max_outputs`` perturbations made with seeds ``seed, seed+1, ...`` (one for a deterministic
+  perturbation, whose outputs would all be equal).
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import random
+from typing import Any
+
+from robustlab.perturbations.base import Level, Perturbation, PerturbationError
+from robustlab.perturbations.global_rng import isolated_global_rng
+
+__all__ = [
+    "NLAugmenterPerturbation",
+    "SentenceOperation",
+    "TaskType",
+    "from_nlaugmenter",
+    "from_spec",
+    "isolated_global_rng",
+    "nlaugmenter_class",
+    "to_nlaugmenter",
+]
+
+
+# ---- stand-ins for NL-Augmenter's interface (used only when nlaugmenter is not importable) ----
+
+
+class TaskType(enum.Enum):
+    """Stand-in for ``nlaugmenter.tasks.TaskTypes.TaskType`` (same member names and values)."""
+
+    TEXT_CLASSIFICATION = (1,)
+    TEXT_TO_TEXT_GENERATION = (2,)
+    TEXT_TAGGING = (3,)
+    DIALOGUE_ACT_TO_TEXT = (4,)
+    TABLE_TO_TEXT = (5,)
+    RDF_TO_TEXT = (6,)
+    RDF_TO_RDF = (7,)
+    QUESTION_ANSWERING = (8,)
+    QUESTION_GENERATION = (9,)
+    AMR_TO_TEXT = (10,)
+    E2E_TASK = (11,)
+    SENTIMENT_ANALYSIS = (12,)
+    PARAPHRASE_DETECTION = (13,)
+    TEXTUAL_ENTAILMENT = (14,)
+    QUALITY_ESTIMATION = (15,)
+
+
+class SentenceOperation:
+    """Stand-in for NL-Augmenter's ``Operation``/``SentenceOperation`` with the same surface."""
+
+    languages: Any = None
+    tasks: Any = None
+    seed = 0
+    heavy = False
+    max_outputs = 1
+    keywords: Any = None
+
+    def __init__(self, seed: int = 0, verbose: bool = False, max_outputs: int = 1) -> None:
+        self.seed = seed
+        self.verbose = verbose
+        self.max_outputs = max_outputs
+        if self.verbose:
+            print(f"Loading Operation {self.name()}")
+
+    @classmethod
+    def compare(cls, raw: object, pt: list[object]) -> tuple[int, int]:
+        """(successful, failed) perturbations, as NL-Augmenter's evaluation counts them."""
+        if len(pt) == 0:
+            return 0, 1
+        failed = sum(1 for p in pt if p == raw)
+        return len(pt) - failed, failed
+
+    @classmethod
+    def is_heavy(cls) -> bool:
+        return cls.heavy
+
+    @classmethod
+    def domain(cls) -> tuple[Any, Any]:
+        return cls.tasks, cls.languages
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.__name__
+
+    def generate(self, sentence: str) -> list[str]:
+        raise NotImplementedError
+
+    def filter(self, sentence: str) -> bool:
+        raise NotImplementedError
+
+
+def _real_interface() -> tuple[type, Any] | None:
+    """NL-Augmenter's own SentenceOperation and TaskType when importable (both layouts)."""
+    for ops, tasks in (("nlaugmenter.interfaces.SentenceOperation", "nlaugmenter.tasks.TaskTypes"),
+                       ("interfaces.SentenceOperation", "tasks.TaskTypes")):
+        try:
+            op_mod = importlib.import_module(ops)
+            task_mod = importlib.import_module(tasks)
+        except Exception:  # absent, or an unrelated top-level `interfaces` package
+            continue
+        base = getattr(op_mod, "SentenceOperation", None)
+        task_type = getattr(task_mod, "TaskType", None)
+        if isinstance(base, type) and task_type is not None:
+            return base, task_type
+    return None
+
+
+# ---- NL-Augmenter -> robustlab -------------------------------------------------------------------
+
+_KEYWORD_LEVELS: tuple[tuple[str, Level], ...] = (
+    ("morphological", "character"),
+    ("noise", "character"),
+    ("lexical", "word"),
+)
+
+
+def _level_from_keywords(keywords: Any) -> Level:
+    kws = {str(k).lower() for k in (keywords or ())}
+    for kw, level in _KEYWORD_LEVELS:
+        if kw in kws:
+            return level
+    return "sentence"
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper() or
+                                   (i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+class NLAugmenterPerturbation(Perturbation):
+    """An NL-Augmenter transformation as a robustlab perturbation (see the module docstring)."""
+
+    level: Level = "sentence"
+    source = "nl-augmenter"
+    summary = "an NL-Augmenter SentenceOperation"
+
+    def __init__(self, operation: Any, reseed: bool = True, level: Level | None = None,
+                 asymmetric: bool = True, label_preserving: bool = True) -> None:
+        self.operation = operation
+        self.reseed = reseed
+        self.level = level  # type: ignore[assignment]
+        self.asymmetric = asymmetric  # type: ignore[misc]
+        self.label_preserving = label_preserving  # type: ignore[misc]
+        op_cls = operation if isinstance(operation, type) else type(operation)
+        folder = _transformation_folder(op_cls.__module__)
+        self.name = f"nlaugmenter:{folder or _snake(op_cls.__name__)}"  # type: ignore[misc]
+        self.heavy = bool(getattr(op_cls, "heavy", False))  # type: ignore[misc]
+        if level is None:
+            self.level = _level_from_keywords(getattr(op_cls, "keywords", None))
+
+    def get_params(self) -> dict[str, Any]:
+        params = super().get_params()
+        params["level"] = self.level  # the inferred level, so clone() keeps it
+        return params
+
+    def signature(self) -> str:
+        op = self.operation
+        op_cls = op if isinstance(op, type) else type(op)
+        extra = "" if isinstance(op, type) else f",max_outputs={getattr(op, 'max_outputs', 1)!r}"
+        return f"{self.name}({op_cls.__module__}.{op_cls.__qualname__}{extra})"
+
+    def validate(self) -> None:
+        if not callable(getattr(self.operation, "generate", None)):
+            raise PerturbationError(
+                f"{self.name}: {self.operation!r} has no generate(sentence) method; "
+                "expected an NL-Augmenter SentenceOperation"
+            )
+
+    def setup(self) -> None:
+        if isinstance(self.operation, type):  # a class: build it the NL-Augmenter way
+            self.operation = self.operation(seed=0)
+
+    def apply(self, text: str, rng: random.Random) -> str:
+        if not text.strip():  # many operations tokenize/index and fail on blank input
+            return text
+        op = self.operation
+        if self.reseed and hasattr(op, "seed"):
+            op.seed = rng.getrandbits(31)
+        with isolated_global_rng():
+            outputs = op.generate(text)
+        if isinstance(outputs, str):
+            outputs = [outputs]
+        candidates = [o for o in (outputs or ()) if isinstance(o, str) and o != text]
+        if not candidates:
+            return text
+        return candidates[0] if len(candidates) == 1 else rng.choice(candidates)
+
+
+def from_nlaugmenter(operation: Any, **kwargs: Any) -> NLAugmenterPerturbation:
+    """Wrap an NL-Augmenter SentenceOperation (instance or class) as a robustlab perturbation.
+
+    ``kwargs``: ``reseed`` (default True: follow robustlab's per-text seeding), ``level``
+    (default: from the ``keywords``: morphological/noise -> character, lexical -> word, else
+    sentence), ``asymmetric`` and ``label_preserving`` (default True; NL-Augmenter does not say).
+    """
+    pert = NLAugmenterPerturbation(operation, **kwargs)
+    pert.validate()
+    return pert
+
+
+_WRAPPER_KEYS = {"reseed", "level", "asymmetric", "label_preserving"}
+
+
+#: where NL-Augmenter keeps transformation ``<folder>``: today's package and the older layout
+_FOLDER_MODULES = ("nlaugmenter.transformations.{}.transformation", "transformations.{}.transformation")
+
+
+def _transformation_folder(module_name: str) -> str | None:
+    """``butter_fingers_perturbation`` for NL-Augmenter's ``…transformations.<folder>.transformation``."""
+    parts = module_name.split(".")
+    if len(parts) >= 3 and parts[-1] == "transformation" and parts[-3] == "transformations":
+        return parts[-2]
+    return None
+
+
+def _operation_in(module: Any) -> type | None:
+    """The SentenceOperation class a transformation module defines (None if not exactly one)."""
+    found = [c for c in vars(module).values() if isinstance(c, type)
+             and c.__module__ == module.__name__ and callable(getattr(c, "generate", None))]
+    return found[0] if len(found) == 1 else None
+
+
+def _resolve_folder(folder: str) -> type:
+    """The transformation class of NL-Augmenter's folder ``folder`` (its short name)."""
+    if not folder.isidentifier():
+        raise PerturbationError(f"nlaugmenter:{folder}: not a transformation folder name or a "
+                                "module.ClassName path")
+    errors = []
+    for pattern in _FOLDER_MODULES:
+        name = pattern.format(folder)
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        cls = _operation_in(module)
+        if cls is None:
+            raise PerturbationError(
+                f"nlaugmenter:{folder}: {name} does not define exactly one class with "
+                "generate(); give nlaugmenter:<module.ClassName>")
+        return cls
+    raise PerturbationError(
+        f"nlaugmenter:{folder}: cannot import NL-Augmenter's transformation {folder!r} "
+        f"({'; '.join(errors)}); is NL-Augmenter on PYTHONPATH? (or give module.ClassName)")
+
+
+def from_spec(target: str, **params: Any) -> NLAugmenterPerturbation:
+    """``nlaugmenter:<folder>[:k=v,...]`` (NL-Augmenter's transformation folder name, e.g.
+    ``butter_fingers_perturbation``) or ``nlaugmenter:package.module.ClassName[:k=v,...]``
+    (for :func:`registry.parse_spec`).
+
+    Parameters named reseed/level/asymmetric/label_preserving configure the wrapper; the others
+    (e.g. ``max_outputs``, ``seed``) go to the operation's constructor.
+    """
+    module_name, _, cls_name = target.rpartition(".")
+    if not module_name:
+        cls = _resolve_folder(target)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise PerturbationError(
+                f"nlaugmenter:{target}: cannot import {module_name} ({exc}); is NL-Augmenter (or "
+                "your module) on PYTHONPATH?"
+            ) from None
+        cls = getattr(module, cls_name, None)
+        if not isinstance(cls, type):
+            raise PerturbationError(f"nlaugmenter:{target}: {module_name} has no class {cls_name}")
+    wrapper = {k: params.pop(k) for k in list(params) if k in _WRAPPER_KEYS}
+    try:
+        op = cls(**params)
+    except TypeError as exc:
+        raise PerturbationError(f"nlaugmenter:{target}: {exc}") from None
+    return from_nlaugmenter(op, **wrapper)
+
+
+# ---- robustlab -> NL-Augmenter -------------------------------------------------------------------
+
+_LEVEL_KEYWORDS = {
+    "character": ["morphological", "noise", "rule-based"],
+    "word": ["lexical", "rule-based"],
+    "sentence": ["syntactic", "rule-based"],
+}
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.replace(":", "_").split("_") if part)
+
+
+def nlaugmenter_class(perturbation: Perturbation) -> type:
+    """A SentenceOperation subclass that applies ``perturbation`` (constructor ``(seed, max_outputs)``)."""
+    perturbation.validate()
+    real = _real_interface()
+    base, task_type = real if real is not None else (SentenceOperation, TaskType)
+    pert = perturbation
+
+    def __init__(self, seed: int = 0, max_outputs: int = 1) -> None:  # noqa: N807
+        base.__init__(self, seed, max_outputs=max_outputs)
+        self.perturbation = pert
+
+    def generate(self, sentence: str) -> list[str]:
+        n = 1 if pert.deterministic else max(1, int(self.max_outputs))
+        return [pert.perturb(sentence, seed=int(self.seed) + k) for k in range(n)]
+
+    attrs = {
+        "__init__": __init__,
+        "generate": generate,
+        "__doc__": f"robustlab perturbation {pert.signature()} as an NL-Augmenter transformation.",
+        "__module__": __name__,
+        "tasks": [task_type.TEXT_CLASSIFICATION, task_type.TEXT_TO_TEXT_GENERATION],
+        "languages": ["en"],
+        "keywords": list(_LEVEL_KEYWORDS.get(pert.level, [])),
+        "heavy": bool(pert.heavy),
+        "perturbation": pert,
+    }
+    return type(_camel(pert.name) or "RobustlabPerturbation", (base,), attrs)
+
+
+def to_nlaugmenter(perturbation: Perturbation, seed: int = 0, max_outputs: int = 1) -> Any:
+    """An NL-Augmenter transformation instance applying ``perturbation``."""
+    return nlaugmenter_class(perturbation)(seed=seed, max_outputs=max_outputs)

@@ -1,0 +1,340 @@
+"""A small rule- and lexicon-based finder of finite verbs, for negation, number and tense.
+
+Why rules: no POS tagger runs offline here (no NLTK tagger model, no spaCy pipeline). What this
+knows: closed-class words (auxiliaries, modals, pronouns, determiners, prepositions, conjunctions,
+negations and their contractions) are listed below; open-class verb forms come from
+``lemminflect``'s lemma and inflection tables (VBZ "likes", VBD "walked", base "walk"). A word is
+read as a finite main verb when it has such a form *and* its left context in the clause is a
+subject (a pronoun, or a noun/name not preceded by a preposition); at most one finite main verb is
+taken per clause, and auxiliaries always count. Limits (stated in docs/perturbations.md): noun/verb
+ambiguity without a subject cue ("Walks are nice" is read correctly, "Time flies" is missed),
+compound subjects, long-distance agreement, imperatives and sentences without an overt subject.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from robustlab.perturbations.text_utils import WORD_RE
+
+__all__ = ["Token", "Verb", "find_verbs", "inflect", "tokens", "verb_forms"]
+
+BE = {"am": "VBP", "is": "VBZ", "are": "VBP", "was": "VBD", "were": "VBD"}
+DO = {"do": "VBP", "does": "VBZ", "did": "VBD"}
+HAVE = {"have": "VBP", "has": "VBZ", "had": "VBD"}
+MODALS = frozenset("can could will would shall should may might must".split())
+#: negative contraction -> positive auxiliary
+CONTRACTIONS = {
+    "isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "don't": "do",
+    "doesn't": "does", "didn't": "did", "haven't": "have", "hasn't": "has", "hadn't": "had",
+    "can't": "can", "cannot": "can", "couldn't": "could", "won't": "will", "wouldn't": "would",
+    "shouldn't": "should", "mustn't": "must", "mightn't": "might", "shan't": "shall",
+}
+NEGATORS = frozenset({"not", "n't"})
+SUBJ_3SG = frozenset("he she it this that everyone everybody someone somebody nobody one".split())
+SUBJ_PL = frozenset("we they you these those".split())
+SUBJ_1SG = frozenset({"i"})
+WH = frozenset("who what which where when why how".split())
+PREPOSITIONS = frozenset(
+    """of in on at to for with by from about into onto over after before under between through
+    during without within against among toward towards upon than as like despite
+    throughout beyond besides across along behind below above around beside inside outside
+    unlike except via""".split()
+)
+NON_SUBJECT = frozenset(
+    """a an the my your his her its our their some any every each no another such
+    of in on at to for with by from about into onto over after before under between through
+    during without within against among toward towards upon than as like
+    me him us them very too so not n't never also just still really
+    many much few several more most less least enough""".split()
+)
+ADVERBS = frozenset(
+    """never always often also just still usually sometimes only even already rarely seldom
+    actually finally simply truly probably certainly clearly really generally mostly""".split()
+)
+CAUSATIVES = frozenset(
+    """make makes made making let lets letting help helps helped helping see sees saw seeing
+    hear hears heard hearing watch watches watched watching seen""".split()
+)
+CLAUSE_BREAK = frozenset(
+    "and but or because while when whereas although though since if unless until who which that".split()
+)
+_PUNCT_BREAK = re.compile(r"[,.;:!?()\[\]\"“”]")
+
+
+class Token(NamedTuple):
+    start: int
+    end: int
+    text: str
+    low: str
+
+
+def tokens(text: str) -> list[Token]:
+    """Words (with inner apostrophes) and their spans; typographic apostrophes normalised."""
+    out = []
+    for m in WORD_RE.finditer(text):
+        w = m.group()
+        out.append(Token(m.start(), m.end(), w, w.lower().replace("’", "'")))
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def verb_forms(word: str) -> tuple[tuple[str, str], ...]:
+    """((Penn tag, lemma), ...) for the finite forms ``word`` can be: VBZ, VBD or VBP (= base)."""
+    from lemminflect import getAllLemmas, getInflection
+
+    out = []
+    for lemma in getAllLemmas(word).get("VERB", ()):
+        if lemma == word:
+            out.append(("VBP", lemma))
+        for tag in ("VBZ", "VBD"):
+            if word in getInflection(lemma, tag):
+                out.append((tag, lemma))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_participle(word: str) -> bool:
+    from lemminflect import getAllLemmas, getInflection
+
+    return word == "been" or any(
+        word in getInflection(lem, t) for lem in getAllLemmas(word).get("VERB", ()) for t in ("VBN", "VBG")
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def _nounish(word: str, capitalised: bool) -> str | None:
+    """'sg' / 'pl' when ``word`` can be a noun (or an unknown capitalised name), else None."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    nouns = lemmas.get("NOUN", ()) + lemmas.get("PROPN", ())
+    if not lemmas:
+        return "sg" if capitalised else None
+    if not nouns:
+        return None
+    return "sg" if word in nouns else "pl"
+
+
+@functools.lru_cache(maxsize=65536)
+def is_adverb(word: str) -> bool:
+    """Listed adverbs and words lemminflect knows only as adverbs ("definitely")."""
+    if word in ADVERBS or word in NEGATORS:
+        return True
+    if word in PREPOSITIONS:  # lemminflect knows "to" only as an adverb
+        return False
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    return bool(lemmas) and set(lemmas) == {"ADV"}
+
+
+def inflect(lemma: str, tag: str) -> str:
+    """``lemma`` in Penn ``tag`` (VB/VBP give the base form), via lemminflect."""
+    if tag in ("VB", "VBP"):
+        return lemma
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag)
+    return forms[0] if forms else lemma
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A finite verb: ``kind`` be/do/have/modal/main, Penn ``tag`` (VBZ/VBP/VBD/MD), its token
+    index ``i``, the index of a following not/n't (``neg``), whether it is a negative contraction,
+    the subject person ('3sg', 'pl', '1sg'; '3sg' when unknown), and whether it precedes its
+    subject (a question: "Does he ...")."""
+
+    i: int
+    kind: str
+    tag: str
+    lemma: str
+    neg: int | None
+    contracted: bool
+    subject: str
+    inverted: bool
+    main: int | None  # for a do-auxiliary: index of the main verb it carries
+
+
+def _person(tok: Token | None) -> str:
+    if tok is None:
+        return "3sg"
+    if tok.low in SUBJ_1SG:
+        return "1sg"
+    if tok.low in SUBJ_PL:
+        return "pl"
+    if tok.low in SUBJ_3SG:
+        return "3sg"
+    return "pl" if _nounish(tok.low, tok.text[:1].isupper()) == "pl" else "3sg"
+
+
+def _aux_kind(low: str) -> tuple[str, str, str] | None:
+    base = CONTRACTIONS.get(low, low)
+    if base in BE:
+        return "be", BE[base], "be"
+    if base in DO:
+        return "do", DO[base], "do"
+    if base in HAVE:
+        return "have", HAVE[base], "have"
+    if base in MODALS:
+        return "modal", "MD", base
+    return None
+
+
+def _next_word(toks: list[Token], j: int, text: str) -> int | None:
+    """Index of the next token after ``j`` in the same clause, skipping adverbs and negators."""
+    k = j + 1
+    while k < len(toks):
+        if _PUNCT_BREAK.search(text, toks[k - 1].end, toks[k].start):
+            return None
+        if not is_adverb(toks[k].low):
+            return k
+        k += 1
+    return None
+
+
+def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
+    """Finite verbs of ``text`` in order (see the module docstring for what is recognised)."""
+    toks = tokens(text) if toks is None else toks
+    verbs: list[Verb] = []
+    prev: Token | None = None  # last non-adverb token of the current clause
+    clause_has_main = False
+    skip_until = -1
+    subject: Token | None = None  # subject of the last clause, shared by "and writes"
+    in_pp = False  # a preposition was seen in this clause: "of horror films" is a noun phrase
+    rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
+    clause_start: Token | None = None  # first token of the current clause
+    causative = False  # a make/let/help/see/hear/watch form earlier in the clause
+    for i, t in enumerate(toks):
+        if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
+            prev, clause_has_main, subject, in_pp = None, False, None, False
+            clause_start, causative = None, False
+        if clause_start is None:
+            clause_start = t
+        if t.low in CAUSATIVES:
+            causative = True
+        if t.low in CLAUSE_BREAK:
+            keep = t.low in ("and", "or", "but") and clause_has_main and subject is not None
+            prev, clause_has_main = None, False
+            clause_start, causative = None, False
+            in_pp = in_pp and t.low in ("and", "or")  # "a bag of golf and tennis clubs"
+            # "to seek and strike": infinitives, not a finite verb sharing the subject
+            keep = keep and not (i >= 2 and toks[i - 2].low == "to")
+            if keep and i + 1 < len(toks):
+                # coordinated finite verbs share their tense ("lacks ... and has"); a form of
+                # another tense is more likely a participle ("streamlined and thought out")
+                last = verbs[-1].tag if verbs else None
+                forms = [f for f in verb_forms(toks[i + 1].low) if (f[0] != "VBP" or
+                         _person(subject) != "3sg") and (last in (None, "MD") or f[0] == last)]
+                if forms and _aux_kind(toks[i + 1].low) is None:
+                    tag, lemma = forms[0]
+                    verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
+                                      False, None))
+                    clause_has_main, skip_until, prev = True, i + 1, toks[i + 1]
+            else:
+                subject = None
+            rel = t.low if t.low in ("who", "which", "that") else None
+            continue
+        if i <= skip_until or is_adverb(t.low):
+            continue
+        if t.low in PREPOSITIONS:
+            in_pp = True
+        aux = _aux_kind(t.low)
+        r, rel = rel, None
+        hyphenated = text[t.start - 1 : t.start] == "-" or text[t.end : t.end + 1] == "-"
+        if aux is not None and prev is not None and (prev.low in MODALS or prev.low == "to" or (
+                i >= 2 and toks[i - 2].low in MODALS and prev is toks[i - 1]
+                and prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG)):
+            prev = t  # "might have", "to have", "could i have": not finite
+            continue
+        if t.low == "is" and i > 0 and toks[i - 1].low == "that" and (
+                i + 1 == len(toks) or _PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
+            prev = t  # the idiom "..., that is, ..."
+            continue
+        if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
+            prev = t
+            continue
+        if aux is None and r is not None and not hyphenated:
+            forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]
+            nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
+            after = toks[i + 2] if i + 2 < len(toks) else None
+            if forms and nxt_tok is not None and after is not None and \
+                    _nounish(t.low, False) is not None and nxt_tok.low not in NON_SUBJECT and \
+                    _nounish(nxt_tok.low, False) is not None and \
+                    (_aux_kind(after.low) is not None or verb_forms(after.low)) and \
+                    not _PUNCT_BREAK.search(text, t.end, after.start):
+                forms = []  # "which mainstream audiences have": a noun phrase, not a verb
+            if forms:
+                tag, lemma = forms[0]
+                # the antecedent ("adults who grew") decides the person of a past form
+                person = "pl" if tag == "VBP" else _person(toks[i - 2] if i >= 2 else None)
+                verbs.append(Verb(i, "main", tag, lemma, None, False, person, False, None))
+                clause_has_main, subject, prev = True, None, t
+                continue
+        if aux is not None and causative and aux[1] == "VBP" and prev is not None \
+                and prev.low not in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:
+            prev = t  # "seen a remake do anything": a bare infinitive
+            continue
+        if aux is not None:
+            kind, tag, lemma = aux
+            contracted = t.low in CONTRACTIONS
+            nxt = _next_word(toks, i, text)
+            neg = i + 1 if i + 1 < len(toks) and toks[i + 1].low in NEGATORS else None
+            inverted = prev is None or prev.low in WH
+            inverted = inverted and nxt is not None and (
+                toks[nxt].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or toks[nxt].low in NON_SUBJECT
+            )
+            main = None
+            nxt_forms = verb_forms(toks[nxt].low) if nxt is not None else ()
+            if kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
+                main = nxt
+            elif kind in ("do", "have") and not contracted and neg is None and not inverted and not (
+                nxt is not None and (kind == "have" and _is_participle(toks[nxt].low))
+            ):
+                if not (kind == "do" and main is not None):
+                    kind = "main"  # "has a car", "does his homework": do-support on negation
+            verbs.append(Verb(i, kind, tag, lemma, neg, contracted, _person(prev if not inverted
+                         else (toks[nxt] if nxt is not None else None)), inverted, main))
+            subject = prev if not inverted else None
+            if main is not None:
+                skip_until = main
+            clause_has_main = True
+            prev = t
+            continue
+        if not clause_has_main and prev is not None and prev.low not in NON_SUBJECT \
+                and _aux_kind(prev.low) is None and prev.low not in WH and not hyphenated:
+            forms = verb_forms(t.low)
+            if forms:
+                person = _person(prev)
+                pronoun = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG
+                is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None
+                if in_pp and not pronoun and _nounish(t.low, False) is not None:
+                    is_subject = False  # "a bag of golf clubs": noun after a prepositional noun
+                if in_pp and not pronoun and _is_participle(t.low):
+                    is_subject = False  # "with the sound turned down", "of a person suspended"
+                if not pronoun and clause_start is not None and clause_start.low in ("a", "an") \
+                        and _is_participle(t.low):
+                    is_subject = False  # "a sham construct based on theory": a fragment
+                nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
+                if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
+                        and nxt_tok.low not in NON_SUBJECT and _nounish(nxt_tok.low, False) \
+                        and not verb_forms(nxt_tok.low) \
+                        and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                    is_subject = False  # "the best sports movie": a noun compound
+                pick = None
+                for tag, lemma in forms:
+                    if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
+                            tag == "VBP" and person in ("pl", "1sg"):
+                        pick = (tag, lemma)
+                        break
+                if pick is not None and pick[0] == "VBP" and causative:
+                    pick = None  # "makes these lives count": a bare infinitive
+                if is_subject and pick is not None:
+                    verbs.append(Verb(i, "main", pick[0], pick[1], None, False, person, False, None))
+                    clause_has_main, subject = True, prev
+        prev = t
+    return verbs

