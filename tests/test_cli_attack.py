@@ -32,7 +32,7 @@ def files(tmp_path):
 
 
 def attack_args(files, out, *extra):
-    return ["attack", "--recipe", "so-beam", "--model", "planted", "--dataset",
+    return ["attack", "--recipe", "so-beam", "--model", "hf:planted", "--dataset",
             str(files / "dev.txt"), "--source", f"table:{files / 'table.json'}",
             "--patch-table", str(files / "pairs.json"), "--out", str(out), "--no-progress",
             *extra]
@@ -99,12 +99,12 @@ def test_bad_input_exits_with_a_message(files, monkeypatch, capsys):
     assert "unknown recipe 'so-nope'" in capsys.readouterr().err
     assert main(attack_args(files, files / "o2", "--recipe", "so-enum", "-k", "3")) == 2
     assert main(attack_args(files, files / "o3", "--num-examples", "0")) == 2
-    assert main(["attack", "--recipe", "so-beam", "--model", "x", "--dataset",
+    assert main(["attack", "--recipe", "so-beam", "--model", "hf:x", "--dataset",
                  str(files / "missing.txt"), "--out", str(files / "o4")]) == 2
     assert "no such file" in capsys.readouterr().err
     pairs = files / "pairs.tsv"
     pairs.write_text("sentence1\tsentence2\tlabel\na film\ta movie\t1\nb\tc\t0\n")
-    assert main(["attack", "--recipe", "so-beam", "--model", "x", "--dataset", str(pairs),
+    assert main(["attack", "--recipe", "so-beam", "--model", "hf:x", "--dataset", str(pairs),
                  "--out", str(files / "o5")]) == 2
     assert "sentence pairs are not supported" in capsys.readouterr().err
 
@@ -123,14 +123,14 @@ def test_bias_command(files, monkeypatch, capsys):
     data = files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = files / "bias"
-    assert main(["bias", "--model", "toy", "--dataset", str(data), "--pairs", "builtin",
+    assert main(["bias", "--model", "hf:toy", "--dataset", str(data), "--pairs", "builtin",
                  "--source", f"table:{files / 'table.json'}", "--k", "0,1", "--out", str(out),
                  "--no-progress"]) == 0
     s = json.loads((out / "summary.json").read_text())
     he = [r for r in s["table"] if r["pair"] == ["he", "she"]]
     assert [r["B"] for r in he] == [pytest.approx(-0.3), pytest.approx(-0.3)]
     assert "he/she" in capsys.readouterr().out
-    assert main(["bias", "--model", "toy", "--dataset", str(data), "--k", "x", "--out",
+    assert main(["bias", "--model", "hf:toy", "--dataset", str(data), "--k", "x", "--out",
                  str(files / "b2")]) == 2
 
 
@@ -229,12 +229,14 @@ def test_attack_records_its_inputs_and_refuses_a_changed_table(files, monkeypatc
         "patch_table": (str(files / "pairs.json"), "--patch-table")}
     sha = hashlib.sha256((files / "pairs.json").read_bytes()).hexdigest()
     assert rec["patch_table"]["sha256"] == sha
-    assert RunStore(out, readonly=True).run_info().config["pairs"] == str(files / "pairs.json")
+    assert RunStore(out, readonly=True).run_info().config["patch_table"] == \
+        str(files / "pairs.json")
     capsys.readouterr()
     (files / "pairs.json").write_text(json.dumps({**PAIRS, "plot": ["story"]}))
     assert main(attack_args(files, out)) == 2
     err = capsys.readouterr().err
-    assert "input patch table (--patch-table)" in err and sha[:12] in err
+    assert "input changed since this run started: patch table (--patch-table)" in err
+    assert sha[:4] in err
 
 
 def test_bias_records_its_inputs(files, monkeypatch, capsys):
@@ -248,10 +250,10 @@ def test_bias_records_its_inputs(files, monkeypatch, capsys):
     pairs = files / "pairs.txt"
     pairs.write_text("he she\n")
     out = files / "bias"
-    assert main(["bias", "--model", "toy", "--dataset", str(files / "dev.txt"), "--pairs",
+    assert main(["bias", "--model", "hf:toy", "--dataset", str(files / "dev.txt"), "--pairs",
                  str(pairs), "--source", f"table:{files / 'table.json'}", "--k", "0",
                  "--out", str(out)]) == 0
     rec = json.loads((out / "summary.json").read_text())["config"]["inputs"]
-    assert list(rec) == ["dataset", "model", "pairs", "neighbourhood"]
+    assert sorted(rec) == ["dataset", "model", "neighbourhood", "pairs"]
     assert rec["pairs"]["path"] == str(pairs) and rec["pairs"]["origin"] == "--pairs"
     assert f"robustlab bias: input pairs: {pairs} (--pairs;" in capsys.readouterr().err

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from robustlab.cli import build_parser, main
-from robustlab.commands._options import split_specs
 from robustlab.data.datasets import resolve_dataset
 from robustlab.errors import InputError
+from robustlab.options import split_specs
 
 #: the required options of each command that reads a dataset (the dataset option excluded)
 DATASET_COMMANDS = {
@@ -43,8 +43,8 @@ QUIET_COMMANDS = {  # command -> (required options, dest)
     "demo": ([], "quiet"),
     "check": (["plan.toml"], "quiet"),
     "cross-domain clf": (["--out", "o"], "quiet"),
-    "attack": (SEED_COMMANDS["attack"], "no_progress"),
-    "bias": (SEED_COMMANDS["bias"], "no_progress"),
+    "attack": (SEED_COMMANDS["attack"], "quiet"),
+    "bias": (SEED_COMMANDS["bias"], "quiet"),
     "perturb": (SEED_COMMANDS["perturb"], "no_progress"),
     "augment": (SEED_COMMANDS["augment"], "no_progress"),
 }
@@ -344,7 +344,8 @@ def test_cross_domain_clf_comma_models_run_both(tmp_path, capsys):
 
 
 def test_old_learnability_command_lines_parse_into_the_same_configuration(tmp_path, parser):
-    from robustlab.commands.learnability import command_line, study_from_args
+    from robustlab.commands.learnability import study_from_args
+    from robustlab.runs.study import command_line
 
     train, test = tmp_path / "train.txt", tmp_path / "test.txt"
     train.write_text("1 good\n0 bad\n")
@@ -359,8 +360,8 @@ def test_old_learnability_command_lines_parse_into_the_same_configuration(tmp_pa
     assert old_study.config() == new_study.config()
     assert old_study.dataset == {"path": str(train), "test_path": str(test),
                                  "format": "label-text", "header": False}  # as before §2
-    # the stored (canonical) command parses back into the same configuration
-    line = command_line(new, "learnability", new_study)
+    # the command derived from the configuration (shown to people) gives the same configuration
+    line = command_line(new_study, tmp_path / "r")
     again = parser.parse_args(shlex.split(line)[1:])
     assert study_from_args(again).config() == new_study.config()
     named = parse(parser, "robustness", "--dataset", "demo", *common)

@@ -172,7 +172,7 @@ def test_building_an_attack_emits_no_textattack_warnings():
     assert ta_logger.level == level  # restored: the user's own TextAttack use is unchanged
 
 
-def _attack(work, out, *extra, model="planted"):
+def _attack(work, out, *extra, model="hf:planted"):
     return ["attack", "--recipe", "so-beam", "--model", model, "--dataset",
             str(work / "dev.txt"), "--out", str(out), *extra]
 
@@ -188,8 +188,8 @@ def test_attack_says_what_it_does_and_names_differing_options(work, monkeypatch,
     words = [s.split(": ", 1)[1].split()[0] for s in steps]
     assert [w for w in words if w != "input"] == [
         "reading", "importing", "loading", "building", "attacking"]
-    # what it read, with origins and checksums, before the attack is built
-    assert words[3:3 + words.count("input")] == ["input"] * words.count("input") >= ["input"]
+    # what it reads, with origins and checksums, first: before anything is loaded or built
+    assert words[:words.count("input")] == ["input"] * words.count("input") >= ["input"]
     assert f"robustlab attack: input dataset: {work / 'dev.txt'} (--dataset;" in cap.err
     assert "mean l0 1.00;" in cap.out
     rc = main(_attack(work, work / "r", "-n", "3", "--no-progress"))
@@ -246,11 +246,26 @@ def test_stock_textattack_cli_with_recipe_path_outside_the_checkout(saved_bow, w
     assert "No entry found for goal function" not in ta.stderr
 
 
-def test_attack_shows_why_examples_failed(work, capsys):
-    """An untrained family raises in every cell: the error is printed, not only counted."""
-    assert main(_attack(work, work / "r", "-n", "1", "--no-progress", model="bow")) == 1
+def test_attack_refuses_an_untrained_family(work, capsys):
+    """An untrained family would be attacked at random: refused before anything exists."""
+    assert main(_attack(work, work / "r", "-n", "1", "--no-progress", model="bow")) == 2
     err = capsys.readouterr().err
-    assert "1 example(s) failed" in err and "ex=000000: " in err and "not trained" in err
+    assert "untrained bow model" in err and "robustlab train" in err
+    assert not (work / "r").exists()
+
+
+def test_attack_shows_why_examples_failed(work, monkeypatch, capsys):
+    """A victim that raises in every cell: the error is printed, not only counted (exit 1)."""
+    import robustlab.integrations.victims as w
+
+    def broken(texts):
+        raise RuntimeError("the model is broken")
+
+    monkeypatch.setattr(w, "load_victim",
+                        lambda spec, device=None: (make_wrapper(broken), "broken"))
+    assert main(_attack(work, work / "r", "-n", "1", "--no-progress")) == 1
+    err = capsys.readouterr().err
+    assert "1 example(s) failed" in err and "ex=000000: " in err and "model is broken" in err
 
 
 @pytest.mark.slow
@@ -266,15 +281,15 @@ def test_attack_subprocess_prints_no_third_party_warnings(saved_bow, work):
 
 
 def test_config_differences_name_the_options():
-    from robustlab.studies.second_order.study import config_differences
+    from robustlab.runs.study import config_differences
+    from robustlab.studies.second_order.config import AttackConfig
 
-    base = {"recipe": "so-beam", "n": 10, "data": "aaa", "source": "wordnet", "beam_width": 20}
-    assert config_differences(base, dict(base)) == []
-    more = config_differences(base, {**base, "n": 20, "data": "bbb"})
-    assert more == ["--num-examples: 10 in the run, 20 now"]  # the fingerprint follows from n
-    edited = config_differences(base, {**base, "data": "bbb"})
-    assert edited == ["--dataset: the examples differ from the run's (fingerprint aaa in the "
-                      "run, bbb now)"]
-    two = config_differences(base, {**base, "source": "table:t.json", "beam_width": 5})
-    assert two == ['--source/--mlm: "wordnet" in the run, "table:t.json" now',
-                   "--beam-width: 20 in the run, 5 now"]
+    base = AttackConfig(recipe="so-beam", model="hf:x", dataset={"name": "demo"},
+                        num_examples=10, source="wordnet")
+    assert config_differences(base, base.to_dict()) == []
+    more = AttackConfig(**{**base.__dict__, "num_examples": 20})
+    assert config_differences(more, base.to_dict()) == ["--num-examples: 10 in the run, 20 now"]
+    two = AttackConfig(**{**base.__dict__, "source": "table:t.json", "beam_width": 5})
+    assert config_differences(two, base.to_dict()) == [
+        '--source/--mlm: "wordnet" in the run, "table:t.json" now',
+        "--beam-width: 20 in the run, 5 now"]

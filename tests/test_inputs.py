@@ -178,17 +178,15 @@ def test_model_input(tmp_path: Path) -> None:
 
 
 def test_attack_differences_name_a_changed_input() -> None:
-    from robustlab.studies.second_order.study import config_differences
-
-    old = {"model": "m", "pairs": None,
-           inputs.KEY: {"patch_table": {"path": "/s/t.json", "origin": "default", "size": 1,
-                                        "sha256": "1" * 64}}}
-    new = {**old, inputs.KEY: {"patch_table": {"path": "/s/t.json", "origin": "default",
-                                               "size": 1, "sha256": "2" * 64}}}
-    assert config_differences(old, new) == [
-        "input patch table (default): /s/t.json sha256 111111111111 when the run started, "
+    """A changed input file is named with both checksums; an older run that never recorded the
+    role has nothing to compare."""
+    old = {"patch_table": {"path": "/s/t.json", "origin": "default", "size": 1,
+                           "sha256": "1" * 64}}
+    new = {"patch_table": {**old["patch_table"], "sha256": "2" * 64}}
+    assert inputs.changed(old, new) == [
+        "patch table (default): /s/t.json sha256 111111111111 when the run started, "
         "/s/t.json sha256 222222222222 now"]
-    assert config_differences({"model": "m", "pairs": None}, new) == []  # an older run
+    assert inputs.changed({}, new) == []  # an older run
 
 
 # ---- end to end ------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def test_cells_carry_no_driver_paths(tmp_path):
     splits = load_splits(spec)
     run_dir = tmp_path / "run"
     cells = study.cells(splits.fingerprint, cache_dir=str(run_dir / CACHE_DIR))
-    travel = ray_options(None, 0.0, 1.0, splits, cells)["travel"]
+    travel = ray_options(splits, cells)["travel"]
     sent = [travel.portable(c.params) for c in cells]
     for params in sent:
         for s in _strings(params):

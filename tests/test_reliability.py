@@ -312,12 +312,14 @@ def test_tsv_header_with_string_labels_is_detected(tmp_path):
 
 def test_learnability_header_flag_is_stored_in_the_command(tmp_path):
     from robustlab.cli import build_parser
-    from robustlab.commands.learnability import command_line, dataset_spec, study_from_args
+    from robustlab.commands.learnability import study_from_args
+    from robustlab.options import dataset_spec
+    from robustlab.runs.study import command_line
 
     args = build_parser().parse_args([*TINY_ARGS[:3], "--data", "x.tsv", "--no-header",
                                       *TINY_ARGS[5:], "--out", str(tmp_path / "r")])
     assert dataset_spec(args)["header"] is False
-    line = command_line(args, "learnability", study_from_args(args))
+    line = command_line(study_from_args(args), tmp_path / "r")
     assert "--no-header" in line.split()
 
 
@@ -344,11 +346,11 @@ def test_single_seed_options_are_range_checked_by_the_parser(capsys):
 def test_missing_or_invalid_patch_table_leaves_no_store(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
-    for table, message in ((tmp_path / "nope.json", "does not exist"),
+    for table, message in ((tmp_path / "nope.json", "no such file"),
                            (bad, "must be a JSON object")):
         out = tmp_path / "r"
-        rc, err = run_cli(["attack", "--recipe", "so-beam", "--model", "bow", "--dataset", "demo",
-                           "--patch-table", str(table), "--out", str(out)], capsys)
+        rc, err = run_cli(["attack", "--recipe", "so-beam", "--model", "hf:stand-in", "--dataset",
+                           "demo", "--patch-table", str(table), "--out", str(out)], capsys)
         assert rc == 2 and message in err and "{{" not in err
         assert not out.exists()
 

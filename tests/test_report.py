@@ -106,7 +106,7 @@ def test_attack_report_from_a_real_run(attack_files, monkeypatch, tmp_path):
     monkeypatch.setattr(cmd, "load_victim", lambda spec, device=None: (make_wrapper(planted_proba),
                                                           "planted"))
     out = attack_files / "run"
-    assert main(["attack", "--recipe", "so-beam", "--model", "planted", "--dataset",
+    assert main(["attack", "--recipe", "so-beam", "--model", "hf:planted", "--dataset",
                  str(attack_files / "dev.txt"), "--source",
                  f"table:{attack_files / 'table.json'}", "--patch-table",
                  str(attack_files / "pairs.json"), "--out", str(out), "--no-progress"]) == 0
@@ -141,7 +141,7 @@ def test_bias_report_from_a_real_run(attack_files, monkeypatch, tmp_path):
     data = attack_files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = attack_files / "bias"
-    assert main(["bias", "--model", "toy", "--dataset", str(data), "--pairs", "builtin",
+    assert main(["bias", "--model", "hf:toy", "--dataset", str(data), "--pairs", "builtin",
                  "--source", f"table:{attack_files / 'table.json'}", "--k", "0,1", "--out",
                  str(out), "--no-progress"]) == 0
     s = json.loads((out / "summary.json").read_text())

@@ -1,5 +1,7 @@
-"""A run directory is data, never code (issue 10, section 1): crafted stores and worker.json files
-never make resume or stop run or signal anything but the run's own robustlab worker.
+"""A run directory is data, never code: crafted stores and worker.json files never make resume
+or stop run or signal anything but the run's own robustlab worker. Resume runs only
+``python -P -m robustlab resume DIR``; the worker rebuilds the study from the stored
+configuration, and the stored command line is only ever shown.
 
 Every crafted case uses a harmless payload (``touch`` of a file in tmp_path) and asserts that the
 file does NOT exist afterwards; where a launch really happens the worker is waited for first.
@@ -9,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -22,71 +23,71 @@ from robustlab.runs.procs import pid_alive, process_start
 from robustlab.runs.store import RunStore
 from robustlab.tui import launch
 
-CHEAP = ["learnability", "--model", "bow", "--dataset", "demo", "--perturbations",
-         "leet_letters", "--p-grid", "1", "--seeds", "0", "--steps", "2"]
+#: a robustness study that finishes in seconds (bow, 2 steps, 20 demo sentences)
+CHEAP = dict(models=("bow",), perturbations=("leet_letters",), p_grid=(), seeds=(0,), steps=2,
+             max_train=20, max_test=10, kind="robustness",
+             experiments=("standard", "robustness", "augmentation"))
 
 
-def make_run(run_dir: Path, command: str, status: str = "interrupted") -> Path:
-    """A run directory whose store holds ``command`` (as a colleague's or attacker's could)."""
+def make_run(run_dir: Path, command: str, status: str = "interrupted",
+             config: dict | None = None) -> Path:
+    """A run directory whose store holds ``command`` and ``config`` (as a colleague's or an
+    attacker's could), in the current format."""
+    from robustlab.runs.study import CONFIG_FORMAT, CONFIG_FORMAT_KEY
+    from robustlab.studies.learnability.config import LearnabilityStudy
+
     store = RunStore(run_dir)
-    store.init_run("learnability", "crafted", {"n": 1}, command=command)
+    config = LearnabilityStudy(**CHEAP).to_dict() if config is None else config
+    store.init_run(config.get("kind", "learnability"), "crafted", config, command=command)
+    store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
     store.set_run_status(status, "interrupted by the user (Ctrl-C); rerun to resume")
     store.close()
     return run_dir
 
 
-def wait_gone(pid: int, seconds: float = 60.0) -> None:
+def wait_gone(pid: int, seconds: float = 120.0) -> None:
     end = time.time() + seconds
     while pid_alive(pid) and time.time() < end:
         time.sleep(0.1)
     assert not pid_alive(pid), f"worker {pid} still running"
 
 
-def test_foreign_program_in_the_store_is_refused(tmp_path):
+def test_the_stored_command_is_never_run(tmp_path):
+    """Whatever the stored command says, the argv is `robustlab resume DIR` with this
+    interpreter, and the worker continues the stored configuration."""
     marker = tmp_path / "pwned"
     evil = tmp_path / "evil.py"
     evil.write_text(f"open({str(marker)!r}, 'w')\n")
-    for command in (f"sh -c 'touch {marker}'", f"python {evil} --out r",
-                    f"/usr/bin/env robustlab {shlex.join(CHEAP)} --out r",
-                    f"touch {marker}"):
-        run = make_run(tmp_path / f"r{abs(hash(command))}", command)
-        with pytest.raises(InputError, match="refusing to resume .*does not run robustlab"):
-            launch.resume(run)
-        assert not (run / launch.WORKER_JSON).exists()  # nothing was launched
+    commands = (f"sh -c 'touch {marker}'", f"python {evil} --out r", f"touch {marker}",
+                f"robustlab robustness --model bow --out r; touch {marker}",
+                f"robustlab robustness --model 'bow$(touch {marker})`touch {marker}`' --out r")
+    for i, command in enumerate(commands):
+        run = make_run(tmp_path / f"r{i}", command)
+        plan = launch.resume_plan(run)
+        assert plan.argv == [sys.executable, "-P", "-m", "robustlab", "resume",
+                             str(run.resolve())]
+        assert plan.cwd == run.resolve() and "--model bow" in plan.study
+    wait_gone(launch.resume(run, plan=plan))  # the last one, really launched
+    with RunStore(run, readonly=True) as store:
+        assert store.run_info().status == "done" and store.counts()["done"] == 3
+    assert "touch" not in (run / "summary.json").read_text()
     assert not marker.exists()
 
 
-def test_shell_metacharacters_are_never_interpreted(tmp_path):
-    marker = tmp_path / "pwned"
-    # a shell would run the touch; robustlab's parser sees unknown arguments and refuses
-    run = make_run(tmp_path / "a", f"robustlab {shlex.join(CHEAP)} --out a; touch {marker}")
-    with pytest.raises(InputError, match="options do not parse"):
+@pytest.mark.parametrize("config,why", [
+    ({"models": ["bow"], "evil": "x"}, "unknown key"),
+    ({"models": "bow"}, "expected a list"),
+    ({"models": ["bow"], "steps": "2; touch x"}, "expected an integer"),
+    ({"models": ["bow"], "dataset": {"path": "/etc/passwd", "run": "x"}}, "unknown dataset opt"),
+    ({"models": ["bow"], "kind": "sleepy"}, "unknown study kind|not learnability"),
+])
+def test_a_crafted_configuration_is_refused_before_anything_runs(tmp_path, config, why):
+    run = make_run(tmp_path / "r", "robustlab learnability --model bow --out r", config=config)
+    with pytest.raises(InputError, match=f"refusing to resume .*({why})"):
+        launch.resume_plan(run)
+    with pytest.raises(InputError):
         launch.resume(run)
-    run = make_run(tmp_path / "b", f"robustlab {shlex.join(CHEAP)} --out b && touch {marker}")
-    with pytest.raises(InputError, match="options do not parse"):
-        launch.resume(run)
-    # a metacharacter inside one option is one literal argument: the real worker runs, rejects
-    # the model name, and nothing else happens
-    spec = f"leet_letters$(touch {marker})`touch {marker}`"
-    run = make_run(tmp_path / "c", shlex.join(["robustlab", *CHEAP[:6], spec, *CHEAP[7:],
-                                               "--out", "c"]))
-    plan = launch.resume_plan(run)
-    assert plan.argv[:4] == [sys.executable, "-P", "-m", "robustlab"]
-    assert spec in plan.argv and plan.argv[-2:] == ["--out", str(run.resolve())]
-    wait_gone(launch.resume(run, plan=plan))
-    log = (run / launch.WORKER_LOG).read_text()
-    assert "robustlab learnability: error" in log and "leet_letters$(touch" in log
-    assert not marker.exists()
-
-
-def test_help_version_and_non_study_commands_are_refused(tmp_path):
-    for args, why in ((["--version"], "do not parse"), ([*CHEAP, "--help", "--out", "x"],
-                                                           "do not parse"),
-                      (["correlate", "x"], "not a study command|do not parse"),
-                      (["textattack", "--out", "x"], "not a study command|do not parse")):
-        run = make_run(tmp_path / str(abs(hash(tuple(args)))), shlex.join(["robustlab", *args]))
-        with pytest.raises(InputError, match=why):
-            launch.resume_plan(run)
+    assert not (run / launch.WORKER_JSON).exists()  # nothing was launched
 
 
 def test_garbage_store_with_a_worker_json_argv_is_refused(tmp_path):
@@ -94,8 +95,8 @@ def test_garbage_store_with_a_worker_json_argv_is_refused(tmp_path):
     run = tmp_path / "r"
     run.mkdir()
     (run / "store.sqlite").write_bytes(os.urandom(8192))
-    for argv in (["sh", "-c", f"touch {marker}"], [sys.executable, "-m", "robustlab", *CHEAP,
-                                                    "--out", str(run)]):
+    for argv in (["sh", "-c", f"touch {marker}"], [sys.executable, "-m", "robustlab",
+                                                    "robustness", "--out", str(run)]):
         (run / launch.WORKER_JSON).write_text(json.dumps({"argv": argv, "cwd": str(tmp_path),
                                                           "pid": None}))
         with pytest.raises(InputError, match="refusing to resume"):
@@ -103,41 +104,36 @@ def test_garbage_store_with_a_worker_json_argv_is_refused(tmp_path):
     assert not marker.exists()
 
 
-def test_worker_json_without_a_store_runs_robustlab_only_with_this_interpreter(tmp_path):
+def test_worker_json_without_a_store_is_never_run(tmp_path):
     marker = tmp_path / "pwned"
     run = tmp_path / "r"
     run.mkdir()
-    (run / launch.WORKER_JSON).write_text(json.dumps({
-        "argv": ["sh", "-c", f"touch {marker}"], "cwd": "/", "pid": 1}))
-    with pytest.raises(InputError, match="worker.json's argv: it does not run robustlab"):
-        launch.resume(run)
-    # a robustlab argv that names another interpreter: the options are kept, the program not
-    (run / launch.WORKER_JSON).write_text(json.dumps({
-        "argv": [str(tmp_path / "python3"), "-m", "robustlab", *CHEAP, "--out", "elsewhere"],
-        "cwd": "/", "pid": None}))
-    plan = launch.resume_plan(run)
-    assert plan.argv == [sys.executable, "-P", "-m", "robustlab", *CHEAP, "--out", str(run)]
+    for argv in (["sh", "-c", f"touch {marker}"],
+                 [str(tmp_path / "python3"), "-m", "robustlab", "robustness", "--out", "x"]):
+        (run / launch.WORKER_JSON).write_text(json.dumps({"argv": argv, "cwd": "/", "pid": 1}))
+        with pytest.raises(InputError, match="nothing was computed; start the study again"):
+            launch.resume(run)
     assert not marker.exists()
 
 
 def test_a_robustlab_package_beside_the_run_dir_is_not_imported(tmp_path):
     marker = tmp_path / "pwned3"
-    fake = tmp_path / "robustlab"
-    fake.mkdir()
-    (fake / "__init__.py").write_text("")
-    (fake / "__main__.py").write_text(f"open({str(marker)!r}, 'w')\n")
-    # the stored --out is relative, so the worker runs in tmp_path, beside the fake package
-    run = make_run(tmp_path / "r", shlex.join(["robustlab", *CHEAP[:2], "nosuchmodel",
-                                               *CHEAP[3:], "--out", "r"]))
+    run = make_run(tmp_path / "r", "robustlab robustness --out r")
+    for where in (tmp_path, run):  # beside the run directory, and in it (the worker's cwd)
+        fake = where / "robustlab"
+        fake.mkdir()
+        (fake / "__init__.py").write_text("")
+        (fake / "__main__.py").write_text(f"open({str(marker)!r}, 'w')\n")
     plan = launch.resume_plan(run)
-    assert plan.cwd == tmp_path
+    assert plan.cwd == run.resolve()
     wait_gone(launch.resume(run, plan=plan))
     assert not marker.exists()
-    assert "robustlab learnability: error" in (run / launch.WORKER_LOG).read_text()
+    with RunStore(run, readonly=True) as store:
+        assert store.run_info().status == "done"
     # control: the plain `python -m robustlab` of the old launcher would have run the fake one
     env = {**os.environ, "PYTHONSAFEPATH": ""}
     env.pop("PYTHONSAFEPATH")
-    subprocess.run([sys.executable, "-m", "robustlab", "--version"], cwd=tmp_path, env=env,
+    subprocess.run([sys.executable, "-m", "robustlab", "--version"], cwd=run, env=env,
                    capture_output=True, timeout=120)
     assert marker.exists()
 
@@ -160,7 +156,7 @@ def sleeper(tmp_path):
 
 
 def test_stop_never_signals_an_unrelated_pid(tmp_path, sleeper):
-    run = make_run(tmp_path / "r", f"robustlab {shlex.join(CHEAP)} --out r", status="running")
+    run = make_run(tmp_path / "r", "robustlab robustness --out r", status="running")
     with RunStore(run) as store:  # the store names the unrelated process as its worker
         store.conn.execute("UPDATE run SET pid=?", (sleeper.pid,))
     (run / launch.WORKER_JSON).write_text(json.dumps({"pid": sleeper.pid, "pgid": sleeper.pid}))
@@ -187,7 +183,7 @@ def _fake_robustlab(tmp_path: Path, out: str) -> subprocess.Popen:
 
 
 def test_stop_checks_the_run_dir_and_the_start_time(tmp_path):
-    run = make_run(tmp_path / "r", f"robustlab {shlex.join(CHEAP)} --out r", status="running")
+    run = make_run(tmp_path / "r", "robustlab robustness --out r", status="running")
     other = _fake_robustlab(tmp_path, "other-run")
     try:
         with RunStore(run) as store:
@@ -231,14 +227,6 @@ def test_stored_commands_become_robustlab_options():
     # a script is accepted only when the caller (never the run dir) names it as the program
     prog = [sys.executable, __file__]
     assert launch.robustlab_args(["python", __file__, "x"], prog) == ["x"]
-
-
-def test_pin_out_keeps_the_run_dir_whatever_the_stored_out(tmp_path):
-    run = tmp_path / "runs" / "a"
-    assert launch._pin_out(["x", "--out", "runs/a"], run, "runs/a") == (
-        ["x", "--out", str(run)], tmp_path)
-    assert launch._pin_out(["x", "--out=/etc"], run, "/etc") == (["x", "--out", str(run)],
-                                                                run.parent)
 
 
 def test_printable_escapes_control_characters():

@@ -22,13 +22,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from robustlab.commands._options import (
-    add_encoding_option,
-    add_format_option,
-    add_header_option,
-    add_quiet_option,
-    add_seed_option,
-)
 from robustlab.data.files import FORMATS
 from robustlab.data.row_jobs import (
     PROGRESS_MIN_ROWS,
@@ -40,6 +33,13 @@ from robustlab.data.row_jobs import (
     progress_bar,
 )
 from robustlab.errors import InputError
+from robustlab.options import (
+    add_encoding_option,
+    add_format_option,
+    add_header_option,
+    add_quiet_option,
+    add_seed_option,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,7 +93,7 @@ def split_specs(values: list[str]) -> list[str]:
     """``a,b:k=1,j=2,c`` -> ``[a, b:k=1,j=2, c]``: a piece ``key=value`` (no ``:`` before its
     ``=``) continues the previous perturbation's parameters (the shared splitter's
     ``continue_bare`` rule)."""
-    from robustlab.commands._options import split_specs as split
+    from robustlab.options import split_specs as split
 
     return split(values, continue_bare=True)
 

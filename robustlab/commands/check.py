@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from robustlab.commands._options import add_quiet_option
+from robustlab.options import add_quiet_option
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,10 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from robustlab.outputs import atomic_write
     from robustlab.runs.store import RunStore
+    from robustlab.runs.study import RunContext, run_study
     from robustlab.studies.learnability.study import (
         ROBUSTNESS_EXPERIMENTS,
+        Learnability,
         LearnabilityStudy,
-        run_study,
     )
     from robustlab.studies.learnability.thresholds import (
         evaluate,
@@ -59,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
         steps=plan.steps, max_train=plan.max_train, max_test=plan.max_test, kind="robustness")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     t0 = time.perf_counter()
-    run_study(study, plan.out, command=f"robustlab check {os.path.abspath(args.plan)}",
-              progress=not args.quiet, plots=False,
-              log=None if args.quiet else
-              (lambda m: print(f"robustlab check: {m}", file=sys.stderr, flush=True)))
+    # a plan is a file, not this command line: its specs may only name registered things
+    run_study(Learnability(study), plan.out, RunContext(
+        progress=not args.quiet, plots=False, trusted=False,
+        log=None if args.quiet else
+        (lambda m: print(f"robustlab check: {m}", file=sys.stderr, flush=True))))
     with RunStore(plan.out, readonly=True) as store:
         checks = evaluate(store, plan.checks())
     seconds = time.perf_counter() - t0

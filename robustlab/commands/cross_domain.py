@@ -8,14 +8,15 @@ table. Results go to ``--out DIR`` per docs/run-directory.md (kind ``cross-domai
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-from robustlab.commands._options import add_model_option, add_quiet_option, add_seed_option
+from robustlab.errors import InputError
 from robustlab.models.device import add_device_option
+from robustlab.options import add_model_option, add_quiet_option, add_seed_option
 from robustlab.outputs import check_out_dir
+from robustlab.runs.study import RunContext, run_study
 from robustlab.textfmt import align
 
 _EPILOG = """examples:
@@ -27,20 +28,31 @@ _EPILOG = """examples:
 """
 
 
+def _defaults(cls: type) -> dict[str, Any]:
+    """A config dataclass's field defaults: the one place each default lives."""
+    import dataclasses
+
+    return {f.name: f.default for f in dataclasses.fields(cls)}
+
+
 def _consistency_args(p: argparse.ArgumentParser) -> None:
+    from robustlab.studies.cross_domain.study import ConsistencyConfig
+
+    d = _defaults(ConsistencyConfig)
     g = p.add_argument_group("consistency metrics")
     g.add_argument("--eps", type=float, nargs="+", default=None, metavar="E",
                    help="ε values whose γ is reported (default 1 5 10 20 50)")
-    g.add_argument("--eps-max", type=int, default=100,
-                   help="γ curve over ε = 1..EPS_MAX (default 100, the BLEU scale)")
+    g.add_argument("--eps-max", type=int, default=d["grid_max"],
+                   help=f"γ curve over ε = 1..EPS_MAX (default {d['grid_max']}, the BLEU scale)")
     g.add_argument("--eps-grid", choices=("fixed", "sigma"), default="fixed",
                    help="fixed: the paper's ε = 1..EPS_MAX in score points (default); sigma: ε "
                    "in units of the scores' spread σ (0.05σ..3σ), so γ separates systems whose "
                    "scores differ by a few points; --eps are then multiples of σ "
                    "(default 0.5 1 1.5 2)")
-    g.add_argument("--bags", type=int, default=30, help="number of bags M (default 30)")
-    g.add_argument("--bag-fraction", type=float, default=0.6,
-                   help="share of the pool in each bag (default 0.6)")
+    g.add_argument("--bags", type=int, default=d["n_bags"],
+                   help=f"number of bags M (default {d['n_bags']})")
+    g.add_argument("--bag-fraction", type=float, default=d["fraction"],
+                   help=f"share of the pool in each bag (default {d['fraction']:g})")
     add_seed_option(g, help="seed of the bags (and of training; default 0)")
     g.add_argument("--no-plots", action="store_true", help="skip the PNG")
 
@@ -87,11 +99,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     clf.add_argument("--data-dir", default=None, metavar="DIR",
                      help="multi-domain data root (default: $ROBUSTLAB_SHARED/data/amazon_multidomain, "
                      "else shared/ or ../shared/ from the current directory)")
-    clf.add_argument("--domains", nargs="+",
-                     default=["books", "dvd", "electronics", "kitchen", "airline", "imdb", "blog"])
+    from robustlab.studies.cross_domain.clf import ClfStudy
+
+    dc = _defaults(ClfStudy)
+    clf.add_argument("--domains", nargs="+", default=list(dc["domains"]))
     clf.add_argument("--train-domains", nargs="+", default=None,
                      help="domains to train on (default: every --domains entry)")
-    clf.add_argument("--steps", type=int, default=300, help="optimiser steps per model")
+    clf.add_argument("--steps", type=int, default=dc["steps"], help="optimiser steps per model")
     clf.add_argument("--max-train", type=int, default=None, help="cap on training examples")
     clf.add_argument("--max-test", type=int, default=None, help="cap on test examples per domain")
     clf.add_argument("--executor", default="sequential", choices=("sequential", "process", "ray"))
@@ -140,20 +154,54 @@ def check_consistency(args: argparse.Namespace) -> None:
     _cfg(args)
 
 
+def _abs(path: str | None) -> str | None:
+    return str(Path(path).expanduser().resolve()) if path else path
+
+
+def mt_study(args: argparse.Namespace) -> Any:
+    """The MT study's configuration from the command line (file paths absolute)."""
+    from robustlab.studies.cross_domain.study import MTStudy
+
+    metrics = tuple(args.metrics or (("bleu", "chrf") if args.score != "ter"
+                                     else ("bleu", "chrf", "ter")))
+    if args.score not in metrics:
+        metrics = (*metrics, args.score)
+    if args.wmt22_dir and (args.systems or args.refs or args.domains):
+        raise InputError("--wmt22-dir reads systems, refs and domains itself; drop "
+                         "--systems/--refs/--domains (or drop --wmt22-dir)")
+    systems = []
+    for spec in args.systems or ():
+        name, eq, path = spec.rpartition("=")
+        systems.append(f"{name}={_abs(path)}" if eq else str(_abs(path)))
+    return MTStudy(score=args.score, metrics=metrics, tokenize=args.tokenize,
+                   consistency=_cfg(args), wmt22_dir=_abs(args.wmt22_dir), pair=args.pair,
+                   wmt22_refs=tuple(args.wmt22_refs), systems=tuple(systems),
+                   refs=tuple(_abs(r) for r in args.refs or ()), domains=_abs(args.domains),
+                   human=_abs(args.human), allow_empty=args.allow_empty)
+
+
+def clf_study(args: argparse.Namespace) -> Any:
+    from robustlab.models.registry import canonical_model_spec
+    from robustlab.resources import shared_dir_origin
+    from robustlab.studies.cross_domain.clf import ClfStudy
+
+    root = args.data_dir or str(shared_dir_origin()[0] / "data" / "amazon_multidomain")
+    return ClfStudy(root=str(Path(root).resolve()),
+                    models=tuple(canonical_model_spec(m) for m in args.model),
+                    domains=tuple(args.domains),
+                    train_domains=tuple(args.train_domains) if args.train_domains else None,
+                    steps=args.steps, max_train=args.max_train, max_test=args.max_test,
+                    seed=args.seed, consistency=_cfg(args))
+
+
 def check_clf(args: argparse.Namespace) -> None:
     """Every --model parses, the numbers are in range: before the run directory exists (the
     data is read by the study's own validation, also before)."""
-    from robustlab.commands._options import at_least
-    from robustlab.models.registry import check_model_spec
+    from robustlab.options import at_least
 
-    for spec in args.model:
-        check_model_spec(spec)
-    if len(set(args.model)) != len(args.model):
-        from robustlab.errors import InputError
-
-        raise InputError(f"--model: duplicate models in {list(args.model)}")
     at_least(args, 1, "steps", "workers", "max_train", "max_test")
     _cfg(args)
+    clf_study(args)  # the models' specs (the data is read when the study is validated)
 
 
 def _log(args: argparse.Namespace) -> Any:
@@ -163,97 +211,53 @@ def _log(args: argparse.Namespace) -> Any:
     return lambda msg: print(f"robustlab cross-domain: {msg}", file=sys.stderr, flush=True)
 
 
-def _command() -> str:
-    return shlex.join(["robustlab", *sys.argv[1:]])
-
-
 def run_mt(args: argparse.Namespace) -> int:
-    check_out_dir(args.out)  # a file, under a file, read-only: stop first
-    from robustlab.data.mt import load_mt, load_wmt22, read_human
-    from robustlab.errors import InputError
-    from robustlab.studies.cross_domain.study import MTStudy
-    from robustlab.studies.cross_domain.study import run_mt as run
+    from robustlab.studies.cross_domain.study import MT
 
-    metrics = tuple(args.metrics or (("bleu", "chrf") if args.score != "ter"
-                                     else ("bleu", "chrf", "ter")))
-    if args.score not in metrics:
-        metrics = (*metrics, args.score)
-    study = MTStudy(score=args.score, metrics=metrics, tokenize=args.tokenize,
-                    consistency=_cfg(args))
-    study.validate()
-    if args.wmt22_dir:
-        if args.systems or args.refs or args.domains:
-            raise InputError("--wmt22-dir reads systems, refs and domains itself; drop "
-                             "--systems/--refs/--domains (or drop --wmt22-dir)")
-        data = load_wmt22(args.wmt22_dir, args.pair, refs=args.wmt22_refs,
-                          human=args.human is None)
-    else:
-        missing = [o for o, v in (("--systems", args.systems), ("--refs", args.refs),
-                                  ("--domains", args.domains)) if not v]
-        if missing:
-            raise InputError(f"missing {', '.join(missing)} (or use --wmt22-dir DIR --pair P)")
-        data = load_mt(args.systems, args.refs, args.domains, allow_empty=args.allow_empty)
-    if args.human:
-        data.human = read_human(args.human)
-        data.files["human"] = args.human
-    if args.wmt22_dir:  # where each recorded file came from
-        origin = {"system": "--wmt22-dir", "ref": "--wmt22-dir", "domains": "--wmt22-dir",
-                  "human": "--human" if args.human else "--wmt22-dir"}
-    else:
-        origin = {"system": "--systems", "ref": "--refs", "domains": "--domains",
-                  "human": "--human"}
-    summary = run(study, data, args.out, command=_command(), plots=not args.no_plots,
-                  origin=origin, log=_log(args))
+    ctx = RunContext(plots=not args.no_plots, progress=False, trusted=True, log=_log(args))
+    outcome = run_study(MT(mt_study(args)), args.out, ctx)
+    summary = outcome.summary
     print_table(summary)
     print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
-    return 0 if summary["complete"] else 1
+    return 0 if outcome.complete else 1
 
 
 def run_clf(args: argparse.Namespace) -> int:
-    check_out_dir(args.out)  # a file, under a file, read-only: stop first
     from robustlab.resources import shared_dir_origin
-    from robustlab.studies.cross_domain.clf import ClfStudy
-    from robustlab.studies.cross_domain.clf import run_clf as run
+    from robustlab.studies.cross_domain.clf import Clf
 
-    shared, rule = shared_dir_origin()
-    root = args.data_dir or str(shared / "data" / "amazon_multidomain")
-    origin = "--data-dir" if args.data_dir else f"default: shared folder ({rule})"
+    study = clf_study(args)
+    origin = "--data-dir" if args.data_dir else f"default: shared folder ({shared_dir_origin()[1]})"
     if not args.quiet:
-        print(f"robustlab cross-domain: data root {Path(root).resolve()} ({origin})",
-              file=sys.stderr)
-    study = ClfStudy(root=root, models=tuple(args.model), domains=tuple(args.domains),
-                     train_domains=tuple(args.train_domains) if args.train_domains else None,
-                     steps=args.steps, max_train=args.max_train, max_test=args.max_test,
-                     seed=args.seed, consistency=_cfg(args))
-    summary = run(study, args.out, command=_command(), executor=args.executor,
-                  workers=args.workers, plots=not args.no_plots, device=args.device,
-                  progress=not args.quiet, root_origin=origin, log=_log(args))
+        print(f"robustlab cross-domain: data root {study.root} ({origin})", file=sys.stderr)
+    ctx = RunContext(executor=args.executor, workers=args.workers, device=args.device,
+                     plots=not args.no_plots, progress=not args.quiet, trusted=True,
+                     log=_log(args))
+    outcome = run_study(Clf(study, root_origin=origin), args.out, ctx)
+    summary = outcome.summary
     print_table(summary)
     print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
-    return 0 if summary["complete"] else 1
+    return 0 if outcome.complete else 1
 
 
 def run_scores(args: argparse.Namespace) -> int:
-    check_out_dir(args.out)  # a file, under a file, read-only: stop first
-    from robustlab.data.mt import read_domains, read_human, read_wmt_da_segments
-    from robustlab.errors import InputError
-    from robustlab.studies.cross_domain.study import run_scores as run
+    from robustlab.studies.cross_domain.study import Scores, ScoresStudy, run_scores
 
-    human = read_human(args.human) if args.human else None
-    cols = {"score_column": args.score_column, "system_column": args.system_column,
-            "domain_column": args.domain_column}
-    table = None
-    if args.wmt_da:
-        if not args.domains:
-            raise InputError("--wmt-da needs --domains FILE (the domain of each segment)")
-        table = read_wmt_da_segments(args.file, read_domains(args.domains), args.da_column)
-    elif args.domains:
-        raise InputError("--domains is only used with --wmt-da (score tables carry a domain "
-                         "column)")
-    summary = run(args.file, args.out, _cfg(args), human=human, command=_command(),
-                  columns=cols, plots=not args.no_plots, table=table,
-                  inputs=[("human", args.human, "--human"), ("domains", args.domains, "--domains")],
-                  log=_log(args))
+    if args.out:
+        check_out_dir(args.out)  # a file, under a file, read-only: stop first
+    config = ScoresStudy(file=_abs(args.file) or "", score_column=args.score_column,
+                         system_column=args.system_column, domain_column=args.domain_column,
+                         wmt_da=args.wmt_da, da_column=args.da_column,
+                         domains=_abs(args.domains), human=_abs(args.human),
+                         consistency=_cfg(args))
+    config.validate()
+    if args.out:
+        ctx = RunContext(plots=not args.no_plots, progress=False, trusted=True, log=_log(args))
+        summary = run_study(Scores(config), args.out, ctx).summary
+    else:
+        study = Scores(config)
+        table, human = study.load()
+        summary = run_scores(config.file, None, config.consistency, human=human, table=table)
     print_table(summary)
     if args.out:
         print(f"\nwrote {args.out} ({', '.join(summary['files'])})")

@@ -15,13 +15,6 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
-from robustlab.commands._options import (
-    add_encoding_option,
-    add_format_option,
-    add_header_option,
-    add_quiet_option,
-    add_seed_option,
-)
 from robustlab.data.files import FORMATS
 from robustlab.data.row_jobs import (
     PROGRESS_MIN_ROWS,
@@ -32,6 +25,13 @@ from robustlab.data.row_jobs import (
     plan_output,
     print_report,
     progress_bar,
+)
+from robustlab.options import (
+    add_encoding_option,
+    add_format_option,
+    add_header_option,
+    add_quiet_option,
+    add_seed_option,
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from robustlab.commands._options import (
+from robustlab.options import (
     add_dataset_options,
     add_model_option,
     add_seed_option,
@@ -64,10 +64,10 @@ def _params(items: list[str]) -> dict:
 
 def check(args: argparse.Namespace) -> None:
     """Pre-run checks (options only; the data is read by ``run``): run before anything exists."""
-    from robustlab.commands._options import at_least
     from robustlab.data.datasets import resolve_dataset
     from robustlab.errors import InputError
     from robustlab.models.registry import check_model_spec, is_saved_model
+    from robustlab.options import at_least
 
     check_model_spec(args.model)
     if is_saved_model(args.model):

@@ -255,3 +255,18 @@ def saved_params(directory: str | os.PathLike[str]) -> tuple[type, dict[str, Any
         params.update(checkpoint=str(d), tokenizer=None)
         return HFClassifier, params
     raise InputError(f"{d / META_FILE}: unknown model family {family!r}")
+
+
+def canonical_model_spec(spec: str) -> str:
+    """The form a run stores: a model directory (a saved model, a checkpoint, ``hf:DIR``) by
+    its absolute path, so the run resumes from any working directory; families, their
+    parameters and hub ids unchanged."""
+    text = str(spec).strip()
+    name, _ = parse_model_spec(text)
+    if name in available_models():
+        return text
+    prefix, local = ("hf:", text[3:]) if text.startswith("hf:") else ("", text)
+    p = Path(local).expanduser()
+    if p.exists() or local.startswith((".", "~")) or (os.sep in local and not prefix):
+        return prefix + str(p.resolve())
+    return text

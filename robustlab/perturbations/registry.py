@@ -22,6 +22,10 @@ _BUILTIN_MODULES = (
 )
 _loaded = False
 _builtins_loaded = False
+#: the eight perturbations of paper 000 (and 003), in its order: the learnability studies' default
+PAPER_PERTURBATIONS = ("duplicate_punctuations", "butter_fingers_perturbation", "shuffle_word",
+                       "random_upper_transformation", "insert_abbreviation",
+                       "whitespace_perturbation", "visual_attack_letters", "leet_letters")
 
 
 def register(cls: type[Perturbation]) -> type[Perturbation]:

@@ -362,6 +362,21 @@ class RunStore:
         """The start token (:func:`robustlab.runs.procs.process_start`) of the run's process."""
         return _get_meta(self.conn, "worker_start") or None
 
+    def meta(self, key: str) -> str | None:
+        """A value of the store's ``meta`` table (None if absent)."""
+        return _get_meta(self.conn, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as c:
+            _set_meta(c, key, value)
+
+    def replace_config(self, config: dict[str, Any]) -> None:
+        """Store ``config`` as the run's configuration: only for a run made by an earlier
+        version whose configuration means the same study in an older spelling
+        (:mod:`robustlab.studies.stored`), so a resume compares like with like."""
+        with self.transaction() as c:
+            c.execute("UPDATE run SET config=? WHERE id=1", (_dumps(config),))
+
     def run_info(self) -> RunInfo | None:
         row = self.conn.execute("SELECT * FROM run WHERE id=1").fetchone()
         if row is None:

@@ -177,8 +177,7 @@ class RobustlabApp(App):
             self.push_screen(ConfirmScreen(f"Resume {path}? This runs:", detail=plan.display),
                              answer)
 
-        self._in_worker("resume", lambda: launch.resume_plan(
-            path, program=program, parser=self.settings.parser), confirm)
+        self._in_worker("resume", lambda: launch.resume_plan(path, program=program), confirm)
 
     def write_report(self, path: Path) -> None:
         """Write the HTML report of the run at ``path`` (thread worker) and say where it went:

@@ -5,17 +5,16 @@ session (``start_new_session=True``) with stdout/stderr going to ``DIR/worker.lo
 TUI or dropping the SSH connection does not stop the run. ``DIR/worker.json`` records what was
 launched (pid, start time, argv, cwd) so the run can be followed before its store exists. Stopping
 sends SIGINT, which the executor turns into ``interrupted`` with in-flight cells back to pending;
-resuming re-launches the run's robustlab command.
+resuming launches ``robustlab resume DIR``, which rebuilds the study from its stored configuration.
 
 Security: a run directory is data, never code (docs/run-directory.md, "Security"). Anyone who
 can write a run directory (or sent it to you) controls its store and worker.json, so:
 
-* **Resume runs only robustlab, with this interpreter.** The stored command (or worker.json's
-  argv, used only when no store exists yet) must be a robustlab invocation (``robustlab …``,
-  ``python -m robustlab …``); its options must parse with robustlab's own parser as a study
-  command with ``--out``, which is pinned to this run directory. Anything else is refused, and
-  the program named in the run directory is never executed: the argv is rebuilt as
-  ``sys.executable -P -m robustlab OPTIONS`` (no shell, so metacharacters are plain text).
+* **Resume runs only ``robustlab resume DIR``, with this interpreter.** Nothing stored in the run
+  directory becomes part of the argv: the worker rebuilds the study from the stored
+  configuration (:mod:`robustlab.studies.stored`: strict types, registered specs only), and
+  the stored command line is only shown. The configuration is checked here first, so a run that
+  cannot be resumed is refused before anything is launched.
 * **Nothing is imported from beside the run directory.** ``-m`` puts the working directory first
   on ``sys.path``; ``-P`` (Python ≥ 3.11; a ``-c`` bootstrap that drops it on 3.10) keeps it
   off, and ``PYTHONSAFEPATH=1`` does the same for the worker's own child processes. ``-I`` would
@@ -31,9 +30,6 @@ can write a run directory (or sent it to you) controls its store and worker.json
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import json
 import os
 import re
@@ -43,7 +39,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +53,7 @@ from robustlab.runs.procs import (
     process_start,
     same_host,
 )
-from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
+from robustlab.runs.store import RunStore, StoreError
 from robustlab.textfmt import printable
 
 WORKER_LOG = "worker.log"
@@ -99,7 +95,10 @@ def command_string(args: Sequence[str]) -> str:
 
 
 def out_dir_of(args: Sequence[str]) -> str | None:
-    """The ``--out`` value of a robustlab argv, if any (the last one wins, as in argparse)."""
+    """The run directory a robustlab argv writes: ``resume DIR``'s DIR, else its ``--out`` value,
+    if any (the last one wins, as in argparse)."""
+    if len(args) >= 2 and args[0] == "resume" and not args[1].startswith("-"):
+        return args[1]
     found = None
     for i, a in enumerate(args):
         if a == "--out" and i + 1 < len(args):
@@ -150,27 +149,6 @@ def robustlab_args(tokens: Sequence[str], program: Sequence[str] | None = None) 
                      "or stopped from the TUI")
 
 
-def _parse(args: list[str], parser: argparse.ArgumentParser) -> argparse.Namespace:
-    """Parse with the trusted parser; InputError (never SystemExit, never output) on failure."""
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            ns = parser.parse_args(args)
-    except SystemExit:
-        lines = [ln for ln in err.getvalue().splitlines() if ln.strip()]
-        raise InputError("its options do not parse: "
-                         + printable(lines[-1] if lines else "help/version request")) from None
-    if not getattr(ns, "out", None) or not getattr(ns, "func", True):
-        raise InputError("it is not a study command with --out")
-    return ns
-
-
-def _default_parser() -> argparse.ArgumentParser:
-    from robustlab.cli import build_parser
-
-    return build_parser()
-
-
 @dataclass
 class ResumePlan:
     """Exactly what :func:`resume` will run: shown for confirmation, then launched as it is."""
@@ -178,10 +156,15 @@ class ResumePlan:
     run_dir: Path
     argv: list[str]
     cwd: Path
+    #: the command line of the study it continues (derived from its stored configuration)
+    study: str = ""
 
     @property
     def display(self) -> str:
-        return printable(shlex.join(self.argv)) + f"\n(in {printable(str(self.cwd))})"
+        text = printable(shlex.join(self.argv)) + f"\n(in {printable(str(self.cwd))})"
+        if self.study:
+            text += f"\n\nwhich continues the stored study:\n{printable(self.study)}"
+        return text
 
 
 def read_worker(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -315,83 +298,31 @@ def stop(run_dir: str | os.PathLike[str], program: Sequence[str] | None = None) 
 # ---- resuming -------------------------------------------------------------------------------------
 
 
-def resume_plan(run_dir: str | os.PathLike[str], *, program: Sequence[str] | None = None,
-                parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser] | None
-                = None) -> ResumePlan:
+def resume_plan(run_dir: str | os.PathLike[str], *, program: Sequence[str] | None = None
+                ) -> ResumePlan:
     """What resuming ``run_dir`` would run, checked (InputError naming the reason if refused).
 
-    ``program``/``parser`` default to ``python -P -m robustlab`` and robustlab's parser; tests
-    pass a study script and its parser (trusted: from the caller, never from the run dir).
+    The argv is ``python -P -m robustlab resume DIR`` (``program`` replaces ``python -P -m
+    robustlab`` in tests, whose study script implements ``resume DIR`` itself): nothing read from
+    the run directory enters it. Without ``program`` the stored study is read here, as the worker
+    will read it, so a run that cannot be resumed is refused before anything is launched.
     """
+    from robustlab.studies.stored import load
+
     run_dir = Path(run_dir).resolve()
-    if callable(parser) and not isinstance(parser, argparse.ArgumentParser):
-        parser = parser()
-    parser = parser or _default_parser()
-    refuse = f"refusing to resume {run_dir}"
-    if (run_dir / STORE_NAME).exists():
+    study = ""
+    if program is None:
         try:
-            with RunStore(run_dir, readonly=True) as store:
-                problem = store.quick_check()
-                if problem:
-                    raise InputError(f"{refuse}: {run_dir / STORE_NAME} is damaged (sqlite "
-                                     f"quick_check: {problem}); "
-                                     f"{recovery_hint(run_dir / STORE_NAME)}")
-                info = store.run_info()
-        except StoreError as exc:
-            raise InputError(f"{refuse}: {exc}") from exc
-        if info is None or not info.command:
-            raise InputError(f"{refuse}: the run row has no stored command")
-        try:
-            tokens = shlex.split(info.command)
-        except ValueError as exc:
-            raise InputError(f"{refuse}: its stored command does not parse ({exc})") from exc
-        source = "its stored command"
-    else:  # the worker died before creating its store: its launch record is all there is
-        worker = read_worker(run_dir)
-        if not worker or not isinstance(worker.get("argv"), list):
-            raise InputError(f"{refuse}: no run store and no launch record (worker.json) there")
-        tokens, source = worker["argv"], "worker.json's argv"
-    try:
-        args = robustlab_args(tokens, program)
-        ns = _parse(args, parser)
-    except InputError as exc:
-        raise InputError(f"{refuse}: {source}: {exc}") from None
-    args, cwd = _pin_out(args, run_dir, str(ns.out))
-    if Path(_parse(args, parser).out) != run_dir:  # still a study command, into this run dir
-        raise InputError(f"{refuse}: {source}: --out cannot be pinned to the run directory")
+            study = load(run_dir).command
+        except InputError as exc:
+            raise InputError(f"refusing to resume {printable(str(run_dir))}: {exc}") from None
+    args = ["resume", str(run_dir)]
     argv = [*program, *args] if program else robustlab_argv(args)
-    return ResumePlan(run_dir, argv, cwd)
-
-
-def _pin_out(args: list[str], run_dir: Path, out: str) -> tuple[list[str], Path]:
-    """``--out`` = this run dir (absolute), and the directory other relative paths were relative
-    to: where the stored relative ``--out`` pointed at this run dir, else the run dir's parent."""
-    cwd = run_dir.parent
-    if not Path(out).is_absolute():
-        base = run_dir
-        for _ in Path(out).parts:
-            base = base.parent
-        if (base / out).resolve() == run_dir:
-            cwd = base
-    fixed, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "--out":
-            skip = True
-            continue
-        if a.startswith("--out="):
-            continue
-        fixed.append(a)
-    # the subcommand is the first argument: options after it belong to it
-    return [*fixed, "--out", str(run_dir)], cwd
+    return ResumePlan(run_dir, argv, run_dir, study)
 
 
 def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
-           program: Sequence[str] | None = None,
-           parser: argparse.ArgumentParser | Callable[[], argparse.ArgumentParser] | None = None
-           ) -> int:
+           program: Sequence[str] | None = None) -> int:
     """Re-launch a stopped or died run detached (the executor skips its done cells).
 
     ``plan`` is the one the user confirmed (:func:`resume_plan`); without it one is made now.
@@ -402,7 +333,7 @@ def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
             owner.pid, run_dir, owner.start, program) is None:  # type: ignore[arg-type]
         raise InputError(f"{run_dir} is still running (pid {owner.pid}); stop it first")
     if plan is None:
-        plan = resume_plan(run_dir, program=program, parser=parser)
+        plan = resume_plan(run_dir, program=program)
     if plan.run_dir != run_dir:
         raise InputError(f"the plan is for {plan.run_dir}, not {run_dir}")
     return spawn_detached(plan.argv, run_dir, cwd=plan.cwd,

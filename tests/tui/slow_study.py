@@ -1,7 +1,8 @@
 """A tiny real study for launch/stop/resume tests: N cells that each sleep, via ``run_cells``.
 
-Run as ``python tests/tui/slow_study.py --out DIR [--cells N] [--delay S]``; it stores its own
-command line so the TUI can resume it exactly like a ``robustlab`` study.
+Run as ``python tests/tui/slow_study.py sleepy --out DIR [--cells N] [--delay S]``; like
+``robustlab``, it continues a run with ``python tests/tui/slow_study.py resume DIR``, reading the
+stored configuration (the TUI's Resume launches that).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["resume"]:  # the stored configuration, as robustlab resume reads its own
+        out = Path(argv[1])
+        with RunStore(out, readonly=True) as store:
+            config = store.run_info().config
+        argv = ["sleepy", "--out", str(out), "--cells", str(config["cells"]), "--delay",
+                str(config["delay"])]
     args = build_parser().parse_args(argv)
     out = Path(args.out)
     store = RunStore(out)

@@ -88,9 +88,8 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
         await pilot.press("r")  # asks first, showing the exact command it will run
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         shown = text_of(app.screen.query_one("#detail", Static))
-        assert shown.startswith(f"{sys.executable} {settings.program[1]} sleepy --cells 12")
-        assert f"--out {run_dir}" in shown
-        await pilot.press("y")  # re-launch the stored command, detached
+        assert shown.startswith(f"{sys.executable} {settings.program[1]} resume {run_dir}")
+        await pilot.press("y")  # `resume DIR`, detached: the study reads its stored config
         await wait_for(pilot, lambda: screen.progress.run.status == "done", 60)
         assert screen.progress.run.counts["done"] == 12
     after = _attempts(run_dir)
@@ -209,21 +208,28 @@ async def test_stop_a_run_started_from_the_command_line(settings, tmp_path):
 
 
 async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_error(tmp_path):
-    """The runs list shows the error and the command; the dialog shows the exact argv; "n" runs
-    nothing. A crafted command is refused with a message and no dialog at all."""
+    """The runs list shows the error and the stored command; the dialog shows the exact argv
+    (`robustlab resume DIR`) and the study it continues; "n" runs nothing. A run whose stored
+    configuration cannot be rebuilt is refused with a message and no dialog at all, whatever
+    its stored command says."""
     from robustlab.runs.store import RunStore
+    from robustlab.runs.study import CONFIG_FORMAT, CONFIG_FORMAT_KEY
+    from robustlab.studies.learnability.config import LearnabilityStudy
     from robustlab.tui.app import Settings
 
-    def run_with(name: str, command: str) -> object:
+    def run_with(name: str, config: dict, command: str) -> object:
         store = RunStore(tmp_path / name)
-        store.init_run("learnability", name, {}, command=command)
+        store.init_run("learnability", name, config, command=command)
+        store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
         store.set_run_status("failed", "3 cells not done; rerun to retry them")
         store.close()
         return tmp_path / name
 
-    good = run_with("good", "robustlab learnability --model bow --dataset demo --out good")
     marker = tmp_path / "pwned"
-    bad = run_with("bad", f"sh -c 'touch {marker}'")
+    config = LearnabilityStudy(models=("bow",), perturbations=("leet_letters",)).to_dict()
+    good = run_with("good", config, f"sh -c 'touch {marker}'")  # the command is only shown
+    bad = run_with("bad", {**config, "evil": 1},
+                   "robustlab learnability --model bow --dataset demo --out bad")
     app = RobustlabApp([good, bad], Settings(cwd=tmp_path, poll_seconds=0.2))
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: len(getattr(app.screen, "runs", [])) == 2)
@@ -235,8 +241,9 @@ async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_er
         app.resume_run(good)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         shown = text_of(app.screen.query_one("#detail", Static))
-        assert shown.startswith(f"{sys.executable} -P -m robustlab learnability --model bow")
-        assert f"--out {good}" in shown and f"(in {tmp_path})" in shown
+        assert shown.startswith(f"{sys.executable} -P -m robustlab resume {good}")
+        assert "robustlab learnability --model bow --dataset demo" in shown
+        assert "touch" not in shown
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         app.resume_run(bad)

@@ -16,16 +16,21 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.models.registry import canonical_model_spec, check_model_spec
+from robustlab.runs.executor import CellOutput
+from robustlab.runs.study import Plan, RunContext
 from robustlab.studies.cross_domain.study import (
     KIND,
     ConsistencyConfig,
-    _run,
+    CrossDomainConfig,
+    CrossDomainRun,
+    _cells,
     _signature,
     consistency_tables,
 )
@@ -34,7 +39,11 @@ _DATA: dict[tuple[str, str], Any] = {}
 
 
 @dataclass
-class ClfStudy:
+class ClfStudy(CrossDomainConfig):
+    """Classifiers trained on one domain and tested on the others (one cell each)."""
+
+    TASK: ClassVar[str] = "clf"
+
     root: str
     models: tuple[str, ...] = ("bow",)
     domains: tuple[str, ...] = ("books", "dvd", "electronics", "kitchen", "airline", "imdb",
@@ -47,10 +56,14 @@ class ClfStudy:
     seed: int = 0
     consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
 
+    def __post_init__(self) -> None:
+        if self.train_domains is None:  # every domain: said once, so equal configs compare equal
+            self.train_domains = tuple(self.domains)
+
     def trains(self) -> tuple[str, ...]:
         return tuple(self.train_domains or self.domains)
 
-    def validate(self) -> None:
+    def validate(self, *, trusted: bool = False) -> None:
         if len(set(self.domains)) < 3:
             raise InputError(f"--domains: need at least 3 domains (one to train on and two to "
                              f"test, for leave-one-out), got {list(self.domains)}")
@@ -59,6 +72,13 @@ class ClfStudy:
             raise InputError(f"--train-domains {bad} are not among --domains {list(self.domains)}")
         if not self.models:
             raise InputError("--model: give at least one model")
+        if len(set(self.models)) != len(self.models):
+            raise InputError(f"--model: duplicate models in {list(self.models)}")
+        for spec in self.models:
+            check_model_spec(spec, user_class=trusted)
+        for opt, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
+            if v is not None and v < 1:
+                raise InputError(f"{opt} must be >= 1, got {v}")
         if self.steps < 1:
             raise InputError(f"--steps must be >= 1, got {self.steps}")
         if not 0 < self.holdout < 1:
@@ -67,17 +87,32 @@ class ClfStudy:
         for d in self.domains:  # read every domain now: bad data fails before the run starts
             _domain(self.root, d)
 
-    def config(self) -> dict[str, Any]:
-        return {"task": "clf", **{k: v for k, v in asdict(self).items() if k != "consistency"},
-                "models": list(self.models), "domains": list(self.domains),
-                "train_domains": list(self.trains()), **asdict(self.consistency),
-                "eps": list(self.consistency.eps)}
+    def to_dict(self) -> dict[str, Any]:
+        # train_domains stored resolved, as runs always stored it
+        return {**super().to_dict(), "train_domains": list(self.trains())}
+
+    #: the name earlier versions gave :meth:`to_dict`
+    config = to_dict
+
+    def describe(self) -> str:
+        return f"cross-domain clf: {', '.join(self.models)}"
+
+    def argv(self) -> list[str]:
+        argv = ["cross-domain", "clf", "--model", *self.models, "--data-dir", self.root,
+                "--domains", *self.domains]
+        if self.train_domains:
+            argv += ["--train-domains", *self.train_domains]
+        argv += ["--steps", str(self.steps)]
+        for flag, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
+            if v is not None:
+                argv += [flag, str(v)]
+        return argv + self.consistency.argv()
 
     def cells(self) -> dict[str, dict[str, Any]]:
         """One cell per (model, train domain); a saved (already trained) model is only
         evaluated, on every domain, in one cell ``<dir name>@trained``."""
-        base = {k: v for k, v in self.config().items() if k not in ("models", "train_domains",
-                                                                      "task")}
+        base = {k: v for k, v in self.to_dict().items() if k not in ("models", "train_domains",
+                                                                       "task")}
         out: dict[str, dict[str, Any]] = {}
         for m in self.models:
             if _is_saved(m):
@@ -121,7 +156,6 @@ def _sample(n: int, cap: int | None, seed: int) -> np.ndarray:
 
 def clf_cell(kind: str, params: dict[str, Any]) -> Any:
     """Train ``params['model']`` on ``params['train']``; accuracy on every other domain."""
-    from robustlab.runs.executor import CellOutput
     from robustlab.studies.learnability.data import build_model
 
     t0 = time.perf_counter()
@@ -167,28 +201,37 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
                                            train=train, steps=params["steps"]))
 
 
-def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, command: str | None = None,
-            executor: str = "sequential", workers: int = 1, progress: bool = True,
-            plots: bool = True, device: str = "auto", root_origin: str = "root",
-            log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Validate (reading every domain), then run or resume one cell per (model, train domain).
+@dataclass
+class Clf(CrossDomainRun):
+    """The cross-domain classification study (:class:`robustlab.runs.study.Study`)."""
 
-    ``device`` is where models run: a runtime option, in no cell signature or config. Each
-    domain's files and each model read from a file are recorded in the run with checksums
-    (:mod:`robustlab.runs.inputs`; ``root_origin`` says where the data root came from) and
-    shown through ``log``."""
-    from robustlab.models.device import check_device
-    from robustlab.runs.executor import EXECUTORS
+    config: ClfStudy
+    root_origin: str = "root"
 
-    device = check_device(device)
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        return clf_inputs(self.config, self.root_origin)
 
-    if executor not in EXECUTORS:
-        raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
-    study.validate()
-    cells = {k: {**v, "device": device} for k, v in study.cells().items()}
-    return _run(study.config(), cells, clf_cell, out_dir, command=command,
-                progress=progress, plots=plots, human=None, executor=executor, workers=workers,
-                inputs=clf_inputs(study, root_origin), log=log)
+    def plan(self, ctx: RunContext, out: Any) -> Plan:
+        from robustlab.models.device import check_device
+
+        device = check_device(ctx.device)
+        cells = {k: {**v, "device": device} for k, v in self.config.cells().items()}
+        return Plan(cells=_cells(cells), cell_fn=clf_cell,
+                    name=f"cross-domain clf: {len(cells)} systems")
+
+
+def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, executor: str = "sequential",
+            workers: int = 1, progress: bool = True, plots: bool = True, device: str = "auto",
+            root_origin: str = "root", log: Callable[[str], None] | None = None,
+            **_ignored: Any) -> dict[str, Any]:
+    """Validate (reading every domain), then run or resume one cell per (model, train domain)
+    (the Python API of :class:`Clf`). ``device`` is where models run: a runtime option, in no
+    cell signature or config."""
+    from robustlab.runs.study import run_study
+
+    ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
+                     plots=plots, trusted=True, log=log)
+    return run_study(Clf(study, root_origin=root_origin), out_dir, ctx).summary
 
 
 def clf_inputs(study: ClfStudy, root_origin: str = "root") -> list[tuple[str, str | None, str]]:
@@ -202,4 +245,4 @@ def clf_inputs(study: ClfStudy, root_origin: str = "root") -> list[tuple[str, st
     return items
 
 
-__all__ = ["KIND", "ClfStudy", "clf_cell", "run_clf"]
+__all__ = ["KIND", "Clf", "ClfStudy", "canonical_model_spec", "clf_cell", "run_clf"]

@@ -53,7 +53,8 @@ def rank_and_agree(results: Sequence[Mapping[str, Any]],
 
 def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = None,
                   plots: bool = True, human: Mapping[str, float] | None = None,
-                  extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                  extra: Mapping[str, Any] | None = None, signature: str | None = None
+                  ) -> dict[str, Any]:
     info = store.run_info()
     if info is None:
         raise ValueError(f"{out_dir}: empty run store")
@@ -68,9 +69,9 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     cfg = info.config
     summary: dict[str, Any] = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed, "config": cfg,
-        "signature": make_signature(info.kind, task=cfg.get("task"), score=cfg.get("score"),
-                                    systems=len(cells), bags=f"{cfg.get('n_bags')}x"
-                                    f"{cfg.get('fraction')}", rs=cfg.get("seed")),
+        "signature": signature or make_signature(
+            info.kind, task=cfg.get("task"), score=cfg.get("score"), systems=len(cells),
+            bags=f"{cfg.get('n_bags')}x{cfg.get('fraction')}", rs=cfg.get("seed")),
         "versions": info.versions, "files": files, "seconds": seconds,
         "systems": results, **rank_and_agree(results, human), **(extra or {}),
     }

@@ -11,17 +11,21 @@ per system (key ``system=<name>``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from robustlab.errors import InputError
 from robustlab.metrics import consistency as cons
+from robustlab.runs.executor import CellOutput, RunReport
+from robustlab.runs.store import Cell, RunStore
+from robustlab.runs.study import Plan, RunContext, StudyConfig
 
 KIND = "cross-domain"
 RESAMPLING = ("bagging", "design")
@@ -40,6 +44,12 @@ class ConsistencyConfig:
 
     def grid(self) -> np.ndarray:
         return np.arange(1, int(self.grid_max) + 1, dtype=float)
+
+    def argv(self) -> list[str]:
+        """The consistency options, for the command line shown to people."""
+        return ["--eps", *(format(e, "g") for e in self.eps), "--eps-max", str(self.grid_max),
+                "--eps-grid", self.eps_grid, "--bags", str(self.n_bags), "--bag-fraction",
+                format(self.fraction, "g"), "--seed", str(self.seed)]
 
     def validate(self) -> None:
         if self.n_bags < 1:
@@ -122,16 +132,60 @@ def _pick(row: dict[str, Any], s: int) -> dict[str, Any]:
 # ---- MT ------------------------------------------------------------------------------------------
 
 
+class CrossDomainConfig(StudyConfig):
+    """Base of the three cross-domain configurations: their stored dict is flat, as it always
+    was (``task`` first, the consistency options beside the task's own)."""
+
+    KIND: ClassVar[str] = KIND
+    TASK: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"task": self.TASK, **super().to_dict()}
+        cons_ = d.pop("consistency")
+        if cons_.get("eps_grid") == "fixed":  # runs made before the option had no key
+            del cons_["eps_grid"]
+        return {**d, **cons_}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, trusted: bool = False) -> Any:
+        if not isinstance(data, Mapping) or data.get("task") != cls.TASK:
+            raise InputError(f"the stored configuration is not a cross-domain {cls.TASK} study")
+        names = {f.name for f in dataclasses.fields(ConsistencyConfig)}
+        own = {k: v for k, v in data.items() if k not in names and k != "task"}
+        cons_ = {k: v for k, v in data.items() if k in names}
+        own_fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        if "seed" in cons_ and "seed" in own_fields:  # one --seed for both (clf)
+            own["seed"] = cons_["seed"]
+        return super().from_dict({**own, "consistency": cons_}, trusted=trusted)
+
+    def validate(self, *, trusted: bool = False) -> None:
+        self.consistency.validate()  # type: ignore[attr-defined]
+
+    def signature_prefix(self) -> dict[str, Any]:
+        return {"task": self.TASK}
+
+
 @dataclass
-class MTStudy:
-    """An MT cross-domain study; the data is read by :mod:`robustlab.data.mt`."""
+class MTStudy(CrossDomainConfig):
+    """An MT cross-domain study: the files (``wmt22_dir``/``pair`` or ``systems``/``refs``/
+    ``domains``) are read by :mod:`robustlab.data.mt` when it runs."""
+
+    TASK: ClassVar[str] = "mt"
 
     score: str = "bleu"  # the per-segment score the consistency metrics use
     metrics: tuple[str, ...] = ("bleu", "chrf")
     tokenize: str | None = None
     consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
+    wmt22_dir: str | None = None
+    pair: str = "ru-en"
+    wmt22_refs: tuple[str, ...] = ("A",)
+    systems: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    domains: str | None = None
+    human: str | None = None
+    allow_empty: bool = False
 
-    def validate(self) -> None:
+    def validate(self, *, trusted: bool = False) -> None:
         from robustlab.metrics.mt import MT_METRICS
 
         bad = [m for m in self.metrics if m not in MT_METRICS]
@@ -141,18 +195,42 @@ class MTStudy:
             raise InputError(f"--score {self.score!r} must be one of --metrics "
                              f"({', '.join(self.metrics)})")
         self.consistency.validate()
+        files = [*(s.split("=", 1)[-1] for s in self.systems), *self.refs,
+                 *([self.domains] if self.domains else []), *([self.human] if self.human else [])]
+        for f in files:
+            if not Path(f).is_file():
+                raise InputError(f"{f}: no such file")
+        if self.wmt22_dir is not None and not Path(self.wmt22_dir).is_dir():
+            raise InputError(f"--wmt22-dir {self.wmt22_dir}: no such directory")
 
-    def config(self, data: Any) -> dict[str, Any]:
-        from robustlab.signature import fingerprint
+    def describe(self) -> str:
+        return f"cross-domain mt: {self.pair if self.wmt22_dir else 'files'}"
 
-        return {"task": "mt", "score": self.score, "metrics": list(self.metrics),
-                "tokenize": self.tokenize, **asdict(self.consistency),
-                "eps": list(self.consistency.eps), "files": data.files,
-                "systems": list(data.systems), "domains": data.domain_names(),
-                "n_segments": data.n_segments,
-                "data_fingerprint": fingerprint([data.refs, data.domains,
-                                                 sorted(data.systems.items())]),
-                "human": data.human}
+    def argv(self) -> list[str]:
+        argv = ["cross-domain", "mt"]
+        if self.wmt22_dir:
+            argv += ["--wmt22-dir", self.wmt22_dir, "--pair", self.pair,
+                     "--wmt22-refs", *self.wmt22_refs]
+        else:
+            argv += ["--systems", *self.systems, "--refs", *self.refs]
+            if self.domains:
+                argv += ["--domains", self.domains]
+        if self.human:
+            argv += ["--human", self.human]
+        argv += ["--score", self.score, "--metrics", *self.metrics]
+        if self.tokenize:
+            argv += ["--tokenize", self.tokenize]
+        if self.allow_empty:
+            argv.append("--allow-empty")
+        return argv + self.consistency.argv()
+
+
+
+def data_fingerprint(data: Any) -> str:
+    """What the MT cells were computed on: references, domains and every system's output."""
+    from robustlab.signature import fingerprint
+
+    return fingerprint([data.refs, data.domains, sorted(data.systems.items())])
 
 
 def score_mt(study: MTStudy, data: Any) -> dict[str, Any]:
@@ -187,46 +265,132 @@ def score_mt(study: MTStudy, data: Any) -> dict[str, Any]:
             "seconds_scoring": t_score, "seconds_tables": time.perf_counter() - t0 - t_score}
 
 
-def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
-           command: str | None = None, progress: bool = False, plots: bool = True,
-           origin: str | Mapping[str, str] = "", log: Callable[[str], None] | None = None
-           ) -> dict[str, Any]:
-    """Validate, score, store one cell per system and write the run directory.
+# ---- the studies --------------------------------------------------------------------------------
 
-    Every file of ``data.files`` is recorded in the run with its checksum
-    (:mod:`robustlab.runs.inputs`); ``origin`` says where each came from (one option for all,
-    or per ``files`` key), and ``log`` shows them before scoring."""
-    t0 = time.perf_counter()
-    study.validate()
-    check_domains(data.domains, data.files.get("domains", "--domains"))
-    computed = score_mt(study, data)
-    results = computed["results"]
-    segs = computed["segments"]
-    labels = data.domains
 
-    def cell_fn(kind: str, params: dict[str, Any]) -> Any:
-        from robustlab.runs.executor import CellOutput
+class CrossDomainRun:
+    """What the three cross-domain studies share: their kind and their outputs."""
 
-        name = params["system"]
-        seg = segs[name]
-        records = [{"segment": i + 1, "domain": labels[i],
-                    **{m: float(v[i]) for m, v in seg.items()}} for i in range(len(labels))]
-        return CellOutput(result=results[name], records=records,
-                          signature=_signature(study.consistency, score=study.score,
-                                               sacrebleu=results[name]["corpus"]["signature"]
-                                               [study.score]))
+    kind: ClassVar[str] = KIND
+    config: Any
 
-    def where(role: str) -> str:
+    def adopt(self, stored: dict[str, Any], *, trusted: bool = False) -> Any:
+        """A run an earlier version made with the same options stored derived data (file
+        names, systems, a fingerprint) in its config: this study, whose config replaces it (the
+        files themselves are compared by checksum)."""
+        mine = self.config.to_dict()
+        keys = [k for k in mine if k in LEGACY_SHARED]
+        same = stored.get("task") == mine["task"] and all(
+            stored.get(k) == mine[k] for k in keys if k in stored)
+        return self if same else None
+
+    def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
+                      report: RunReport) -> dict[str, Any]:
+        from robustlab.studies.cross_domain.report import write_outputs
+
+        state = plan.state or {}
+        return write_outputs(store, out, seconds=store.elapsed(), plots=ctx.plots,
+                             human=state.get("human"), extra=state.get("extra"),
+                             signature=self.config.signature())
+
+
+#: options a cross-domain config of an earlier version stored under the same names
+LEGACY_SHARED = ("score", "metrics", "tokenize", "eps", "grid_max", "n_bags", "fraction",
+                 "seed", "eps_grid", "root", "models", "domains", "steps", "max_train",
+                 "max_test", "holdout")
+
+
+@dataclass
+class MT(CrossDomainRun):
+    """MT systems scored with sacreBLEU across domains; ``data`` (a loaded
+    :class:`robustlab.data.mt.MTData`) stands in for the config's files from Python."""
+
+    config: MTStudy
+    data: Any = None
+    origin: Mapping[str, str] | str = ""
+
+    def load(self) -> Any:
+        """The systems, references, domains and human scores (read once)."""
+        if self.data is None:
+            from robustlab.data.mt import load_mt, load_wmt22, read_human
+
+            cfg = self.config
+            if cfg.wmt22_dir:
+                data = load_wmt22(cfg.wmt22_dir, cfg.pair, refs=cfg.wmt22_refs,
+                                  human=cfg.human is None)
+            else:
+                missing = [o for o, v in (("--systems", cfg.systems), ("--refs", cfg.refs),
+                                          ("--domains", cfg.domains)) if not v]
+                if missing:
+                    raise InputError(f"missing {', '.join(missing)} (or use --wmt22-dir DIR "
+                                     "--pair P)")
+                data = load_mt(list(cfg.systems), list(cfg.refs), str(cfg.domains),
+                               allow_empty=cfg.allow_empty)
+            if cfg.human:
+                data.human = read_human(cfg.human)
+                data.files["human"] = cfg.human
+            self.data = data
+        return self.data
+
+    def _origin(self, role: str) -> str:
+        origin = self.origin
+        if not origin:
+            origin = ({"system": "--wmt22-dir", "ref": "--wmt22-dir", "domains": "--wmt22-dir",
+                       "human": "--human" if self.config.human else "--wmt22-dir"}
+                      if self.config.wmt22_dir else
+                      {"system": "--systems", "ref": "--refs", "domains": "--domains",
+                       "human": "--human"})
         if isinstance(origin, str):
-            return origin or "files"
+            return origin
         return origin.get(role) or origin.get(role.split(":")[0]) or "files"
 
-    return _run(study.config(data), list(results), cell_fn, out_dir, command=command,
-                progress=progress, plots=plots, human=data.human, started=t0,
-                extra={"seconds_scoring": computed["seconds_scoring"],
-                       "seconds_tables": computed["seconds_tables"]},
-                inputs=[(role, path, where(role)) for role, path in data.files.items()],
-                log=log)
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        data = self.load()
+        return [(role, path, self._origin(role)) for role, path in data.files.items()]
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan:
+        data = self.load()
+        check_domains(data.domains, data.files.get("domains", "--domains"))
+        computed = score_mt(self.config, data)
+        results, segs, labels = computed["results"], computed["segments"], data.domains
+        score, cfg = self.config.score, self.config.consistency
+
+        def cell_fn(kind: str, params: dict[str, Any]) -> CellOutput:
+            name = params["system"]
+            seg = segs[name]
+            records = [{"segment": i + 1, "domain": labels[i],
+                        **{m: float(v[i]) for m, v in seg.items()}}
+                       for i in range(len(labels))]
+            return CellOutput(result=results[name], records=records,
+                              signature=_signature(cfg, score=score, sacrebleu=results[name]
+                                                   ["corpus"]["signature"][score]))
+
+        return Plan(cells=_cells(list(results)), cell_fn=cell_fn,
+                    name=f"cross-domain mt: {len(results)} systems",
+                    pins={"data": (data_fingerprint(data), "the MT system, reference and "
+                                                          "domain files")},
+                    state={"human": data.human,
+                           "extra": {"seconds_scoring": computed["seconds_scoring"],
+                                     "seconds_tables": computed["seconds_tables"]}})
+
+
+def _cells(systems: list[str] | dict[str, dict[str, Any]]) -> list[Cell]:
+    params = systems if isinstance(systems, dict) else {s: {} for s in systems}
+    return [Cell(key=f"system={s}", kind=KIND, params={"system": s, **p})
+            for s, p in params.items()]
+
+
+def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
+           progress: bool = False, plots: bool = True,
+           origin: str | Mapping[str, str] = "", log: Callable[[str], None] | None = None,
+           **_ignored: Any) -> dict[str, Any]:
+    """Score ``data`` (a loaded :class:`robustlab.data.mt.MTData`) into ``out_dir`` (the Python
+    API): the :class:`MT` study with the data given. ``origin`` says where each file came from
+    (one option for all, or per ``files`` key)."""
+    from robustlab.runs.study import run_study
+
+    ctx = RunContext(progress=progress, plots=plots, trusted=True, log=log)
+    return run_study(MT(study, data=data, origin=origin), out_dir, ctx).summary
 
 
 def _signature(cfg: ConsistencyConfig, **fields: Any) -> str:
@@ -234,48 +398,6 @@ def _signature(cfg: ConsistencyConfig, **fields: Any) -> str:
 
     return make_signature(KIND, **fields, eps=",".join(f"{e:g}" for e in cfg.eps),
                           bags=f"{cfg.n_bags}x{cfg.fraction:g}", rs=cfg.seed)
-
-
-def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]], cell_fn: Any,
-         out_dir: str | os.PathLike[str], *, command: str | None, progress: bool, plots: bool,
-         human: Mapping[str, float] | None, extra: dict[str, Any] | None = None,
-         executor: str = "sequential", workers: int = 1, started: float | None = None,
-         inputs: Sequence[tuple[str, str | None, str]] = (),
-         log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Register one cell per system (``systems``: names, or {name: cell params}), run them and
-    write the final files. A rerun into the same directory resumes. ``started``: the
-    ``perf_counter`` time the study began (scoring included), for ``summary["seconds"]``.
-    ``inputs`` (``(role, value, origin)``) are recorded under ``config["inputs"]`` with their
-    checksums, shown through ``log``, and compared when the run resumes."""
-    from robustlab.runs import inputs as run_inputs
-    from robustlab.runs.executor import run_cells
-    from robustlab.runs.store import Cell, RunStore
-    from robustlab.signature import versions
-    from robustlab.studies.cross_domain.report import write_outputs
-
-    t0 = time.perf_counter() if started is None else started
-    params = systems if isinstance(systems, dict) else {s: {} for s in systems}
-    cells = [Cell(key=f"system={s}", kind=KIND, params={"system": s, **p})
-             for s, p in params.items()]
-    if config.get("eps_grid") == "fixed":
-        config = {k: v for k, v in config.items() if k != "eps_grid"}  # runs made before the option
-    recorded = run_inputs.collect(inputs)
-    run_inputs.announce(recorded, log)
-    config = {**config, run_inputs.KEY: recorded}
-    store = RunStore(Path(out_dir))
-    try:
-        store.init_run(KIND, f"cross-domain {config.get('task')}: {len(systems)} systems",
-                       config, command=command, versions=versions())
-        report = run_cells(store, cells, cell_fn, executor=executor, workers=workers,
-                           progress=progress, desc=KIND)
-        summary = write_outputs(store, Path(out_dir), seconds=time.perf_counter() - t0,
-                                plots=plots, human=human, extra=extra or {})
-        store.set_run_status("done" if report.complete else "failed",
-                             None if report.complete else
-                             f"{report.total - report.done} cells not done; rerun to retry them")
-    finally:
-        store.close()
-    return summary
 
 
 # ---- precomputed score tables --------------------------------------------------------------------
@@ -331,38 +453,125 @@ def analyze_scores(table: Mapping[str, tuple[np.ndarray, list[str]]], cfg: Consi
     return results
 
 
+@dataclass
+class ScoresStudy(CrossDomainConfig):
+    """Consistency of a precomputed score table (``file``; WMT segment DA with ``wmt_da``)."""
+
+    TASK: ClassVar[str] = "scores"
+
+    file: str = ""
+    score_column: str = "score"
+    system_column: str = "system"
+    domain_column: str = "domain"
+    wmt_da: bool = False
+    da_column: str = "RAW.SCR"
+    domains: str | None = None
+    human: str | None = None
+    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
+
+    def validate(self, *, trusted: bool = False) -> None:
+        self.consistency.validate()
+        if self.wmt_da and not self.domains:
+            raise InputError("--wmt-da needs --domains FILE (the domain of each segment)")
+        if self.domains and not self.wmt_da:
+            raise InputError("--domains is only used with --wmt-da (score tables carry a domain "
+                             "column)")
+        for f in (self.file, self.domains, self.human):
+            if f and not Path(f).is_file():
+                raise InputError(f"{f}: no such file")
+
+    def argv(self) -> list[str]:
+        argv = ["cross-domain", "scores", self.file]
+        for flag, v, default in (("--score-column", self.score_column, "score"),
+                                 ("--system-column", self.system_column, "system"),
+                                 ("--domain-column", self.domain_column, "domain"),
+                                 ("--da-column", self.da_column, "RAW.SCR"),
+                                 ("--domains", self.domains, None), ("--human", self.human, None)):
+            if v != default:
+                argv += [flag, str(v)]
+        if self.wmt_da:
+            argv.append("--wmt-da")
+        return argv + self.consistency.argv()
+
+
+@dataclass
+class Scores(CrossDomainRun):
+    """The consistency of a score table; ``table`` ({system: (scores, domains)}) and ``human``
+    stand in for the config's files from Python."""
+
+    config: ScoresStudy
+    table: Mapping[str, tuple[Any, list[str]]] | None = None
+    human_scores: Mapping[str, float] | None = None
+    extra_inputs: Sequence[tuple[str, str | None, str]] = ()
+
+    def load(self) -> tuple[dict[str, tuple[np.ndarray, list[str]]], Mapping[str, float] | None]:
+        cfg = self.config
+        table = self.table
+        if table is None:
+            if cfg.wmt_da:
+                from robustlab.data.mt import read_domains, read_wmt_da_segments
+
+                table = read_wmt_da_segments(cfg.file, read_domains(str(cfg.domains)),
+                                             cfg.da_column)
+            else:
+                table = read_score_table(cfg.file, score_column=cfg.score_column,
+                                         system_column=cfg.system_column,
+                                         domain_column=cfg.domain_column)
+        for name, (_, ds) in table.items():
+            check_domains(ds, f"{cfg.file} (system {name!r})")
+        human = self.human_scores
+        if human is None and cfg.human:
+            from robustlab.data.mt import read_human
+
+            human = read_human(cfg.human)
+        self.table = {k: (np.asarray(x, dtype=float), list(d)) for k, (x, d) in table.items()}
+        self.human_scores = human
+        return self.table, human
+
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        cfg = self.config
+        return [("scores", cfg.file, "FILE"), ("human", cfg.human, "--human"),
+                ("domains", cfg.domains, "--domains"), *self.extra_inputs]
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan:
+        from robustlab.signature import fingerprint
+
+        table, human = self.load()
+        results = analyze_scores(table, self.config.consistency)
+        cfg = self.config.consistency
+
+        def cell_fn(kind: str, params: dict[str, Any]) -> CellOutput:
+            name = params["system"]
+            x, labels = table[name]
+            recs = [{"domain": d, "score": float(v)} for v, d in zip(x, labels, strict=True)]
+            return CellOutput(result=results[name], records=recs, signature=_signature(cfg))
+
+        fp = fingerprint(sorted((k, x.tolist(), d) for k, (x, d) in table.items()))
+        return Plan(cells=_cells(list(results)), cell_fn=cell_fn,
+                    name=f"cross-domain scores: {len(results)} systems",
+                    pins={"data": (fp, f"the score table {self.config.file}")},
+                    state={"human": human})
+
+
 def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None,
                cfg: ConsistencyConfig, *, human: Mapping[str, float] | None = None,
-               command: str | None = None, columns: Mapping[str, str] | None = None,
-               plots: bool = True, table: Mapping[str, tuple[Any, list[str]]] | None = None,
+               columns: Mapping[str, str] | None = None, plots: bool = True,
+               table: Mapping[str, tuple[Any, list[str]]] | None = None,
                inputs: Sequence[tuple[str, str | None, str]] = (),
-               log: Callable[[str], None] | None = None) -> dict[str, Any]:
+               log: Callable[[str], None] | None = None, **_ignored: Any) -> dict[str, Any]:
     """``robustlab cross-domain scores FILE``: results per system; a run directory if asked.
     ``table`` ({system: (scores, domains)}) replaces reading ``path`` (e.g. WMT DA segments)."""
+    from robustlab.runs.study import run_study
+
+    config = ScoresStudy(file=str(path), consistency=cfg, **dict(columns or {}))
     cfg.validate()
-    if table is None:
-        table = read_score_table(path, **(columns or {}))
-    else:
-        for name, (_, ds) in table.items():
-            check_domains(ds, f"{path} (system {name!r})")
-        table = {k: (np.asarray(x, dtype=float), list(d)) for k, (x, d) in table.items()}
-    results = analyze_scores(table, cfg)
+    study = Scores(config, table=table, human_scores=human, extra_inputs=inputs)
     if out_dir is None:
         from robustlab.studies.cross_domain.report import rank_and_agree
 
+        tab, hum = study.load()
+        results = analyze_scores(tab, cfg)
         return {"kind": KIND, "systems": list(results.values()),
-                **rank_and_agree(list(results.values()), human)}
-    config = {"task": "scores", "file": str(path), **asdict(cfg), "eps": list(cfg.eps),
-              "human": dict(human) if human else None}
-
-    def cell_fn(kind: str, params: dict[str, Any]) -> Any:
-        from robustlab.runs.executor import CellOutput
-
-        name = params["system"]
-        x, labels = table[name]
-        recs = [{"domain": d, "score": float(v)} for v, d in zip(x, labels, strict=True)]
-        return CellOutput(result=results[name], records=recs, signature=_signature(cfg))
-
-    return _run(config, list(results), cell_fn, out_dir, command=command, progress=False,
-                plots=plots, human=human, inputs=[("scores", str(path), "FILE"), *inputs],
-                log=log)
+                **rank_and_agree(list(results.values()), hum)}
+    ctx = RunContext(progress=False, plots=plots, trusted=True, log=log)
+    return run_study(study, out_dir, ctx).summary

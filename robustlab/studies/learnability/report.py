@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from robustlab.errors import InputError
 from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread
 from robustlab.metrics.ranking import spearman_test
 from robustlab.outputs import atomic_write, write_json, write_jsonl
 from robustlab.perturbations.registry import display_label
 from robustlab.runs.store import RunStore
-from robustlab.signature import make_signature
 from robustlab.textfmt import align
 
 RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "accuracy_clean",
@@ -194,16 +194,30 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     files += write_failure_report(store, out_dir)  # CheckList-style failing examples
     summary = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed,
-        "config": config, "signature": make_signature(
-            info.kind, models=",".join(config.get("models", [])),
-            perts=len(config.get("perturbations", [])), p=f"grid{len(p_grid)}",
-            seeds=len(config.get("seeds", [])), steps=config.get("steps")),
+        "config": config, "signature": study_signature(info.kind, config),
         "versions": info.versions, "files": files, "seconds": seconds,
         "n_cells": len(cells), "n_done": len(done),
         "pairs": pairs, "correlations": corr, "estimate": estimate,
     }
     write_json(out_dir / "summary.json", summary)
     return summary
+
+
+def study_signature(kind: str, config: dict[str, Any]) -> str:
+    """The signature of the study whose stored configuration is ``config``: built from the
+    configuration's own fields (:meth:`robustlab.runs.study.StudyConfig.signature`)."""
+    from robustlab.runs.inputs import split_config
+    from robustlab.studies.learnability.config import LearnabilityStudy
+
+    own, _ = split_config(config)
+    try:
+        return LearnabilityStudy.from_dict(own).signature()
+    except InputError:  # a run whose data or models are gone: the same fields, unchecked
+        try:
+            return LearnabilityStudy(**{k: tuple(v) if isinstance(v, list) else v
+                                        for k, v in own.items()}).signature()
+        except TypeError:  # not a configuration this version knows
+            return f"{kind}|unknown"
 
 
 def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float],

@@ -39,164 +39,31 @@ import shutil
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.metrics import learnability as metric
-from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
+from robustlab.metrics.learnability import learnability_ate, learnability_prob
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.store import Cell
+from robustlab.runs.study import Plan, RunContext
 from robustlab.signature import make_signature
+from robustlab.studies.learnability.config import (  # noqa: F401 - the study's public names
+    EXPERIMENTS,
+    KIND,
+    PAPER_PERTURBATIONS,
+    ROBUSTNESS_EXPERIMENTS,
+    LearnabilityStudy,
+    cell_key,
+    format_p,
+)
 from robustlab.studies.learnability.predictions import prediction_rows
 
-KIND = "learnability"
-#: seeds go to numpy.random.default_rng / RandomState and torch: 0 <= seed < 2**32 everywhere
-SEED_LIMIT = 2**32
 #: hidden directory of a run where worker processes share trained clean models (removed at the end)
 CACHE_DIR = ".model-cache"
-EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
-ESTIMATE_MODES = ("full", "quick")
-ROBUSTNESS_EXPERIMENTS = ("standard", "robustness", "augmentation")
-#: the eight perturbations of paper 000 (registered by robustlab.perturbations.learnability_perturbations)
-PAPER_PERTURBATIONS = ("duplicate_punctuations", "butter_fingers_perturbation", "shuffle_word",
-                       "random_upper_transformation", "insert_abbreviation",
-                       "whitespace_perturbation", "visual_attack_letters", "leet_letters")
-
-
-@dataclass(frozen=True)
-class LearnabilityStudy:
-    """Pure configuration of a study (cheap to build; ``validate`` checks it, ``cells`` expands).
-
-    ``models`` are model specs (a family such as ``bow``/``textrnn``, ``family:key=value,…``, a
-    Hugging Face checkpoint or a saved model directory); ``perturbations`` are perturbation specs
-    (``name`` or ``name:key=value,…``); ``dataset`` is a dataset spec understood by
-    :func:`robustlab.studies.learnability.data.load_splits`.
-    """
-
-    models: tuple[str, ...]
-    perturbations: tuple[str, ...]
-    dataset: dict[str, Any] = field(default_factory=lambda: {"name": "demo"})
-    p_grid: tuple[float, ...] = DEFAULT_P_GRID
-    seeds: tuple[int, ...] = (0, 1, 2)
-    experiments: tuple[str, ...] = EXPERIMENTS
-    steps: int = 200
-    max_train: int | None = None
-    max_test: int | None = None
-    kind: str = KIND
-    #: "full": the whole p-grid; "quick": only estimate_p (every seed) and p = 1 (first seed)
-    estimate: str = "full"
-    estimate_p: float = metric.DEFAULT_ESTIMATE_P
-
-    def __post_init__(self) -> None:
-        if self.estimate == "quick":  # the grid of a quick estimate is fixed by estimate_p
-            ps = sorted({float(self.estimate_p), metric.CHECK_P}) if 0 < self.estimate_p <= 1 \
-                else []
-            object.__setattr__(self, "p_grid", tuple(ps))
-
-    def validate(self) -> None:
-        """Check the options (not the data); raise InputError naming the option and the fix."""
-        if not self.models:
-            raise InputError("--model: give at least one model (e.g. --model bow)")
-        if not self.perturbations:
-            raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
-        if not self.seeds:
-            raise InputError("--seeds: give at least one seed")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
-        bad_seeds = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
-        if bad_seeds:
-            raise InputError(f"--seeds: {bad_seeds[0]} is out of range; seeds are integers "
-                             f"0 <= seed < 2**32 ({SEED_LIMIT}, numpy's limit)")
-        unknown = sorted(set(self.experiments) - set(EXPERIMENTS))
-        if unknown or not self.experiments:
-            raise InputError(f"unknown experiment(s) {unknown}; choose from {', '.join(EXPERIMENTS)}")
-        if self.estimate not in ESTIMATE_MODES:
-            raise InputError(f"--estimate: unknown {self.estimate!r}; choose from "
-                             f"{', '.join(ESTIMATE_MODES)}")
-        if not (0 < float(self.estimate_p) <= 1):
-            raise InputError(f"--estimate-p must lie in (0, 1], got {self.estimate_p}")
-        if self.estimate == "quick" and "learnability" not in self.experiments:
-            raise InputError("--estimate quick estimates learnability: keep 'learnability' in "
-                             "--experiments")
-        if "learnability" in self.experiments:
-            p = list(self.p_grid)
-            increasing = all(b > a for a, b in zip(p, p[1:], strict=False))
-            if not p or any(not (0 < x <= 1) for x in p) or not increasing:
-                raise InputError(f"--p-grid: probabilities must be increasing values in (0, 1], "
-                                 f"got {p}")
-            seen: dict[str, float] = {}
-            for x in p:  # cell keys hold p to 6 significant digits (format_p)
-                if format_p(x) in seen:
-                    raise InputError(
-                        f"--p-grid: {seen[format_p(x)]!r} and {x!r} are the same probability "
-                        f"to the 6 significant digits of cell keys ({format_p(x)}); drop one")
-                seen[format_p(x)] = x
-        if int(self.steps) < 1:
-            raise InputError(f"--steps must be >= 1, got {self.steps}")
-        for opt, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
-            if v is not None and int(v) < 2:
-                raise InputError(f"{opt} must be >= 2 (one example per class), got {v}")
-        if len(set(self.models)) != len(self.models):
-            raise InputError(f"--model: duplicate models in {list(self.models)}")
-        if len(set(self.perturbations)) != len(self.perturbations):
-            raise InputError(f"--perturbations: duplicates in {list(self.perturbations)}")
-
-    def config(self) -> dict[str, Any]:
-        """Every option that determines results (stored in the run row; a resume must match)."""
-        d = asdict(self)
-        for k in ("models", "perturbations", "p_grid", "seeds", "experiments"):
-            d[k] = list(d[k])
-        if self.estimate == "full" and float(self.estimate_p) == metric.DEFAULT_ESTIMATE_P:
-            # a full grid with the default estimate keeps the configuration (and so the resume
-            # check) of run directories written before the estimate existed
-            del d["estimate"], d["estimate_p"]
-        return d
-
-    def learnability_ps(self, seed: int) -> tuple[float, ...]:
-        """The p of the learnability cells of ``seed``: the grid, or for a quick estimate
-        estimate_p (every seed) plus the p = 1 check (first seed only)."""
-        if self.estimate != "quick" or int(seed) == int(self.seeds[0]):
-            return tuple(self.p_grid)
-        return (float(self.estimate_p),)
-
-    def cells(self, fingerprint: str = "", num_threads: int | None = 1,
-              cache_dir: str | None = None, device: str = "auto") -> list[Cell]:
-        """Deterministic expansion into cells (order: model → seed → perturbation → exp → p).
-
-        ``num_threads`` (torch threads per training) is a runtime option, not configuration:
-        it does not change what is computed, so a resume may use another executor. So is
-        ``cache_dir``, where worker processes share the clean model of exp 0/1, and ``device``
-        (``--device``): a study started on a CPU machine resumes on a GPU one.
-        """
-        out: list[Cell] = []
-        common = {"dataset": self.dataset, "steps": int(self.steps), "max_train": self.max_train,
-                  "max_test": self.max_test, "data_fingerprint": fingerprint,
-                  "num_threads": num_threads, "cache_dir": cache_dir, "device": device}
-        for model in self.models:
-            for seed in self.seeds:
-                for pert in self.perturbations:
-                    for exp in EXPERIMENTS:
-                        if exp not in self.experiments:
-                            continue
-                        ps: Sequence[float | None] = (self.learnability_ps(seed)
-                                                      if exp == "learnability" else [None])
-                        for p in ps:
-                            params = {"model": model, "perturbation": pert, "experiment": exp,
-                                      "p": p, "seed": int(seed), **common}
-                            out.append(Cell(cell_key(model, pert, exp, p, seed), self.kind, params))
-        return out
-
-
-def format_p(p: float | None) -> str:
-    return "-" if p is None else format(float(p), "g")
-
-
-def cell_key(model: str, pert: str, exp: str, p: float | None, seed: int) -> str:
-    return f"model={model}|pert={pert}|exp={exp}|p={format_p(p)}|seed={int(seed)}"
 
 
 # ---- per-process caches ---------------------------------------------------------------------------
@@ -474,82 +341,105 @@ def _learnability(params: dict[str, Any], splits: Any, pert: Any, seed: int,
     return res, records, train_s + predict_s
 
 
-# ---- running a study -------------------------------------------------------------------------------
+# ---- the study ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Learnability:
+    """The learnability / robustness study (:class:`robustlab.runs.study.Study`)."""
+
+    config: LearnabilityStudy
+
+    @property
+    def kind(self) -> str:
+        return self.config.kind
+
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        return study_inputs(self.config)
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan:
+        """Load the data and check every model and perturbation on it (nothing written)."""
+        from robustlab.studies.learnability.data import preflight
+
+        study = self.config
+        warn_retrained(study.models)
+        splits = preflight(list(study.models), list(study.perturbations), study.dataset,
+                           study.max_train, study.max_test)
+        _warn_symmetric(study.perturbations)
+        _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
+        _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
+        # worker processes share the clean model of exp 0/1 through files (one process per
+        # machine trains it, the others load it); the sequential executor shares it in memory
+        cache = None if ctx.executor == "sequential" else str((out / CACHE_DIR).resolve())
+        cells = study.cells(splits.fingerprint, num_threads=ctx.threads, cache_dir=cache,
+                            device=ctx.device)
+        backend = {}
+        if ctx.executor == "ray":
+            backend = ray_options(splits, cells)
+        # a resume must see the data the finished cells saw: compared with the fingerprint
+        # stored when the run started (not with one recomputed from today's files)
+        return Plan(cells=cells, cell_fn=run_cell,
+                    name=f"{study.kind}: {', '.join(study.models)} on {splits.name}",
+            pins={"data": (splits.fingerprint, _data_what(study.dataset))}, backend=backend,
+            state=splits)
+
+    def adopt(self, stored: dict[str, Any], *, trusted: bool = False) -> Learnability | None:
+        """The run an earlier version stored, if it is this study with model paths spelled
+        relative to the working directory (its cell keys keep that spelling)."""
+        from robustlab.models.registry import canonical_model_spec
+
+        mine = self.config.to_dict()
+        if {k: v for k, v in stored.items() if k != "models"} != \
+                {k: v for k, v in mine.items() if k != "models"}:
+            return None
+        models = stored.get("models")
+        if not isinstance(models, list) or [canonical_model_spec(str(m)) for m in models] \
+                != mine["models"]:
+            return None
+        return Learnability(LearnabilityStudy.from_dict(stored, trusted=trusted))
+
+    def write_outputs(self, store: Any, out: Path, plan: Plan, ctx: RunContext,
+                      report: Any) -> dict[str, Any]:
+        from robustlab.studies.learnability.report import write_outputs
+
+        # seconds: every invocation of this run (a resume adds to the earlier ones)
+        summary = write_outputs(store, out, seconds=store.elapsed(), plots=ctx.plots)
+        if report.complete:
+            shutil.rmtree(out / CACHE_DIR, ignore_errors=True)
+        return summary
 
 
 def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               executor: str = "sequential", workers: int = 1, ray_address: str | None = None,
               gpus_per_task: float = 0.0, cpus_per_task: float = 1.0, command: str | None = None,
               progress: bool = True, plots: bool = True, threads: int | None = 1,
-              device: str = "auto", log: Callable[[str], None] | None = None
-              ) -> dict[str, Any]:
-    """Validate, run (or resume) every cell into ``out_dir`` and write the final files.
+              device: str = "auto", log: Callable[[str], None] | None = None,
+              trusted: bool = True) -> dict[str, Any]:
+    """Run (or resume) ``study`` into ``out_dir`` with :func:`robustlab.runs.study.run_study`;
+    returns the summary (also in ``out_dir/summary.json``). The Python API of earlier versions:
+    ``command`` is ignored (the stored command is derived from the configuration)."""
+    from robustlab.runs.study import RunContext
+    from robustlab.runs.study import run_study as drive
 
-    Every input is checked before the run directory is touched, so bad input leaves nothing
-    behind. Re-running with the same study and ``out_dir`` resumes: done cells are skipped.
-    Returns the summary (also written to ``out_dir/summary.json``).
+    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
+                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task, device=device,
+                     threads=threads, progress=progress, plots=plots, trusted=trusted, log=log)
+    return drive(Learnability(study), out_dir, ctx).summary
 
-    ``threads`` is torch's intra-op thread count per training (default 1: measured here, small
-    models train 5–20× slower with 2 threads on a busy 2-core machine; scale with workers).
-    ``device`` (auto, cpu, cuda, cuda:N) is where models run; like ``threads`` it is not part
-    of the study's configuration, so a resume may run on another machine. ``log`` receives one
-    line per input the study reads (:mod:`robustlab.runs.inputs`), before any cell runs.
-    """
-    from robustlab.outputs import check_out_dir
-    from robustlab.runs.executor import EXECUTORS, run_cells
-    from robustlab.runs.store import RunStore
-    from robustlab.signature import versions
-    from robustlab.studies.learnability.data import preflight
-    from robustlab.studies.learnability.report import write_outputs
 
-    study.validate()
-    check_out_dir(out_dir)
-    from robustlab.models.device import resolve_device
+def warn_retrained(models: Sequence[str]) -> list[str]:
+    """One stderr line per saved model: a study that trains per cell retrains it from its
+    family and hyperparameters (it is never tested as it is: that is ``robustlab eval``)."""
+    import sys
 
-    resolve_device(device)  # --device cuda without a GPU: one line, before anything is written
-    if executor not in EXECUTORS:
-        raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
-    splits = preflight(list(study.models), list(study.perturbations), study.dataset,
-                       study.max_train, study.max_test)
-    _warn_symmetric(study.perturbations)
-    _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
-    _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
-    from robustlab.runs.ray_backend import prepare
+    from robustlab.models.registry import is_saved_model
 
-    prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)  # before any write
-    out = Path(out_dir)
-    # worker processes share the clean model of exp 0/1 through files (one process per machine
-    # trains it, the others load it); the sequential executor shares it in memory
-    cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
-    cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache, device=device)
-    from robustlab.runs import inputs as run_inputs
-
-    recorded = run_inputs.collect(study_inputs(study))
-    run_inputs.announce(recorded, log)
-    store = RunStore(out)
-    try:
-        # a resume must see the data the finished cells saw: compared with the fingerprint
-        # stored when the run started (not with one recomputed from today's files), and the
-        # input files with their checksums when it started
-        store.init_run(study.kind, f"{study.kind}: {', '.join(study.models)} on {splits.name}",
-                       {**study.config(), run_inputs.KEY: recorded}, command=command,
-                       versions=versions(),
-                       inputs={"data": (splits.fingerprint, _data_what(study.dataset))})
-        options: dict[str, Any] = {}
-        if executor == "ray":
-            options = ray_options(ray_address, gpus_per_task, cpus_per_task, splits, cells)
-        report = run_cells(store, cells, run_cell, executor=executor, workers=workers,
-                           progress=progress, desc=study.kind, **options)
-        # seconds: every invocation of this run (a resume adds to the earlier ones)
-        summary = write_outputs(store, out, seconds=store.elapsed(), plots=plots)
-        store.set_run_status("done" if report.complete else "failed",
-                             None if report.complete else
-                             f"{report.total - report.done} cells not done; rerun to retry them")
-        if report.complete:
-            shutil.rmtree(out / CACHE_DIR, ignore_errors=True)
-    finally:
-        store.close()
-    return summary
+    saved = [m for m in models if is_saved_model(m)]
+    for m in saved:
+        print(f"note: --model {m} is a saved model: this study trains a new model per cell from "
+              "its family and hyperparameters (a Hugging Face model from its saved weights); "
+              "to test the saved model as it is, use `robustlab eval`", file=sys.stderr)
+    return saved
 
 
 def study_inputs(study: LearnabilityStudy) -> list[tuple[str, str | None, str]]:
@@ -605,14 +495,11 @@ def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
     return names
 
 
-def ray_options(address: str | None, gpus_per_task: float, cpus_per_task: float, splits: Any,
-                cells: Sequence[Cell]) -> dict[str, Any]:
+def ray_options(splits: Any, cells: Sequence[Cell]) -> dict[str, Any]:
     """Backend options for Ray: the splits travel by the object store, cells carry no path."""
     from robustlab.runs.ray_backend import Travel
 
     node_dirs = tuple(sorted({portable_params(c.params)["cache_dir"] for c in cells
                               if c.params.get("cache_dir")}))
-    return {"address": address, "num_gpus": float(gpus_per_task),
-            "num_cpus": float(cpus_per_task),
-            "travel": Travel(shared=splits, install=install_splits, portable=portable_params,
+    return {"travel": Travel(shared=splits, install=install_splits, portable=portable_params,
                              node_dirs=node_dirs)}

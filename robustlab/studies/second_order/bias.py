@@ -21,16 +21,22 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.runs.executor import RunReport
+from robustlab.runs.store import Cell, RunStore
+from robustlab.runs.study import Plan, RunContext, summary_base
+from robustlab.studies.second_order.config import OBJECT, BiasConfig
 from robustlab.studies.second_order.neighbourhood import NeighbourhoodSource, match_case
 
 EPSILON = 0.005
@@ -300,94 +306,139 @@ class BiasCells:
                           signature=self.sig)
 
 
+@dataclass
+class Bias:
+    """The bias study (:class:`robustlab.runs.study.Study`): one cell per (pair, k).
+
+    From the command line (and ``robustlab resume``) everything comes from :attr:`config`; from
+    Python, ``predict`` (texts -> class probabilities), ``texts`` and ``source`` (a
+    neighbourhood source object) may stand in for what the config names.
+    """
+
+    config: BiasConfig
+    predict: Callable[[list[str]], np.ndarray] | None = None
+    texts: Sequence[str] | None = None
+    source: NeighbourhoodSource | None = None
+    kind: ClassVar[str] = "bias"
+
+    def protected(self) -> list[str]:
+        return sorted({w for p in self.config.pairs for w in p})
+
+    def source_spec(self) -> dict[str, Any]:
+        cfg = self.config
+        return {"spec": cfg.source or os.environ.get("ROBUSTLAB_NEIGHBOURHOOD") or "wordnet",
+                "blacklist": self.protected(), "kappa": cfg.kappa, "delta": cfg.delta}
+
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        from robustlab.models.registry import model_input
+        from robustlab.studies.second_order.study import source_input
+
+        cfg = self.config
+        items: list[tuple[str, str | None, str]] = []
+        if self.texts is None:
+            items.append(("dataset", cfg.dataset.get("path") or cfg.dataset.get("name"),
+                          "--dataset"))
+        if self.predict is None:
+            items.append(("model", *model_input(cfg.model)))
+        named = cfg.pairs_from in ("builtin", "checklist", "all")
+        items.append(("pairs", None if named else cfg.pairs_from, "--pairs"))
+        if self.source is None:
+            items.append(("neighbourhood", *source_input(cfg.source)))
+        return items
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan:
+        """Load the examples, the model and the neighbourhood source (nothing written yet)."""
+        from robustlab.data.datasets import load_examples
+        from robustlab.models.device import resolve_device
+        from robustlab.models.registry import load_model
+        from robustlab.signature import fingerprint
+        from robustlab.studies.second_order.config import load_options
+        from robustlab.studies.second_order.neighbourhood import make_source
+
+        cfg = self.config
+        device = str(resolve_device(ctx.device))
+        source = self.source or make_source(cfg.source, blacklist=self.protected(),
+                                            kappa=cfg.kappa, delta=cfg.delta, device=device)
+        texts = self.texts
+        where = cfg.dataset.get("path") or cfg.dataset.get("name")
+        if texts is None:
+            examples = load_examples(str(where), n=cfg.num_examples,
+                                     **load_options(cfg.dataset))
+            texts = [t for t, _ in examples]
+        predict, name = self.predict, cfg.model.removeprefix(OBJECT)
+        if predict is None:
+            model = load_model(cfg.model, device=device)
+            predict, name = model.predict_proba, getattr(model, "model_id", lambda: cfg.model)()
+        sig = cfg.signature()
+        cells = [Cell(f"pair={p1}/{p2}|k={k}", "bias", {"pair": [p1, p2], "k": k})
+                 for p1, p2 in cfg.pairs for k in cfg.ks]
+        common = {"budget": cfg.budget, "parents": cfg.parents, "seed": cfg.seed,
+                  "start": cfg.start, "sig": sig}
+        if ctx.executor == "sequential":
+            ev = BiasEvaluator(predict, source, budget=cfg.budget, parents=cfg.parents,
+                               seed=cfg.seed)
+            fn = BiasCells(texts, None, None, evaluator=ev, **common)
+        else:
+            spec_model = None if self.predict is not None else cfg.model
+            model_for: Any = spec_model or predict
+            src: Any = self.source or self.source_spec()
+            if ctx.executor == "ray":  # nodes may share no files with this machine
+                if spec_model and Path(spec_model).exists():
+                    model_for = predict
+                if isinstance(src, dict) and str(src.get("spec") or "").startswith("table:"):
+                    src = source
+            fn = BiasCells(texts, model_for, src, **common)
+        return Plan(cells=cells, cell_fn=fn, name=f"bias {name}",
+                    pins={"data": (fingerprint(list(texts)), f"--dataset {where}")},
+                    state={"source": source.name, "model_name": name})
+
+    def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
+                      report: RunReport) -> dict[str, Any]:
+        from robustlab.outputs import write_json, write_jsonl
+
+        cfg = self.config
+        cells = plan.cells
+        done = {c.key: c for c in store.cells("done")}
+        table, hist = [], {}
+        for c in cells:
+            if c.key in done:
+                r = done[c.key].result
+                table.append({k: r[k] for k in ("pair", "k", "B", "std", "n", "sampled",
+                                                 "filtered_fraction")})
+                name = "/".join(r["pair"])
+                hist.setdefault(name, {})[r["k"]] = [x["f_soft"] for x in store.records(c.key)]
+        files = [write_table(out / "bias_table.csv", table).name]
+        if ctx.plots:
+            files += plot_bias(out, table, hist, list(cfg.ks))
+        bs = [r["B"] for r in table if r["B"] is not None]
+        summary = {**summary_base(self, store, report), "files": files, "table": table,
+                   "source": plan.state["source"], "model": plan.state["model_name"],
+                   "epsilon": EPSILON,
+                   "mean_abs_B": statistics.fmean(abs(b) for b in bs) if bs else None}
+        write_jsonl(out / "results.jsonl", [done[c.key].result for c in cells if c.key in done])
+        write_json(out / "summary.json", summary)
+        return summary
+
+
 def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: str,
                    texts: Sequence[str], pairs: Sequence[tuple[str, str]],
                    source: NeighbourhoodSource, out: str | Path, ks: Sequence[int] = (0, 1, 2, 3),
                    budget: int = 2000, parents: int = 200, seed: int = 0, start: str = "test",
-                   dataset_name: str = "", command: str | None = None,
-                   progress: bool = True, executor: str = "sequential", workers: int = 1,
-                   model_spec: str | None = None, source_spec: dict[str, Any] | None = None,
-                   ray_address: str | None = None, gpus_per_task: float = 0.0,
-                   cpus_per_task: float = 1.0,
-                   inputs: Sequence[tuple[str, str | None, str]] = (),
-                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """One cell per (pair, k) into ``out`` (resumable); returns ``summary.json``.
+                   dataset_name: str = "", progress: bool = True, executor: str = "sequential",
+                   workers: int = 1, ray_address: str | None = None, gpus_per_task: float = 0.0,
+                   cpus_per_task: float = 1.0, log: Callable[[str], None] | None = None,
+                   **_ignored: Any) -> dict[str, Any]:
+    """B(p, k) of ``predict`` on ``texts`` (the Python API): the :class:`Bias` study with these
+    objects standing in for a model spec, a dataset and a neighbourhood source."""
+    from robustlab.runs.study import run_study
 
-    Any executor gives the same keys, resume and results. Parallel workers build their model
-    from ``model_spec`` and their source from ``source_spec`` (``make_source`` arguments) when
-    given, else receive ``predict`` / ``source`` pickled; on Ray a local model directory and a
-    ``table:FILE`` source travel loaded, since nodes may share no files with this machine.
-    ``inputs`` (``(role, value, origin)``: dataset, model, pairs file, neighbourhood source) are
-    recorded in the run with path, size and SHA-256 (:mod:`robustlab.runs.inputs`) and shown
-    through ``log`` before the first cell.
-    """
-    from robustlab.outputs import write_json, write_jsonl
-    from robustlab.runs.executor import run_cells
-    from robustlab.runs.ray_backend import prepare
-    from robustlab.runs.store import Cell, RunStore
-    from robustlab.signature import fingerprint, make_signature, versions
-
-    if start not in ("test", "filter"):
-        raise InputError(f"start must be 'test' or 'filter' (got {start!r})")
-    if any(k < 0 for k in ks):
-        raise InputError("k must be >= 0")
-    options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
-    out = Path(out)
-    from robustlab.runs import inputs as run_inputs
-
-    recorded = run_inputs.collect(inputs)
-    run_inputs.announce(recorded, log)
-    config = {"model": model_name, "dataset": dataset_name, "data": fingerprint(list(texts)),
-              "pairs": [list(p) for p in pairs], "ks": list(ks), "budget": budget,
-              "parents": parents, "seed": seed, "start": start, "source": source.name,
-              "epsilon": EPSILON, run_inputs.KEY: recorded}
-    store = RunStore(out)
-    store.init_run("bias", f"bias {model_name}", config, command=command, versions=versions())
-    sig = make_signature("bias", model=model_name, data=config["data"], source=source.name,
-                         budget=budget, seed=seed)
-    cells = [Cell(f"pair={p1}/{p2}|k={k}", "bias", {"pair": [p1, p2], "k": k})
-             for p1, p2 in pairs for k in ks]
-    common = {"budget": budget, "parents": parents, "seed": seed, "start": start, "sig": sig}
-    if executor == "sequential":
-        ev = BiasEvaluator(predict, source, budget=budget, parents=parents, seed=seed)
-        fn = BiasCells(texts, None, None, evaluator=ev, **common)
-    else:
-        model: Any = model_spec or predict
-        src: Any = source_spec or source
-        if executor == "ray":  # nodes may share no files with this machine
-            if model_spec and Path(model_spec).exists():
-                model = predict
-            if source_spec and str(source_spec.get("spec") or "").startswith("table:"):
-                src = source
-        fn = BiasCells(texts, model, src, **common)
-
-    try:
-        report = run_cells(store, cells, fn, progress=progress, desc="bias", executor=executor,
-                           workers=workers, **options)
-    except BaseException:
-        store.close()
-        raise
-    done = {c.key: c for c in store.cells("done")}
-    table, hist = [], {}
-    for c in cells:
-        if c.key in done:
-            r = done[c.key].result
-            table.append({k: r[k] for k in ("pair", "k", "B", "std", "n", "sampled",
-                                             "filtered_fraction")})
-            name = "/".join(r["pair"])
-            hist.setdefault(name, {})[r["k"]] = [x["f_soft"] for x in store.records(c.key)]
-    files = [write_table(out / "bias_table.csv", table).name]
-    files += plot_bias(out, table, hist, ks)
-    failed = [c.key for c in store.cells("failed")]
-    bs = [r["B"] for r in table if r["B"] is not None]
-    summary = {"kind": "bias", "complete": report.done == len(cells), "failed_cells": failed,
-               "config": config, "signature": sig, "versions": versions(), "files": files,
-               "seconds": store.elapsed(), "table": table, "source": source.name,
-               "epsilon": EPSILON, "mean_abs_B": statistics.fmean(abs(b) for b in bs) if bs
-               else None}
-    write_jsonl(out / "results.jsonl", [done[c.key].result for c in cells if c.key in done])
-    write_json(out / "summary.json", summary)
-    store.set_run_status("done" if not failed else "failed",
-                         None if not failed else f"{len(failed)} cells failed")
-    store.close()
-    return summary
+    config = BiasConfig(model=OBJECT + model_name, dataset={"name": dataset_name or "python"},
+                        pairs=tuple((str(a), str(b)) for a, b in pairs),
+                        ks=tuple(sorted(set(int(k) for k in ks))), budget=budget,
+                        parents=parents, seed=seed, start=start,
+                        source=getattr(source, "name", None), pairs_from="python")
+    study = Bias(config, predict=predict, texts=list(texts), source=source)
+    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
+                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
+                     progress=progress, trusted=True, log=log)
+    return run_study(study, out, ctx).summary

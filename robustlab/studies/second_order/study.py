@@ -9,52 +9,25 @@ columns plus ``patch``, ``l0``, ``seconds``, ``source``), all per docs/run-direc
 from __future__ import annotations
 
 import csv
-import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from robustlab.errors import InputError
+from robustlab.runs.executor import RunReport
+from robustlab.runs.store import Cell, RunStore
+from robustlab.runs.study import Plan, RunContext, summary_base
+from robustlab.signature import fingerprint
+from robustlab.studies.second_order.config import OBJECT, AttackConfig
 
 RECIPES = {"so-beam": "robustlab.studies.second_order.so_beam", "so-enum": "robustlab.studies.second_order.so_enum",
            "so-random": "robustlab.studies.second_order.so_random"}
 CSV_COLUMNS = ["original_text", "perturbed_text", "original_score", "perturbed_score",
                "original_output", "perturbed_output", "ground_truth_output", "num_queries",
                "result_type", "patch_words", "l0", "seconds", "source"]
-
-
-#: the ``robustlab attack`` option each key of an attack run's config comes from (for messages)
-CONFIG_OPTIONS = {
-    "recipe": "--recipe", "model": "--model", "dataset": "--dataset", "n": "--num-examples",
-    "source": "--source/--mlm", "pairs": "--patch-table", "kappa": "--kappa", "delta": "--delta",
-    "beam_width": "--beam-width", "walks": "--beam-width", "max_rounds": "--max-distance",
-    "max_distance": "--max-distance", "max_changes": "--max-distance", "seed": "--random-seed",
-    "query_budget": "--query-budget", "model_batch_size": "--model-batch-size",
-    "inputs": "input files",
-}
-
-
-def config_differences(stored: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between a run's stored config and this invocation's, by option name:
-    ``["--num-examples: 10 in the run, 20 now", ...]``. ``data`` (the fingerprint of the
-    examples) is named only when nothing else explains it (same count, other texts/labels)."""
-    from robustlab.runs import inputs as run_inputs
-
-    keys = [k for k in dict.fromkeys([*stored, *new]) if stored.get(k) != new.get(k)]
-    out = []
-    for k in keys:
-        if k in ("data", run_inputs.KEY):  # inputs: by checksum below, not by path
-            continue
-        out.append(f"{CONFIG_OPTIONS.get(k, k)}: {json.dumps(stored.get(k))} in the run, "
-                   f"{json.dumps(new.get(k))} now")
-    if "data" in keys and not ({"n", "dataset"} & set(keys)):
-        out.append(f"--dataset: the examples differ from the run's (fingerprint "
-                   f"{stored.get('data')} in the run, {new.get('data')} now)")
-    out += [f"input {line}" for line in run_inputs.changed(stored.get(run_inputs.KEY),
-                                                            new.get(run_inputs.KEY))]
-    return out
 
 
 def source_input(spec: Any, option: str = "--source/--mlm") -> tuple[str | None, str]:
@@ -105,35 +78,6 @@ def attack_inputs(kwargs: dict[str, Any]) -> list[tuple[str, str | None, str]]:
     """``(role, value, origin)`` of the recipe's own inputs: neighbourhood source, patch table."""
     return [("neighbourhood", *source_input(kwargs.get("source"))),
             ("patch_table", *pairs_input(kwargs.get("pairs")))]
-
-
-def check_resumable(out: Path, config: dict[str, Any]) -> None:
-    """Refuse, naming the differing options, to continue a run made with other options.
-
-    A run's examples and options are fixed when it starts (its cells and signatures depend on
-    them), so a larger ``--num-examples`` is refused too, with the way out. A store that cannot
-    be read here is left to ``RunStore.init_run``, which reports damage with its recovery hint."""
-    import sqlite3
-
-    from robustlab.runs.store import RunStore, StoreError
-
-    try:
-        with RunStore(out, readonly=True) as store:
-            info = store.run_info()
-    except (StoreError, sqlite3.DatabaseError):
-        return
-    if info is None or info.kind != "attack":
-        return
-    diffs = config_differences(info.config, json.loads(json.dumps(config)))
-    if diffs:
-        from robustlab.textfmt import printable  # the stored values are shown, not run
-
-        started = f"; it was started as: {printable(info.command)}" if info.command else ""
-        raise InputError(
-            f"{out} holds an attack run with other options: {printable('; '.join(diffs))}"
-            f"{started}. A run's "
-            "examples and options are fixed when it starts: rerun with its options to resume "
-            "it, or choose another --out")
 
 
 def import_textattack() -> None:
@@ -259,19 +203,6 @@ def write_csv(path: Path, records: list[dict[str, Any]]) -> Path:
     return atomic_write(path, w)
 
 
-def _config_value(v: Any) -> Any:
-    """A stable JSON value for the run config (objects by name, so a resume matches)."""
-    if isinstance(v, (int, float, str, bool, type(None))):
-        return v
-    if hasattr(v, "name"):
-        return str(v.name)
-    if isinstance(v, dict):
-        from robustlab.signature import fingerprint
-
-        return f"dict:{fingerprint(v)}"
-    return type(v).__name__
-
-
 #: per worker process: attacks built by AttackCells (key -> textattack.Attack)
 _ATTACKS: dict[str, Any] = {}
 
@@ -286,10 +217,11 @@ class AttackCells:
     """
 
     def __init__(self, recipe: str, kwargs: dict[str, Any], victim: Any, sig: str,
-                 attack: Any = None) -> None:
+                 attack: Any = None, device: str = "auto") -> None:
         import uuid
 
         self.recipe, self.kwargs, self.victim, self.sig = recipe, kwargs, victim, sig
+        self.device = device  # where a masked-LM neighbourhood loads (lazily, in a cell)
         self.key = uuid.uuid4().hex  # one study: copies in workers share their build
         self.attack = attack
 
@@ -305,7 +237,7 @@ class AttackCells:
             if isinstance(victim, str):
                 from robustlab.integrations.victims import load_victim
 
-                victim = load_victim(victim)[0]
+                victim = load_victim(victim, self.device)[0]
             hit = recipe_module(self.recipe).build(victim, **self.kwargs)
             _ATTACKS.clear()  # one study per process at a time
             _ATTACKS[self.key] = hit
@@ -320,8 +252,11 @@ class AttackCells:
         selector = getattr(attack.goal_function, "selector", None)
         if selector is not None:
             selector.clear_cache()
+        from robustlab.studies.second_order.neighbourhood import mlm_device
+
         t0 = time.perf_counter()
-        result = attack.attack(params["text"], int(params["label"]))
+        with mlm_device(self.device):
+            result = attack.attack(params["text"], int(params["label"]))
         rec = example_record(result, attack, int(params["index"]), time.perf_counter() - t0)
         rec["signature"] = self.sig
         return CellOutput(result=rec, signature=self.sig)
@@ -343,97 +278,169 @@ def portable_kwargs(kwargs: dict[str, Any], blacklist: Sequence[str] = ()) -> di
     return out
 
 
+@dataclass
+class Attack:
+    """The attack study (:class:`robustlab.runs.study.Study`): one cell per example.
+
+    From the command line (and ``robustlab resume``) everything comes from :attr:`config`; from
+    Python, ``victim`` (a TextAttack ``ModelWrapper``), ``examples`` ([(text, label)]) and
+    ``overrides`` (recipe options given as objects: a neighbourhood source, a pairs dict) may
+    stand in for what the config names (its ``model`` is then ``object:NAME``).
+    """
+
+    config: AttackConfig
+    victim: Any = None
+    examples: Sequence[tuple[str, int]] | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "attack"
+
+    def recipe_kwargs(self) -> dict[str, Any]:
+        return {**self.config.recipe_kwargs(), **self.overrides}
+
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        from robustlab.models.registry import model_input
+
+        cfg = self.config
+        items: list[tuple[str, str | None, str]] = []
+        if self.examples is None:
+            items.append(("dataset", cfg.dataset.get("path") or cfg.dataset.get("name"),
+                          "--dataset"))
+        if self.victim is None:
+            items.append(("model", *model_input(cfg.model)))
+        items.append(("ppl_model", cfg.ppl_model, "--ppl-model"))
+        return [*items, *attack_inputs(self.recipe_kwargs())]
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan:
+        """Read the examples, load the victim, build the attack (nothing written yet)."""
+        from robustlab.data.datasets import load_examples
+        from robustlab.integrations.victims import load_victim
+        from robustlab.models.device import resolve_device
+        from robustlab.studies.second_order.config import load_options
+        from robustlab.studies.second_order.neighbourhood import mlm_device
+
+        cfg = self.config
+        examples = self.examples
+        where = cfg.dataset.get("path") or cfg.dataset.get("name")
+        if examples is None:
+            ctx.say(f"reading --dataset {where}")
+            examples = load_examples(str(where), n=cfg.num_examples,
+                                     **load_options(cfg.dataset))
+        if not examples:
+            raise InputError(f"--dataset {where}: no examples")
+        ctx.say("importing TextAttack")
+        import_textattack()
+        device = str(resolve_device(ctx.device))
+        victim, model_name = self.victim, cfg.model.removeprefix(OBJECT)
+        if victim is None:
+            ctx.say(f"loading model {cfg.model} on {device}")
+            victim, model_name = load_victim(cfg.model, device)
+        kwargs = self.recipe_kwargs()
+        src = kwargs.get("source")
+        ctx.say(f"building {cfg.recipe} (neighbourhood source: "
+                f"{getattr(src, 'name', src) or 'default'}, patch pairs: "
+                f"{kwargs.get('pairs') or 'default'})")
+        with mlm_device(device):
+            attack = recipe_module(cfg.recipe).build(victim, **kwargs)
+        sig = cfg.signature()
+        cells = [Cell(f"ex={i:06d}", "attack", {"index": i, "text": str(t), "label": int(y)})
+                 for i, (t, y) in enumerate(examples)]
+        if ctx.executor == "sequential":
+            fn = AttackCells(cfg.recipe, kwargs, None, sig, attack=attack, device=device)
+        else:
+            spec_victim: Any = None if self.victim is not None else cfg.model
+            victim_for_workers: Any = spec_victim or victim
+            if ctx.executor == "ray":  # nodes may share no files with this machine
+                kwargs = portable_kwargs(kwargs)
+                if spec_victim and Path(spec_victim).exists():
+                    victim_for_workers = victim
+            fn = AttackCells(cfg.recipe, kwargs, victim_for_workers, sig, device=device)
+        ctx.say(f"attacking {len(cells)} examples -> {out}")
+        return Plan(cells=cells, cell_fn=fn, name=f"{cfg.recipe} {model_name}",
+                    pins={"data": (fingerprint(list(examples)), f"--dataset {where}")},
+                    state={"attack": attack, "model_name": model_name})
+
+    def adopt(self, stored: dict[str, Any], *, trusted: bool = False) -> Attack | None:
+        """A run an earlier version made with these options (its config was a flat dict of the
+        recipe's options): this study, whose config then replaces the old one. The examples and
+        files are still checked, by the data fingerprint and the input checksums."""
+        if "recipe" not in stored or "dataset" in stored and isinstance(stored["dataset"], dict):
+            return None
+        kw = {k: v for k, v in self.recipe_kwargs().items() if k not in ("source", "pairs")}
+        same = stored.get("recipe") == self.config.recipe and all(
+            stored.get(k) == v for k, v in kw.items() if k in stored)
+        n = self.config.num_examples
+        return self if same and (n is None or stored.get("n") == n) else None
+
+    def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
+                      report: RunReport) -> dict[str, Any]:
+        from robustlab.outputs import write_json, write_jsonl
+
+        cfg = self.config
+        records = [c.result for c in store.cells("done") if c.result]
+        records.sort(key=lambda r: r["index"])
+        ppl = None
+        if cfg.ppl_model:
+            succ = [r for r in records if r["result_type"] == "successful"]
+            ppl = {"original": None, "perturbed": None, "model": cfg.ppl_model, "n": len(succ)}
+            if succ:  # one call: the causal LM is loaded once for both sides
+                both = perplexities([r["original"] for r in succ] +
+                                    [r["perturbed"] for r in succ], cfg.ppl_model)
+                ppl["original"] = statistics.median(both[:len(succ)])
+                ppl["perturbed"] = statistics.median(both[len(succ):])
+        summary = summarise(records, cfg.recipe, ppl)
+        files = []
+        if cfg.log_to_csv:
+            write_csv(out / cfg.log_to_csv, records)
+            files.append(cfg.log_to_csv)
+        summary.update(summary_base(self, store, report), files=files,
+                       model=plan.state["model_name"],
+                       source=plan.state["attack"].so_source.name)
+        write_jsonl(out / "results.jsonl", records)
+        write_json(out / "summary.json", summary)
+        return summary
+
+
 def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                      examples: Sequence[tuple[str, int]], out: str | Path,
                      dataset_name: str = "", recipe_kwargs: dict[str, Any] | None = None,
                      csv_name: str | None = None, ppl_model: str | None = None,
-                     command: str | None = None, progress: bool = True,
-                     executor: str = "sequential", workers: int = 1,
-                     model_spec: str | None = None, ray_address: str | None = None,
-                     gpus_per_task: float = 0.0, cpus_per_task: float = 1.0,
-                     log: Callable[[str], None] | None = None,
-                     inputs: Sequence[tuple[str, str | None, str]] = ()) -> dict[str, Any]:
-    """Attack ``examples`` [(text, label)] with a robustlab recipe; returns ``summary.json``.
-
-    One cell per example on any executor (``sequential``, ``process``, ``ray``), with the same
-    keys, resume and results. ``inputs`` (``(role, value, origin)``: the dataset file, the
-    model directory) join the recipe's own (neighbourhood source, patch table) in the run's
-    input record (:mod:`robustlab.runs.inputs`), with path, size and SHA-256. Parallel workers build the attack themselves from ``model_spec``
-    when given (cheap to ship; a local model directory is shipped loaded to Ray instead), else
-    from ``model_wrapper`` (pickled to them). ``log`` receives one line per set-up step.
+                     progress: bool = True, executor: str = "sequential", workers: int = 1,
+                     ray_address: str | None = None, gpus_per_task: float = 0.0,
+                     cpus_per_task: float = 1.0, log: Callable[[str], None] | None = None,
+                     **_ignored: Any) -> dict[str, Any]:
+    """Attack ``examples`` [(text, label)] with ``model_wrapper`` (the Python API): the
+    :class:`Attack` study with these objects standing in for a model spec and a dataset. Recipe
+    options that are objects (a source, a pairs dict) are used as they are and recorded by name.
     """
-    from robustlab.outputs import write_json, write_jsonl
-    from robustlab.runs import inputs as run_inputs
-    from robustlab.runs.executor import run_cells
-    from robustlab.runs.ray_backend import prepare
-    from robustlab.runs.store import Cell, RunStore, is_run_dir
-    from robustlab.signature import fingerprint, make_signature, versions
+    from robustlab.runs.study import run_study
 
-    say = log or (lambda _msg: None)
-    mod = recipe_module(recipe)
-    kwargs = dict(recipe_kwargs or {})
-    out = Path(out)
-    recorded = run_inputs.collect([*inputs, *attack_inputs(kwargs)])
-    config = {"recipe": recipe, "model": model_name, "dataset": dataset_name,
-              "n": len(examples), "data": fingerprint(list(examples)),
-              **{k: _config_value(v) for k, v in kwargs.items()}, run_inputs.KEY: recorded}
-    run_inputs.announce(recorded, say)
-    src = kwargs.get("source")
-    say(f"building {recipe} (neighbourhood source: "
-        f"{getattr(src, 'name', src) or 'default'}, patch pairs: {kwargs.get('pairs') or 'default'})")
-    attack = mod.build(model_wrapper, **kwargs)  # bad options fail before --out is created
-    options = prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)
-    if is_run_dir(out):
-        check_resumable(out, config)
-    store = RunStore(out)
-    store.init_run("attack", f"{recipe} {model_name}", config, command=command,
-                   versions=versions())
-    sig = make_signature("attack", recipe=recipe, model=model_name, data=config["data"],
-                         source=attack.so_source.name)
-    cells = [Cell(f"ex={i:06d}", "attack", {"index": i, "text": str(t), "label": int(y)})
-             for i, (t, y) in enumerate(examples)]
-    if executor == "sequential":
-        fn = AttackCells(recipe, kwargs, None, sig, attack=attack)
-    else:
-        victim: Any = model_spec or model_wrapper
-        if executor == "ray":  # nodes may share no files with this machine
-            kwargs = portable_kwargs(kwargs)
-            if model_spec and Path(model_spec).exists():
-                victim = model_wrapper
-        fn = AttackCells(recipe, kwargs, victim, sig)
+    kw = dict(recipe_kwargs or {})
+    plain = {k: v for k, v in kw.items() if isinstance(v, (int, float, str, type(None)))
+             and k in _CONFIG_KEYS}
+    k = plain.pop("max_rounds", None) or plain.pop("max_distance", None) or \
+        plain.pop("max_changes", None)
+    if "walks" in plain:
+        plain["beam_width"] = plain.pop("walks")
+    config = AttackConfig(recipe=recipe, model=OBJECT + model_name,
+                          dataset={"name": dataset_name or "python"},
+                          num_examples=len(examples), max_distance=k, ppl_model=ppl_model,
+                          log_to_csv=csv_name, **{n: v for n, v in plain.items()
+                                                  if n in ("query_budget", "seed", "kappa",
+                                                           "delta", "beam_width",
+                                                           "model_batch_size")},
+                          source=kw["source"] if isinstance(kw.get("source"), str) else None,
+                          patch_table=kw["pairs"] if isinstance(kw.get("pairs"), str) else None)
+    overrides = {key: v for key, v in kw.items() if key not in plain and key != "max_rounds"
+                 and key != "max_distance" and key != "max_changes" and key != "walks"
+                 and not isinstance(v, (int, float, str, type(None)))}
+    study = Attack(config, victim=model_wrapper, examples=list(examples), overrides=overrides)
+    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
+                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
+                     progress=progress, trusted=True, log=log)
+    return run_study(study, out, ctx).summary
 
-    done = len(store.done_keys())
-    say(f"attacking {len(cells) - done} of {len(cells)} examples"
-        + (f" ({done} already done)" if done else "") + f" -> {out}")
-    try:
-        report = run_cells(store, cells, fn, progress=progress, desc=recipe, executor=executor,
-                           workers=workers, **options)
-    except BaseException:
-        store.close()
-        raise
-    records = [c.result for c in store.cells("done") if c.result]
-    records.sort(key=lambda r: r["index"])
-    ppl = None
-    if ppl_model:
-        succ = [r for r in records if r["result_type"] == "successful"]
-        ppl = {"original": None, "perturbed": None, "model": ppl_model, "n": len(succ)}
-        if succ:  # one call: the causal LM is loaded once for both sides
-            both = perplexities([r["original"] for r in succ] + [r["perturbed"] for r in succ],
-                                ppl_model)
-            ppl["original"] = statistics.median(both[:len(succ)])
-            ppl["perturbed"] = statistics.median(both[len(succ):])
-    summary = summarise(records, recipe, ppl)
-    files = []
-    if csv_name:
-        write_csv(out / csv_name, records)
-        files.append(csv_name)
-    failed = [c.key for c in store.cells("failed")]
-    summary.update(kind="attack", complete=report.done == len(cells), failed_cells=failed,
-                   config=config, signature=sig, versions=versions(), files=files,
-                   seconds=store.elapsed(), source=attack.so_source.name)
-    write_jsonl(out / "results.jsonl", records)
-    write_json(out / "summary.json", summary)
-    store.set_run_status("done" if not failed else "failed",
-                         None if not failed else f"{len(failed)} cells failed")
-    store.close()
-    return summary
+
+#: recipe options that are AttackConfig fields (max_rounds/max_distance/max_changes/walks are
+#: the recipes' names for max_distance and beam_width)
+_CONFIG_KEYS = ("query_budget", "seed", "kappa", "delta", "beam_width", "model_batch_size",
+                "max_rounds", "max_distance", "max_changes", "walks")

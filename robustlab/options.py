@@ -229,3 +229,38 @@ def at_least(args: argparse.Namespace, minimum: float, *names: str) -> None:
         if value is not None and value < minimum:
             flag = "--" + name.replace("_", "-")
             raise InputError(f"{flag} must be >= {minimum:g}, got {value}")
+
+
+def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """``--dataset NAME|FILE [--test-dataset FILE] …`` as a dataset spec: ``{"path": …}`` with
+    the file options for a file, ``{"name": …}`` for a name (the same dicts ``--data FILE`` and
+    ``--dataset NAME`` gave before the two options became one, so signatures do not change)."""
+    # the dataset readers load numpy: imported here, so `robustlab perturb` (which imports this
+    # module for its option groups) starts without them
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.errors import InputError
+
+    spec = resolve_dataset(args.dataset or "demo", must_exist=False)
+    test = getattr(args, "test_dataset", None)
+    if "path" in spec:
+        if test:
+            test_spec = resolve_dataset(test, "--test-dataset", must_exist=False)
+            if "path" not in test_spec:
+                raise InputError(f"--test-dataset {test}: a test FILE goes with a data file; a "
+                                 "named dataset brings its own test split")
+            spec["test_path"] = test_spec["path"]
+        for key in ("format", "encoding", "text_column", "text_pair_column", "label_column",
+                    "header"):
+            if getattr(args, key, None) is not None:
+                spec[key] = getattr(args, key)
+        return spec
+    if test:
+        raise InputError(f"--test-dataset needs --dataset FILE (a named dataset, here "
+                         f"{spec['name']!r}, brings its own test split)")
+    given = [f"--{k.replace('_', '-')}" for k in ("format", "encoding", "header", "text_column",
+                                                   "text_pair_column", "label_column")
+             if getattr(args, k, None) is not None]
+    if given:
+        raise InputError(f"{', '.join(given)}: file options, but --dataset {spec['name']} is a "
+                         "dataset name, not a file")
+    return spec

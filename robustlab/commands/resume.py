@@ -1,0 +1,47 @@
+"""``robustlab resume DIR``: continue a run from its stored configuration.
+
+The study is rebuilt from what the run directory stores (:mod:`robustlab.studies.stored`), as
+untrusted data: no stored command line is parsed or run, specs may only name registered things,
+and every file it writes stays in ``DIR``. Runtime options (``--executor``, ``--workers``,
+``--device``, …) are this command line's. This is what the TUI's Resume runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from robustlab.runs.study import RunContext, run_study
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("resume", help="continue a run directory from its stored configuration",
+                       description=__doc__.splitlines()[0])
+    p.add_argument("run_dir", metavar="DIR", help="the run directory (a study's --out)")
+    RunContext.add_arguments(p, threads=True, out=False)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.studies.stored import load
+
+    stored = load(args.run_dir)
+    ctx = RunContext.from_args(args, trusted=False, log=lambda m: print(
+        f"robustlab resume: {m}", file=sys.stderr, flush=True))
+    ctx.say(f"resuming {stored.study.kind} run {stored.run_dir} from its {stored.source}: "
+            f"{stored.command}")
+    if stored.cwd != stored.run_dir:
+        os.chdir(stored.cwd)  # relative paths of a run made by an earlier version
+    outcome = run_study(stored.study, stored.run_dir, ctx)
+    report = outcome.report
+    print(f"{stored.study.kind}: {report.done} of {report.total} cells done -> "
+          f"{stored.run_dir / 'summary.json'}")
+    if not outcome.complete:
+        from robustlab.runs.store import print_failed_cells
+
+        print_failed_cells(stored.run_dir, outcome.failed,
+                           f"{len(outcome.failed)} cells did not finish; resume again to retry "
+                           "them:")
+        return 1
+    return 0

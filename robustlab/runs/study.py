@@ -1,0 +1,505 @@
+"""A study as one object, and the one run lifecycle every study goes through.
+
+A *study* is a configuration (a frozen dataclass, :class:`StudyConfig`: the run's identity) plus
+what robustlab needs to run it: :meth:`Study.inputs` (the files it reads, recorded with their
+checksums), :meth:`Study.plan` (data loaded, models checked, the cells and their cell function,
+all before anything is written) and :meth:`Study.write_outputs` (``summary.json`` and the
+kind's files, from the store). :func:`run_study` is the lifecycle, written once:
+
+1. the configuration and the runtime options are checked; ``--out`` must be usable;
+2. the study plans (bad data or models stop here, before the run directory exists);
+3. the executor is prepared (a Ray cluster is joined before anything is written);
+4. the inputs are recorded and shown; the store is opened (created, or resumed: an existing
+   run must have the same kind and configuration, and the same input bytes);
+5. the cells run (already finished ones are skipped); outputs are written; the run's status
+   is ``done`` when every cell finished, ``failed`` otherwise; the store is closed whatever
+   happens.
+
+The stored configuration is :meth:`StudyConfig.to_dict` — absolute paths, specs in their
+canonical form — and ``robustlab resume DIR`` rebuilds the study from it with
+:meth:`StudyConfig.from_dict` (strict types, unknown keys refused, specs resolved as untrusted
+data: only registered names). A command line is derived from the config for people
+(:meth:`StudyConfig.argv`); it is never parsed back. The signature is built from the config's
+own fields (:meth:`StudyConfig.signature`), so every option that changes results is in it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, Union
+
+from robustlab.errors import InputError
+from robustlab.runs import inputs as run_inputs
+from robustlab.runs.executor import EXECUTORS, CellFn, RunReport, run_cells
+from robustlab.runs.store import Cell, RunStore
+from robustlab.signature import fingerprint, make_signature, versions
+
+#: (role, location or name, where the location came from): one input a study reads
+InputItem = tuple[str, str | None, str]
+
+
+# ---- the configuration ---------------------------------------------------------------------------
+
+
+class StudyConfig:
+    """Base of a study's configuration dataclass (``@dataclass(frozen=True)`` subclasses).
+
+    Subclasses set :attr:`KIND` and write :meth:`validate`; everything else is derived from the
+    fields: the stored dict, its strict reading, and the signature. A field's metadata may give
+    ``sig`` (its short name in the signature, or ``None`` to leave it out: e.g. a display name)
+    and ``flag`` (the option that sets it, for messages).
+    """
+
+    KIND: ClassVar[str] = ""
+
+    def study_kind(self) -> str:
+        """The run kind (``robustness`` is a learnability config with its own kind)."""
+        return self.KIND
+
+    def validate(self, *, trusted: bool = False) -> None:
+        """Check the options (not the data): InputError naming the option and the fix.
+        ``trusted``: specs typed on this command line (may name ``module:Class``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored identity: JSON types only, tuples as lists."""
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, trusted: bool = False) -> Any:
+        """A config from its stored dict, checked as untrusted data: every key known, every
+        value of its field's type, then :meth:`validate`. Raises InputError naming the key."""
+        if not isinstance(data, Mapping):
+            raise InputError(f"a stored {cls.KIND} configuration must be a JSON object, got "
+                             f"{type(data).__name__}")
+        fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise InputError(f"the stored {cls.KIND} configuration has unknown key(s) "
+                             f"{', '.join(map(repr, unknown))}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name, value in data.items():
+            try:
+                values[name] = _coerce(value, hints[name])
+            except TypeError as exc:
+                raise InputError(f"the stored {cls.KIND} configuration: {name}: {exc}") from None
+        try:
+            config = cls(**values)
+        except TypeError as exc:  # a required field missing
+            raise InputError(f"the stored {cls.KIND} configuration: {exc}") from None
+        config.validate(trusted=trusted)
+        return config
+
+    def signature(self) -> str:
+        """sacreBLEU-style ``kind|name:value|…|v:VERSION`` over every field (lists joined with
+        ``,``, mappings by fingerprint), so two configs that compute different things differ."""
+        parts: dict[str, Any] = dict(self.signature_prefix())
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            short = f.metadata.get("sig", f.name)
+            if short is None or f.name == "kind":  # the kind leads the signature already
+                continue
+            parts[short] = _sig_value(getattr(self, f.name))
+        return make_signature(self.study_kind(), **parts)
+
+    def signature_prefix(self) -> dict[str, Any]:
+        """Fields that lead the signature after the kind (cross-domain: its task)."""
+        return {}
+
+    def argv(self) -> list[str]:
+        """The options of a command line that runs this study (for people: shown, copied,
+        never parsed back). Subclasses write it; the default names the resume command."""
+        return []
+
+    def describe(self) -> str:
+        """One line naming the study (the run's name in lists)."""
+        return self.KIND
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, tuple | list):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: _jsonable(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    return v
+
+
+def _sig_value(v: Any) -> Any:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return format(v, "g")
+    if isinstance(v, tuple | list):
+        return ",".join(str(_sig_value(x)) for x in v) or "-"
+    if isinstance(v, Mapping) or dataclasses.is_dataclass(v):
+        return fingerprint(_jsonable(v), n=8)
+    return v
+
+
+_SCALARS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _coerce(value: Any, tp: Any) -> Any:
+    """``value`` (from JSON) as type ``tp``, or TypeError saying what was expected. Only the
+    types configurations use: scalars, ``X | None``, ``tuple[X, ...]``, ``dict[str, X]``,
+    ``Any`` and nested config dataclasses."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(value, arg)
+            except TypeError as exc:
+                errors.append(str(exc))
+        raise TypeError(errors[0] if errors else f"expected one of {args}")
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(v, args[0]) for v in value)
+        if len(args) != len(value):
+            raise TypeError(f"expected {len(args)} values, got {len(value)}")
+        return tuple(_coerce(v, a) for v, a in zip(value, args, strict=True))
+    if origin is dict or tp is dict:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise TypeError(f"expected an object, got {type(value).__name__}")
+        args = typing.get_args(tp)
+        vt = args[1] if len(args) == 2 else Any
+        return {k: _coerce(v, vt) for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"expected an object, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise TypeError(f"unknown key(s) {', '.join(map(repr, unknown))}")
+        return tp(**{k: _coerce(v, hints[k]) for k, v in value.items()})
+    if tp in _SCALARS:
+        ok = (isinstance(value, bool) if tp is bool else
+              isinstance(value, int | float) and not isinstance(value, bool) if tp is float else
+              isinstance(value, int) and not isinstance(value, bool) if tp is int else
+              isinstance(value, str))
+        if not ok:
+            raise TypeError(f"expected {_SCALARS[tp]}, got {value!r:.60}")
+        return float(value) if tp is float else value
+    raise TypeError(f"unsupported type {tp!r}")  # pragma: no cover - a config's own mistake
+
+
+# ---- runtime options -------------------------------------------------------------------------------
+
+
+@dataclass
+class RunContext:
+    """How a study runs, never what it computes: none of this is stored as configuration or
+    enters a signature, so a run started one way resumes another (a CPU run on a GPU)."""
+
+    executor: str = "sequential"
+    workers: int = 1
+    ray_address: str | None = None
+    gpus_per_task: float = 0.0
+    cpus_per_task: float = 1.0
+    device: str = "auto"
+    #: torch threads per training (learnability: 1 measured fastest on a busy 2-core machine)
+    threads: int | None = 1
+    progress: bool = True
+    plots: bool = True
+    #: where the study's specs came from: True only for this command line (``module:Class``)
+    trusted: bool = False
+    log: Callable[[str], None] | None = None
+
+    def say(self, message: str) -> None:
+        if self.log is not None:
+            self.log(message)
+
+    @classmethod
+    def add_arguments(cls, parser: Any, *, threads: bool = False, plots: bool = True,
+                      device: bool = True, out: bool = True, out_required: bool = True) -> None:
+        """``--out`` and the runtime options of a study command (one "execution" group): where
+        cells run (``--executor``, ``--workers``, Ray's), ``--device``, ``--threads``,
+        ``--no-plots`` and ``--quiet``; defaults from this class's fields."""
+        from robustlab.options import add_quiet_option
+
+        d = cls()
+        e = parser.add_argument_group("execution (see docs/executors.md)")
+        if out:
+            e.add_argument("--out", required=out_required, metavar="DIR",
+                           help="run directory (re-running the same command resumes it)")
+        e.add_argument("--executor", choices=EXECUTORS, default=d.executor,
+                       help="where cells run: this process, local worker processes, or Ray tasks")
+        e.add_argument("--workers", type=int, default=d.workers,
+                       help=f"cells in parallel (process / ray; default {d.workers})")
+        e.add_argument("--ray-address", metavar="ADDR",
+                       help="existing Ray cluster, e.g. HEAD:6379 (default: a private local "
+                       "one); token-authenticated clusters need RAY_AUTH_TOKEN or "
+                       "~/.ray/auth_token")
+        e.add_argument("--gpus-per-task", type=float, default=d.gpus_per_task,
+                       help="GPUs per Ray task (fractional allowed, e.g. 0.25)")
+        e.add_argument("--cpus-per-task", type=float, default=d.cpus_per_task,
+                       help="CPUs per Ray task")
+        if threads:
+            e.add_argument("--threads", type=int, default=d.threads,
+                           help=f"torch threads per training (default {d.threads}; see "
+                           "docs/learnability.md)")
+        if device:
+            from robustlab.models.device import add_device_option
+
+            add_device_option(e)
+        if plots:
+            e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+        add_quiet_option(e)
+
+    @classmethod
+    def from_args(cls, args: Any, *, trusted: bool = True,
+                  log: Callable[[str], None] | None = None) -> RunContext:
+        """The runtime options of a parsed command line (``trusted``: its specs were typed
+        here). Options a command does not declare keep their defaults."""
+        d = cls()
+        quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
+        return cls(executor=getattr(args, "executor", d.executor),
+                   workers=getattr(args, "workers", d.workers),
+                   ray_address=getattr(args, "ray_address", None),
+                   gpus_per_task=getattr(args, "gpus_per_task", d.gpus_per_task),
+                   cpus_per_task=getattr(args, "cpus_per_task", d.cpus_per_task),
+                   device=getattr(args, "device", d.device),
+                   threads=getattr(args, "threads", d.threads),
+                   progress=not quiet, plots=not getattr(args, "no_plots", False),
+                   trusted=trusted, log=None if quiet else log)
+
+    def argv(self) -> list[str]:
+        """The runtime options that differ from the defaults, as command-line options (the
+        TUI's resume and ``robustlab resume`` pass them on; a Ray address never: it is not
+        stored)."""
+        d, out = RunContext(), []
+        for name in ("executor", "workers", "gpus_per_task", "cpus_per_task", "device",
+                     "threads"):
+            v = getattr(self, name)
+            if v != getattr(d, name) and v is not None:
+                out += [f"--{name.replace('_', '-')}", str(v)]
+        if not self.plots:
+            out.append("--no-plots")
+        if not self.progress:
+            out.append("--quiet")
+        return out
+
+    def validate(self) -> None:
+        from robustlab.runs.ray_backend import check_resources
+
+        if self.executor not in EXECUTORS:
+            raise InputError(f"--executor: unknown {self.executor!r}; choose one of "
+                             f"{', '.join(EXECUTORS)}")
+        check_resources(self.workers, self.gpus_per_task, self.cpus_per_task)
+        if self.threads is not None and int(self.threads) < 1:
+            raise InputError(f"--threads must be >= 1, got {self.threads}")
+
+
+# ---- the protocol ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """What :meth:`Study.plan` prepared: everything a run needs, made before anything is
+    written (so a bad input leaves no run directory behind)."""
+
+    cells: list[Cell]
+    cell_fn: CellFn
+    #: the run's name in lists (``learnability: bow on sst2``)
+    name: str
+    #: content fingerprints pinned by the store when the run starts: {name: (fp, what)}
+    pins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: extra executor options (Ray's travelling data)
+    backend: dict[str, Any] = field(default_factory=dict)
+    #: whatever the study's write_outputs needs from planning (loaded data, the attack)
+    state: Any = None
+
+
+class Study(Protocol):
+    """A study: its configuration and the three steps the lifecycle calls."""
+
+    config: StudyConfig
+
+    @property
+    def kind(self) -> str: ...
+
+    def inputs(self) -> Sequence[InputItem]: ...
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan: ...
+
+    def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
+                      report: RunReport) -> dict[str, Any]: ...
+
+
+@dataclass
+class Outcome:
+    """What :func:`run_study` returns: the summary (also in ``summary.json``) and whether every
+    cell finished."""
+
+    summary: dict[str, Any]
+    complete: bool
+    failed: list[str]
+    out: Path
+    report: RunReport
+
+
+def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> Outcome:
+    """The lifecycle of every study (module docstring). Re-running the same study into the same
+    ``out`` resumes it; a different study there is refused naming what differs."""
+    from robustlab.models.device import resolve_device
+    from robustlab.outputs import check_out_dir
+    from robustlab.runs.ray_backend import prepare
+
+    ctx = ctx or RunContext()
+    study.config.validate(trusted=ctx.trusted)
+    ctx.validate()
+    check_out_dir(out)
+    resolve_device(ctx.device)  # --device cuda without a GPU: one line, nothing written
+    out = Path(out)
+    study = _adopt_stored_spelling(study, out, ctx)
+    _refuse_other_options(study, out)
+    recorded = run_inputs.collect(study.inputs())
+    run_inputs.announce(recorded, ctx.log)
+    plan = study.plan(ctx, out)
+    backend = prepare(ctx.executor, ctx.workers, ctx.ray_address, ctx.gpus_per_task,
+                      ctx.cpus_per_task)
+    backend.update(plan.backend if ctx.executor == "ray" else {})
+    store = RunStore(out)
+    try:
+        store.init_run(study.kind, plan.name, {**study.config.to_dict(), run_inputs.KEY: recorded},
+                       command=command_line(study.config, out), versions=versions(),
+                       inputs=plan.pins)
+        store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
+        report = run_cells(store, plan.cells, plan.cell_fn, executor=ctx.executor,
+                           workers=ctx.workers, progress=ctx.progress, desc=study.kind,
+                           **backend)
+        summary = study.write_outputs(store, out, plan, ctx, report)
+        failed = list(summary.get("failed_cells") or [c.key for c in store.cells("failed")])
+        store.set_run_status("done" if report.complete else "failed",
+                             None if report.complete else
+                             f"{report.total - report.done} of {report.total} cells not done; "
+                             "rerun (or `robustlab resume`) to retry them")
+    finally:
+        store.close()
+    return Outcome(summary, report.complete, failed, out, report)
+
+
+#: the store's ``meta`` key saying its run config is a :meth:`StudyConfig.to_dict` (runs made
+#: before the study protocol have none: robustlab.studies.stored reads them)
+CONFIG_FORMAT_KEY = "config_format"
+CONFIG_FORMAT = "2"
+
+
+def _adopt_stored_spelling(study: Study, out: Path, ctx: RunContext) -> Study:
+    """The study as an earlier version stored it, when that run is this study in an older
+    spelling (a relative model path, say: the cells' keys use it), so that re-running the
+    command that made a run resumes it. Studies opt in with ``adopt(stored) -> Study | None``."""
+    import sqlite3
+
+    from robustlab.runs.store import StoreError, is_run_dir
+
+    adopt = getattr(study, "adopt", None)
+    if adopt is None or not is_run_dir(out):
+        return study
+    try:
+        with RunStore(out, readonly=True) as store:
+            info = store.run_info()
+            if info is None or info.kind != study.kind or store.meta(CONFIG_FORMAT_KEY):
+                return study
+    except (StoreError, sqlite3.DatabaseError):
+        return study  # init_run reports a damaged store with its recovery hint
+    stored, recorded = run_inputs.split_config(info.config)
+    if stored == study.config.to_dict():
+        return study
+    adopted = adopt(stored, trusted=ctx.trusted)
+    if adopted is None:
+        return study
+    new = adopted.config.to_dict()
+    if new != stored:  # the same study, stored the old way: store it the current way
+        with RunStore(out) as store:
+            store.replace_config({**new, run_inputs.KEY: recorded} if recorded else new)
+    return adopted
+
+
+def config_differences(config: StudyConfig, stored: Mapping[str, Any]) -> list[str]:
+    """What differs between a run's stored configuration and ``config``, by option:
+    ``["--num-examples: 10 in the run, 20 now", …]`` (a field's ``flag`` metadata names its
+    option; by default ``--field-name``)."""
+    import json
+
+    new = config.to_dict()
+    flags = {f.name: f.metadata.get("flag", "--" + f.name.replace("_", "-"))
+             for f in dataclasses.fields(config)}  # type: ignore[arg-type]
+    out = []
+    for key in dict.fromkeys([*new, *stored]):
+        if new.get(key) != stored.get(key):
+            out.append(f"{flags.get(key, key)}: {json.dumps(stored.get(key))[:120]} in the "
+                       f"run, {json.dumps(new.get(key))[:120]} now")
+    return out
+
+
+def _refuse_other_options(study: Study, out: Path) -> None:
+    """Before any work: a run directory holding another study is refused, naming each option
+    that differs with both values (and the command that made it, escaped)."""
+    import sqlite3
+
+    from robustlab.runs.store import StoreError, is_run_dir
+    from robustlab.textfmt import printable
+
+    if not is_run_dir(out):
+        return
+    try:
+        with RunStore(out, readonly=True) as store:
+            info = store.run_info()
+    except (StoreError, sqlite3.DatabaseError):
+        return  # init_run reports a damaged store with its recovery hint
+    if info is None:
+        return
+    if info.kind != study.kind:
+        raise InputError(f"{printable(str(out))} holds a {printable(str(info.kind))[:40]} run, "
+                         f"not a {study.kind} run; choose another --out")
+    stored, _ = run_inputs.split_config(info.config)
+    diffs = config_differences(study.config, stored)
+    if diffs:
+        started = f"; it was started as: {printable(info.command)}" if info.command else ""
+        raise InputError(
+            f"{printable(str(out))} holds a {study.kind} run with other options: "
+            f"{printable('; '.join(diffs))}{started}. A run's options are fixed when it starts: "
+            "rerun with its options to resume it, or choose another --out")
+
+
+def command_line(config: StudyConfig, out: str | Path) -> str:
+    """The command that runs ``config`` into ``out``, for people (stored in the run row and
+    shown by the TUI and reports; resume never parses it)."""
+    import shlex
+
+    return shlex.join(["robustlab", *config.argv(), "--out", str(Path(out).resolve())])
+
+
+def summary_base(study: Study, store: RunStore, report: RunReport) -> dict[str, Any]:
+    """The keys every ``summary.json`` has (docs/run-directory.md): kind, complete, failed
+    cells, config (with its inputs), signature, versions, seconds."""
+    info = store.run_info()
+    return {"kind": study.kind, "complete": report.complete,
+            "failed_cells": [c.key for c in store.cells("failed")],
+            "config": info.config if info is not None else study.config.to_dict(),
+            "signature": study.config.signature(), "versions": versions(),
+            "seconds": store.elapsed()}
+
+
+__all__ = ["CONFIG_FORMAT", "CONFIG_FORMAT_KEY", "InputItem", "config_differences", "Outcome", "Plan", "RunContext", "Study", "StudyConfig",
+           "command_line", "run_study", "summary_base"]

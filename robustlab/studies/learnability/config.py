@@ -1,0 +1,351 @@
+"""The configuration of a learnability / robustness study, and the options derived from it.
+
+:class:`LearnabilityStudy` is the run's identity (stored as :meth:`to_dict`, rebuilt by
+``robustlab resume`` with :meth:`from_dict`); its fields hold every default, and
+:meth:`add_arguments` / :meth:`from_args` derive the command line from them (as TextAttack's
+``AttackArgs`` does), so a default is written once and checked once (:meth:`validate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from robustlab.errors import InputError
+from robustlab.metrics.learnability import CHECK_P, DEFAULT_ESTIMATE_P, DEFAULT_P_GRID
+from robustlab.models.registry import canonical_model_spec, check_model_spec
+from robustlab.options import (
+    SEED_LIMIT,
+    add_dataset_options,
+    add_model_option,
+    add_seeds_option,
+    dataset_spec,
+    split_specs,
+)
+from robustlab.perturbations.base import PerturbationError
+from robustlab.perturbations.registry import PAPER_PERTURBATIONS, parse_spec
+from robustlab.runs.store import Cell
+from robustlab.runs.study import StudyConfig
+
+KIND = "learnability"
+KINDS = ("learnability", "robustness")
+EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
+ROBUSTNESS_EXPERIMENTS = ("standard", "robustness", "augmentation")
+ESTIMATE_MODES = ("full", "quick")
+#: the keys a stored dataset spec may have, with their JSON types (a stored run is untrusted)
+DATASET_KEYS: dict[str, tuple[type, ...]] = {
+    "name": (str,), "path": (str,), "test_path": (str,), "format": (str,), "encoding": (str,),
+    "text_column": (str, int), "text_pair_column": (str, int), "label_column": (str, int),
+    "header": (bool,), "test_split": (str,), "test_size": (float, int),
+}
+
+
+def format_p(p: float | None) -> str:
+    """A probability as cell keys and tables show it (6 significant digits)."""
+    return "-" if p is None else format(float(p), "g")
+
+
+@dataclass(frozen=True)
+class LearnabilityStudy(StudyConfig):
+    """Pure configuration of a study (cheap to build; ``validate`` checks it).
+
+    ``models`` are model specs (a family such as ``bow``/``textrnn``, ``family:key=value,…``, a
+    Hugging Face checkpoint or a saved model directory, by its absolute path); ``perturbations``
+    are perturbation specs (``name`` or ``name:key=value,…``); ``dataset`` is a dataset spec
+    understood by :func:`robustlab.studies.learnability.data.load_splits`.
+    """
+
+    KIND: ClassVar[str] = KIND
+
+    models: tuple[str, ...]
+    perturbations: tuple[str, ...] = PAPER_PERTURBATIONS
+    dataset: dict[str, Any] = field(default_factory=lambda: {"name": "demo"})
+    p_grid: tuple[float, ...] = DEFAULT_P_GRID
+    seeds: tuple[int, ...] = (0, 1, 2)
+    experiments: tuple[str, ...] = EXPERIMENTS
+    steps: int = 200
+    max_train: int | None = None
+    max_test: int | None = None
+    kind: str = KIND
+    #: "full": the whole p-grid; "quick": only estimate_p (every seed) and p = 1 (first seed)
+    estimate: str = "full"
+    estimate_p: float = DEFAULT_ESTIMATE_P
+
+    def __post_init__(self) -> None:
+        if self.estimate == "quick":  # the grid of a quick estimate is fixed by estimate_p
+            ps = sorted({float(self.estimate_p), CHECK_P}) if 0 < self.estimate_p <= 1 else []
+            object.__setattr__(self, "p_grid", tuple(ps))
+
+    def study_kind(self) -> str:
+        return self.kind
+
+    # ---- checks ----------------------------------------------------------------------------------
+
+    def validate(self, *, trusted: bool = False) -> None:
+        """Check the options (not the data); raise InputError naming the option and the fix."""
+        if self.kind not in KINDS:
+            raise InputError(f"unknown study kind {self.kind!r}; choose from {', '.join(KINDS)}")
+        if not self.models:
+            raise InputError("--model: give at least one model (e.g. --model bow)")
+        if not self.perturbations:
+            raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
+        if not self.seeds:
+            raise InputError("--seeds: give at least one seed")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
+        bad_seeds = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
+        if bad_seeds:
+            raise InputError(f"--seeds: {bad_seeds[0]} is out of range; seeds are integers "
+                             f"0 <= seed < 2**32 ({SEED_LIMIT}, numpy's limit)")
+        unknown = sorted(set(self.experiments) - set(EXPERIMENTS))
+        if unknown or not self.experiments:
+            raise InputError(f"--experiments: unknown {', '.join(unknown) or '(empty)'}; choose "
+                             f"from {', '.join(EXPERIMENTS)}")
+        if self.estimate not in ESTIMATE_MODES:
+            raise InputError(f"--estimate: unknown {self.estimate!r}; choose from "
+                             f"{', '.join(ESTIMATE_MODES)}")
+        if not (0 < float(self.estimate_p) <= 1):
+            raise InputError(f"--estimate-p must lie in (0, 1], got {self.estimate_p}")
+        if self.estimate == "quick" and "learnability" not in self.experiments:
+            raise InputError("--estimate quick estimates learnability: keep 'learnability' in "
+                             "--experiments")
+        if "learnability" in self.experiments:
+            p = list(self.p_grid)
+            increasing = all(b > a for a, b in zip(p, p[1:], strict=False))
+            if not p or any(not (0 < x <= 1) for x in p) or not increasing:
+                raise InputError(f"--p-grid: probabilities must be increasing values in (0, 1], "
+                                 f"got {p}")
+            seen: dict[str, float] = {}
+            for x in p:  # cell keys hold p to 6 significant digits (format_p)
+                if format_p(x) in seen:
+                    raise InputError(
+                        f"--p-grid: {seen[format_p(x)]!r} and {x!r} are the same probability "
+                        f"to the 6 significant digits of cell keys ({format_p(x)}); drop one")
+                seen[format_p(x)] = x
+        if int(self.steps) < 1:
+            raise InputError(f"--steps must be >= 1, got {self.steps}")
+        for opt, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
+            if v is not None and int(v) < 2:
+                raise InputError(f"{opt} must be >= 2 (one example per class), got {v}")
+        if len(set(self.models)) != len(self.models):
+            raise InputError(f"--model: duplicate models in {list(self.models)}")
+        if len(set(self.perturbations)) != len(self.perturbations):
+            raise InputError(f"--perturbations: duplicates in {list(self.perturbations)}")
+        check_dataset_spec(self.dataset)
+        for spec in self.models:
+            check_model_spec(spec, user_class=trusted)
+        for spec in self.perturbations:
+            try:
+                parse_spec(spec)
+            except PerturbationError as exc:
+                raise InputError(f"--perturbations: {exc}") from None
+
+    # ---- the stored identity -----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option that determines results (stored in the run row; a resume must match)."""
+        d = super().to_dict()
+        if self.estimate == "full" and float(self.estimate_p) == DEFAULT_ESTIMATE_P:
+            # a full grid with the default estimate keeps the configuration (and so the resume
+            # check) of run directories written before the estimate existed
+            del d["estimate"], d["estimate_p"]
+        return d
+
+    #: the name earlier versions gave :meth:`to_dict`
+    config = to_dict
+
+    def describe(self) -> str:
+        where = self.dataset.get("name") or Path(str(self.dataset.get("path"))).name
+        return f"{self.kind}: {', '.join(self.models)} on {where}"
+
+    def learnability_ps(self, seed: int) -> tuple[float, ...]:
+        """The p of the learnability cells of ``seed``: the grid, or for a quick estimate
+        estimate_p (every seed) plus the p = 1 check (first seed only)."""
+        if self.estimate != "quick" or int(seed) == int(self.seeds[0]):
+            return tuple(self.p_grid)
+        return (float(self.estimate_p),)
+
+    def cells(self, fingerprint: str = "", num_threads: int | None = 1,
+              cache_dir: str | None = None, device: str = "auto") -> list[Cell]:
+        """Deterministic expansion into cells (order: model → seed → perturbation → exp → p).
+
+        ``num_threads`` (torch threads per training) is a runtime option, not configuration:
+        it does not change what is computed, so a resume may use another executor. So is
+        ``cache_dir``, where worker processes share the clean model of exp 0/1, and ``device``
+        (``--device``): a study started on a CPU machine resumes on a GPU one.
+        """
+        out: list[Cell] = []
+        common = {"dataset": self.dataset, "steps": int(self.steps), "max_train": self.max_train,
+                  "max_test": self.max_test, "data_fingerprint": fingerprint,
+                  "num_threads": num_threads, "cache_dir": cache_dir, "device": device}
+        for model in self.models:
+            for seed in self.seeds:
+                for pert in self.perturbations:
+                    for exp in EXPERIMENTS:
+                        if exp not in self.experiments:
+                            continue
+                        ps: Sequence[float | None] = (self.learnability_ps(seed)
+                                                      if exp == "learnability" else [None])
+                        for p in ps:
+                            params = {"model": model, "perturbation": pert, "experiment": exp,
+                                      "p": p, "seed": int(seed), **common}
+                            out.append(Cell(cell_key(model, pert, exp, p, seed), self.kind, params))
+        return out
+
+    # ---- the command line ----------------------------------------------------------------------------
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser, kind: str = KIND) -> None:
+        """The study's options, with the defaults of the dataclass's fields."""
+        d = {f.name: f.default for f in fields(cls)}
+        g = parser.add_argument_group("study")
+        add_model_option(g, multi=True)
+        add_dataset_options(g, test=True, split=False)
+        g.add_argument("--perturbations", default=",".join(d["perturbations"]), metavar="LIST",
+                       help="comma-separated perturbation specs (default: the paper's eight)")
+        if kind == "learnability":
+            grid = ",".join(str(p) for p in d["p_grid"])
+            g.add_argument("--p-grid", default=grid, metavar="LIST",
+                           help=f"perturbation probabilities (default {grid})")
+            g.add_argument("--estimate", choices=ESTIMATE_MODES, default=d["estimate"],
+                           help="full: the whole p-grid and its log-AUC (default); quick: a "
+                           "cheap learnability ESTIMATE, learnability at --estimate-p for every "
+                           "seed plus p=1 for the first seed (4 instead of 24 trainings per "
+                           "pair at 3 seeds)")
+            g.add_argument("--estimate-p", type=float, default=d["estimate_p"], metavar="P",
+                           help=f"p of the learnability estimate (default {d['estimate_p']:g}: "
+                           "its ρ with average learnability, robustness and Δ peaks there in "
+                           "paper 000 Table 4)")
+            g.add_argument("--experiments", default=",".join(d["experiments"]),
+                           metavar="LIST", help="which of exp 0/1/2/3-4 to run (default all; "
+                           "'learnability' alone gives CENT without the robustness side)")
+        add_seeds_option(g, default=",".join(str(s) for s in d["seeds"]))
+        g.add_argument("--steps", type=int, default=d["steps"],
+                       help=f"training steps, the same for every experiment (default "
+                       f"{d['steps']})")
+        g.add_argument("--max-train", type=int, metavar="N",
+                       help="balanced subsample of the train set")
+        g.add_argument("--max-test", type=int, metavar="N",
+                       help="balanced subsample of the test set")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, kind: str = KIND) -> LearnabilityStudy:
+        """The config of a parsed command line (paths made absolute); not yet validated."""
+        d = {f.name: f.default for f in fields(cls)}
+        models = split_specs(args.model)
+        if not models:
+            raise InputError("--model: give at least one model (e.g. --model bow)")
+        learn = kind == "learnability"
+        estimate = getattr(args, "estimate", d["estimate"]) if learn else d["estimate"]
+        estimate_p = getattr(args, "estimate_p", None)
+        grid_text = getattr(args, "p_grid", None)
+        p_grid = floats(grid_text, "--p-grid") if learn and grid_text else (
+            d["p_grid"] if learn else ())
+        if estimate == "quick" and tuple(p_grid) != tuple(d["p_grid"]):
+            raise InputError("--p-grid does not go with --estimate quick (its p are "
+                             "--estimate-p and 1); drop one of them")
+        if learn:
+            experiments = split_list(getattr(args, "experiments", None) or ",".join(
+                d["experiments"]))
+            unknown = sorted(set(experiments) - set(EXPERIMENTS))
+            if unknown or not experiments:
+                raise InputError(f"--experiments: unknown {', '.join(unknown) or '(empty)'}; "
+                                 f"choose from {', '.join(EXPERIMENTS)}")
+            experiments = [e for e in EXPERIMENTS if e in experiments]
+        else:
+            experiments = list(ROBUSTNESS_EXPERIMENTS)
+        return cls(
+            models=tuple(canonical_model_spec(m) for m in models),
+            perturbations=tuple(split_specs(args.perturbations)),
+            dataset=dataset_spec(args), p_grid=tuple(p_grid),
+            seeds=ints(args.seeds, "--seeds"), experiments=tuple(experiments),
+            steps=args.steps, max_train=args.max_train, max_test=args.max_test, kind=kind,
+            estimate=estimate,
+            estimate_p=d["estimate_p"] if estimate_p is None else float(estimate_p))
+
+    def argv(self) -> list[str]:
+        """The command that reproduces this study (for people; never parsed back)."""
+        argv = [self.kind]
+        for m in self.models:
+            argv += ["--model", m]
+        argv += dataset_argv(self.dataset)
+        argv += ["--perturbations", ",".join(self.perturbations)]
+        if self.kind == "learnability" and self.estimate == "quick":
+            argv += ["--estimate", "quick", "--estimate-p", format(self.estimate_p, "g"),
+                     "--experiments", ",".join(self.experiments)]
+        elif self.kind == "learnability":
+            argv += ["--p-grid", ",".join(format_p(p) for p in self.p_grid),
+                     "--experiments", ",".join(self.experiments)]
+            if "estimate_p" in self.to_dict():
+                argv += ["--estimate-p", format(self.estimate_p, "g")]
+        argv += ["--seeds", ",".join(str(s) for s in self.seeds), "--steps", str(self.steps)]
+        for flag, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
+            if v is not None:
+                argv += [flag, str(v)]
+        return argv
+
+
+def check_dataset_spec(spec: Any) -> None:
+    """A dataset spec holds known keys of the right JSON types, and a name or a path."""
+    if not isinstance(spec, dict):
+        raise InputError(f"--dataset: a dataset spec must be an object, got {type(spec).__name__}")
+    for key, value in spec.items():
+        types_ = DATASET_KEYS.get(key)
+        if types_ is None:
+            raise InputError(f"--dataset: unknown dataset option {key!r}")
+        if value is not None and (not isinstance(value, types_) or
+                                  (isinstance(value, bool) and bool not in types_)):
+            raise InputError(f"--dataset: {key} must be {' or '.join(t.__name__ for t in types_)}"
+                             f", got {value!r:.60}")
+    if not (spec.get("name") or spec.get("path")):
+        raise InputError("--dataset: give a data file or a dataset name")
+    for key, flag in (("path", "--dataset"), ("test_path", "--test-dataset")):
+        if spec.get(key) and not Path(spec[key]).is_file():
+            what = "is a directory" if Path(spec[key]).is_dir() else "no such file"
+            raise InputError(f"{flag} {spec[key]}: {what}")
+
+
+def dataset_argv(ds: dict[str, Any]) -> list[str]:
+    """The command-line options that give the dataset spec ``ds``."""
+    if "name" in ds:
+        return ["--dataset", str(ds["name"])]
+    argv = ["--dataset", str(ds["path"])]
+    for key, flag in (("test_path", "--test-dataset"), ("format", "--format"),
+                      ("encoding", "--encoding"), ("text_column", "--text-column"),
+                      ("text_pair_column", "--text-pair-column"),
+                      ("label_column", "--label-column")):
+        if key in ds:
+            argv += [flag, str(ds[key])]
+    if "header" in ds:
+        argv.append("--header" if ds["header"] else "--no-header")
+    return argv
+
+
+def split_list(values: list[str] | str | None) -> list[str]:
+    """A LIST option (seeds, p-grid, experiments): comma and/or space separated."""
+    if values is None:
+        return []
+    items = values if isinstance(values, list) else [values]
+    return [s for v in items for s in re.split(r"[,\s]+", str(v)) if s]
+
+
+def floats(text: str, opt: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in split_list(text))
+    except ValueError:
+        raise InputError(f"{opt}: expected comma-separated numbers, got {text!r}") from None
+
+
+def ints(text: str, opt: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in split_list(text))
+    except ValueError:
+        raise InputError(f"{opt}: expected comma-separated integers, got {text!r}") from None
+
+
+def cell_key(model: str, pert: str, exp: str, p: float | None, seed: int) -> str:
+    return f"model={model}|pert={pert}|exp={exp}|p={format_p(p)}|seed={int(seed)}"
