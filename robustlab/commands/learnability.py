@@ -72,8 +72,8 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
                        "learnability ESTIMATE, learnability at --estimate-p for every seed plus "
                        "p=1 for the first seed (4 instead of 24 trainings per pair at 3 seeds)")
         g.add_argument("--estimate-p", type=float, default=0.02, metavar="P",
-                       help="p of the learnability estimate (default 0.02, the most "
-                       "discriminating p of paper 000 Table 4)")
+                       help="p of the learnability estimate (default 0.02: in paper 000 Table 4 "
+                       "its ρ with the average, robustness and Δ peak there)")
         g.add_argument("--experiments", default="standard,robustness,augmentation,learnability",
                        metavar="LIST", help="which of exp 0/1/2/3-4 to run (default all; "
                        "'learnability' alone gives CENT without the robustness side)")
