@@ -24,12 +24,11 @@ from robustlab.commands._options import (
     split_specs,
 )
 from robustlab.errors import InputError
+from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
 from robustlab.studies.learnability.thresholds import add_threshold_options, gate, threshold_args
 
 DEFAULT_GRID = "0.001,0.005,0.01,0.02,0.05,0.1,0.5,1.0"
-DEFAULT_PERTURBATIONS = ("duplicate_punctuations,butter_fingers_perturbation,shuffle_word,"
-                         "random_upper_transformation,insert_abbreviation,"
-                         "whitespace_perturbation,visual_attack_letters,leet_letters")
+DEFAULT_PERTURBATIONS = ",".join(PAPER_PERTURBATIONS)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +62,8 @@ def add_study_options(p: argparse.ArgumentParser, *, learnability: bool = True,
     add_model_option(g, multi=True)
     add_dataset_options(g, test=True, split=False)
     g.add_argument("--perturbations", default=DEFAULT_PERTURBATIONS, metavar="LIST",
-                   help="comma-separated perturbation specs (default: the paper's eight)")
+                   help="comma-separated perturbation specs (default: the paper's eight as "
+                   "robustlab's built-ins; 'papers': the eight as the papers ran them)")
     if learnability:
         g.add_argument("--p-grid", default=DEFAULT_GRID, metavar="LIST",
                        help=f"perturbation probabilities (default {DEFAULT_GRID})")
@@ -180,7 +180,7 @@ def study_from_args(args: argparse.Namespace):
         raise InputError("--p-grid does not go with --estimate quick (its p are --estimate-p and "
                          "1); drop one of them")
     return LearnabilityStudy(
-        models=tuple(models), perturbations=tuple(split_specs(args.perturbations)),
+        models=tuple(models), perturbations=tuple(expand(split_specs(args.perturbations))),
         dataset=dataset_spec(args),
         p_grid=_floats(p_grid_text, "--p-grid") if kind == "learnability"
         else (),

@@ -12,6 +12,7 @@ import importlib
 from typing import Any
 
 from robustlab.perturbations.base import Perturbation, PerturbationError
+from robustlab.perturbations.presets import PRESETS
 
 _REGISTRY: dict[str, type[Perturbation]] = {}
 _BUILTIN_MODULES = (
@@ -82,6 +83,11 @@ def get_class(name: str) -> type[Perturbation]:
     if name not in classes:
         import difflib
 
+        if name in PRESETS:  # a list, not one perturbation: expanded where lists are read
+            raise PerturbationError(
+                f"{name!r} is a preset of several perturbations ({PRESETS[name]}); give it as a "
+                "list (--perturbations), or expand it with "
+                "robustlab.perturbations.presets.expand")
         close = difflib.get_close_matches(name, list(classes), n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise PerturbationError(

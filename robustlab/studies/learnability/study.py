@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.metrics import learnability as metric
 from robustlab.metrics.learnability import DEFAULT_P_GRID, learnability_ate, learnability_prob
+from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand  # noqa: F401 (re-exported)
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.store import Cell
 from robustlab.signature import make_signature
@@ -61,10 +62,6 @@ CACHE_DIR = ".model-cache"
 EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
 ESTIMATE_MODES = ("full", "quick")
 ROBUSTNESS_EXPERIMENTS = ("standard", "robustness", "augmentation")
-#: the eight perturbations of paper 000 (registered by robustlab.perturbations.learnability_perturbations)
-PAPER_PERTURBATIONS = ("duplicate_punctuations", "butter_fingers_perturbation", "shuffle_word",
-                       "random_upper_transformation", "insert_abbreviation",
-                       "whitespace_perturbation", "visual_attack_letters", "leet_letters")
 
 
 @dataclass(frozen=True)
@@ -92,6 +89,8 @@ class LearnabilityStudy:
     estimate_p: float = metric.DEFAULT_ESTIMATE_P
 
     def __post_init__(self) -> None:
+        # a preset ("papers") becomes its concrete specs: the stored config names what ran
+        object.__setattr__(self, "perturbations", tuple(expand(self.perturbations)))
         if self.estimate == "quick":  # the grid of a quick estimate is fixed by estimate_p
             ps = sorted({float(self.estimate_p), metric.CHECK_P}) if 0 < self.estimate_p <= 1 \
                 else []
