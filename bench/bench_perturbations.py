@@ -137,10 +137,11 @@ _NLA_RANDOM = random.Random()
 
 @functools.cache
 def _nla_key_approx() -> dict[str, str]:
-    """butter_fingers' key_approx: each letter maps to itself plus its keyboard neighbours."""
-    from robustlab.perturbations.lexicons import keyboard_neighbours
+    """butter_fingers' key_approx: each letter maps to itself plus the keys robustlab's typos
+    reach (about as many as NL-Augmenter's lists hold)."""
+    from robustlab.perturbations.lexicons import keyboard_typos
 
-    table = {k: k + v for k, v in keyboard_neighbours().items() if k.islower()}
+    table = {k: k + v for k, v in keyboard_typos().items() if k.islower()}
     table[" "] = " "
     return table
 

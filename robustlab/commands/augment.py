@@ -40,6 +40,7 @@ from robustlab.options import (
     add_quiet_option,
     add_seed_option,
 )
+from robustlab.perturbations.presets import expand
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,7 +96,7 @@ def split_specs(values: list[str]) -> list[str]:
     ``continue_bare`` rule)."""
     from robustlab.options import split_specs as split
 
-    return split(values, continue_bare=True)
+    return expand(split(values, continue_bare=True))  # 'papers': the eight of paper 000
 
 
 def run(args: argparse.Namespace) -> int:

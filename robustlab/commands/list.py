@@ -45,7 +45,9 @@ LISTERS: dict[str, tuple[Callable[[], list[dict[str, Any]]], tuple[str, ...], st
         ("name", "level", "asymmetric", "label_preserving", "source", "params", "summary"),
         "Also accepted by --perturbation: textattack:<Transformation or Augmenter>[:k=v,...] "
         "(e.g. textattack:WordSwapWordNet) and nlaugmenter:<module.ClassName>[:k=v,...].\n"
-        "asymmetric = g(g(x)) != x (valid for learnability); see docs/perturbations.md.",
+        "asymmetric = g(g(x)) != x (valid for learnability); see docs/perturbations.md.\n"
+        "Preset for --perturbations lists: papers = the eight learnability perturbations as the "
+        "papers ran them (NL-Augmenter's own code, reseed=False, when it is on PYTHONPATH).",
     ),
     "models": (
         _models,

@@ -15,6 +15,11 @@ NL-Augmenter (GEM-benchmark/NL-Augmenter, not on PyPI) defines a transformation 
   ``generate``, so nothing leaks out. Among several outputs one is picked with the same stream;
   an operation that returns nothing, or only the input, is a no-op (the text comes back unchanged).
   Blank (empty or whitespace-only) texts come back unchanged without calling ``generate``.
+  ``reseed=False`` instead calls ``generate`` exactly as NL-Augmenter does: the operation keeps
+  its own ``seed`` (0 unless given), and since NL-Augmenter's transformations re-seed the global
+  generators with it at every call, every text gets the same random sequence. That is how the
+  papers' perturbed data were made (paper 000's Figure 3 is reproduced character for character
+  in this mode only); the outputs then do not depend on robustlab's seed.
 * :func:`to_nlaugmenter` / :func:`nlaugmenter_class` expose a robustlab perturbation as an
   NL-Augmenter transformation: a real ``SentenceOperation`` subclass when ``nlaugmenter`` (or the
   older top-level ``interfaces`` layout) is importable, otherwise :class:`SentenceOperation`, a
@@ -163,9 +168,11 @@ class NLAugmenterPerturbation(Perturbation):
     summary = "an NL-Augmenter SentenceOperation"
 
     def __init__(self, operation: Any, reseed: bool = True, level: Level | None = None,
-                 asymmetric: bool = True, label_preserving: bool = True) -> None:
+                 asymmetric: bool = True, label_preserving: bool = True,
+                 on_error: str = "raise") -> None:
         self.operation = operation
         self.reseed = reseed
+        self.on_error = on_error
         self.level = level  # type: ignore[assignment]
         self.asymmetric = asymmetric  # type: ignore[misc]
         self.label_preserving = label_preserving  # type: ignore[misc]
@@ -173,6 +180,12 @@ class NLAugmenterPerturbation(Perturbation):
         folder = _transformation_folder(op_cls.__module__)
         self.name = f"nlaugmenter:{folder or _snake(op_cls.__name__)}"  # type: ignore[misc]
         self.heavy = bool(getattr(op_cls, "heavy", False))  # type: ignore[misc]
+        # NL-Augmenter's own transformation folder is recorded among a study's inputs
+        self.reads = (f"nlaugmenter:{folder}",) if folder and op_cls.__module__.startswith(
+            "nlaugmenter.") else ()  # type: ignore[misc]
+        # reseed=False: the operation's fixed seed decides everything, robustlab's seed nothing
+        self.deterministic = (  # type: ignore[misc]
+            not reseed and int(getattr(operation, "max_outputs", 1) or 1) <= 1)
         if level is None:
             self.level = _level_from_keywords(getattr(op_cls, "keywords", None))
 
@@ -182,9 +195,22 @@ class NLAugmenterPerturbation(Perturbation):
         return params
 
     def signature(self) -> str:
+        """The operation's class, ``max_outputs``, its other scalar settings (``perturb_pct``…:
+        two settings must not share cached outputs), and the wrapper's mode when not the
+        default (``reseed=False`` with the operation's fixed ``seed``; ``on_error``)."""
         op = self.operation
         op_cls = op if isinstance(op, type) else type(op)
-        extra = "" if isinstance(op, type) else f",max_outputs={getattr(op, 'max_outputs', 1)!r}"
+        extra = ""
+        if not isinstance(op, type):
+            extra = f",max_outputs={getattr(op, 'max_outputs', 1)!r}"
+            settings = {k: v for k, v in vars(op).items()
+                        if not k.startswith("_") and k not in ("seed", "verbose", "max_outputs")
+                        and isinstance(v, (bool, int, float, str, type(None)))}
+            extra += "".join(f",{k}={v!r}" for k, v in sorted(settings.items()))
+        if not self.reseed:
+            extra += f",reseed=False,seed={getattr(op, 'seed', 0)!r}"
+        if self.on_error != "raise":
+            extra += f",on_error={self.on_error!r}"
         return f"{self.name}({op_cls.__module__}.{op_cls.__qualname__}{extra})"
 
     def validate(self) -> None:
@@ -193,6 +219,9 @@ class NLAugmenterPerturbation(Perturbation):
                 f"{self.name}: {self.operation!r} has no generate(sentence) method; "
                 "expected an NL-Augmenter SentenceOperation"
             )
+        if self.on_error not in ON_ERROR:
+            raise PerturbationError(f"{self.name}: on_error must be one of {', '.join(ON_ERROR)}, "
+                                    f"got {self.on_error!r}")
 
     def setup(self) -> None:
         if isinstance(self.operation, type):  # a class: build it the NL-Augmenter way
@@ -205,7 +234,13 @@ class NLAugmenterPerturbation(Perturbation):
         if self.reseed and hasattr(op, "seed"):
             op.seed = rng.getrandbits(31)
         with isolated_global_rng():
-            outputs = op.generate(text)
+            if self.on_error == "raise":
+                outputs = op.generate(text)
+            else:
+                try:
+                    outputs = op.generate(text)
+                except Exception:  # on_error="unchanged": a failure is a no-op, counted as one
+                    return text
         if isinstance(outputs, str):
             outputs = [outputs]
         candidates = [o for o in (outputs or ()) if isinstance(o, str) and o != text]
@@ -217,16 +252,22 @@ class NLAugmenterPerturbation(Perturbation):
 def from_nlaugmenter(operation: Any, **kwargs: Any) -> NLAugmenterPerturbation:
     """Wrap an NL-Augmenter SentenceOperation (instance or class) as a robustlab perturbation.
 
-    ``kwargs``: ``reseed`` (default True: follow robustlab's per-text seeding), ``level``
+    ``kwargs``: ``reseed`` (default True: follow robustlab's per-text seeding; False: call
+    ``generate`` exactly as NL-Augmenter does, the papers' realisation), ``level``
     (default: from the ``keywords``: morphological/noise -> character, lexical -> word, else
-    sentence), ``asymmetric`` and ``label_preserving`` (default True; NL-Augmenter does not say).
+    sentence), ``asymmetric`` and ``label_preserving`` (default True; NL-Augmenter does not say),
+    ``on_error`` ("raise", the default, or "unchanged": a text on which ``generate`` raises comes
+    back unchanged, a no-op; NL-Augmenter's ``leet_letters`` raises on a text with no encodable
+    character, e.g. SST-2's "and it is .").
     """
     pert = NLAugmenterPerturbation(operation, **kwargs)
     pert.validate()
     return pert
 
 
-_WRAPPER_KEYS = {"reseed", "level", "asymmetric", "label_preserving"}
+_WRAPPER_KEYS = {"reseed", "level", "asymmetric", "label_preserving", "on_error"}
+#: what the wrapper does when ``generate`` raises
+ON_ERROR = ("raise", "unchanged")
 
 
 #: where NL-Augmenter keeps transformation ``<folder>``: today's package and the older layout

@@ -12,10 +12,13 @@ Perturbations", Table 1, Eq. 1–5, Algorithm 1, Appendix D/E) and SPEC §2:
   over the default grid {0.001 … 1.0} its maximum is 3.0
 * learnability@p and its σ / ρ against the average across model×perturbation pairs (Appendix E,
   Table 4); Spearman ρ with p-values between average learnability and robustness / Δ (Table 3).
-* the quick **learnability estimate**: learnability at the single most discriminating p (0.02 by
-  default, Table 4's peak) instead of the whole curve, with p = 1 as a learnable-at-all check;
-  :func:`most_discriminating_p` reads Table 4, :func:`seed_noise` measures how much of the
-  spread across pairs at one p is seed noise.
+* the quick **learnability estimate**: learnability at one p (0.02 by default) instead of the
+  whole curve, with p = 1 as a learnable-at-all check. In Table 4 σ across pairs peaks at
+  p = 0.01 (0.263; 0.257 at 0.02); 0.02 is chosen because there the Spearman ρ of
+  (accuracy-based) learnability@p with average learnability (0.816), robustness (−0.636) and
+  post-augmentation Δ (0.743) peak. :func:`most_discriminating_p` finds the p of largest σ in a
+  grid (Table 4's σ column), :func:`seed_noise` measures how much of the spread across pairs
+  at one p is seed noise.
 
 CENT (paper 003) is the same estimand, read as "sensitivity to an injected spurious feature":
 :func:`cent_sensitivity` is :func:`learnability_ate` under that name.
@@ -55,8 +58,10 @@ __all__ = [
 
 #: the papers' perturbation probabilities (paper 000 §4.2)
 DEFAULT_P_GRID: tuple[float, ...] = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
-#: the quick estimate's p: learnability@0.02 has the largest σ across pairs and the highest ρ with
-#: the average in paper 000 Table 4 (and on SST-2 with robustlab's CPU models, issue 9)
+#: the quick estimate's p. Paper 000 Table 4 (accuracy-based): σ across pairs peaks at p = 0.01
+#: (0.263 vs 0.257 at 0.02), but at 0.02 learnability@p correlates best with average learnability
+#: (ρ = 0.816), robustness (−0.636) and post-augmentation Δ (0.743); on SST-2 with robustlab's CPU
+#: models its ρ with the log-AUC is 0.871 (issue 9, docs/learnability.md)
 DEFAULT_ESTIMATE_P = 0.02
 #: the p of the learnable-at-all check (every treated training example perturbed)
 CHECK_P = 1.0
@@ -223,7 +228,8 @@ def at_p_table(
 
 def most_discriminating_p(table: Mapping[Any, Mapping[str, Any]]) -> dict[str, Any] | None:
     """The p of an :func:`at_p_table` (or ``summary.json`` ``at_p``) with the largest σ across
-    pairs — the paper's criterion for the p that best separates perturbations (Table 4).
+    pairs — Table 4's measure of how well one p separates pairs (largest at p = 0.01 in the
+    paper, whose default 0.02 is chosen by ρ instead).
 
     Keys that are not probabilities (the ``avg`` row) are ignored. Returns ``{p, sigma,
     rho_with_avg}`` or None when no p has a finite σ.

@@ -3,8 +3,11 @@
 Behaviour and default intensities follow the papers (000, Figure 3 and section 4.1) and, where they
 say no more, NL-Augmenter's transformations of the same name. Differences from NL-Augmenter are
 deliberate and documented in docs/perturbations.md: randomness comes only from the per-text stream
-(NL-Augmenter reseeds the global ``random``), a keyboard typo always changes the letter, and the
-tables are robustlab's own (``robustlab.perturbations.lexicons``).
+(NL-Augmenter reseeds the global ``random`` with the same seed before every text), a keyboard typo
+always changes the letter, and the tables are robustlab's own (``robustlab.perturbations.lexicons``),
+made to behave like NL-Augmenter's where that changes what a model sees (measured by
+``bench/bench_perturbation_fidelity.py``). ``--perturbations papers`` runs NL-Augmenter's own
+code instead (:mod:`robustlab.perturbations.presets`).
 
 Speed (``bench/bench_perturbations.py``): every perturbation here is at least 3x NL-Augmenter's
 equivalent. Randomness is read from a per-text byte stream (``randomness = "bytes"``, see
@@ -27,7 +30,7 @@ from robustlab.perturbations.byte_draws import Draws
 from robustlab.perturbations.codepoints import decode, encode
 from robustlab.perturbations.lexicons import (
     LEET,
-    keyboard_neighbours,
+    keyboard_typos,
     punctuation_doubling_list,
     visual_lookalikes,
 )
@@ -80,7 +83,11 @@ class DuplicatePunctuations(Perturbation):
 
 @register
 class ButterFingers(Perturbation):
-    """Keyboard typos: each letter replaced by a neighbouring QWERTY key with probability ``prob``."""
+    """Keyboard typos: each letter, with probability ``prob``, replaced by a letter key near it.
+
+    "Near" is NL-Augmenter's reach (``lexicons.keyboard_typos``: keys within 2.5 key widths, of
+    which touching keys are about 40 %), not only the touching keys; unlike NL-Augmenter, whose
+    lists include the key itself, a typo always changes the letter."""
 
     name = "butter_fingers_perturbation"
     level = "character"
@@ -99,7 +106,7 @@ class ButterFingers(Perturbation):
         if n == 0 or p <= 0:
             return text
         draws = Draws(stream, 2 * n * p + 8)
-        get = keyboard_neighbours().get
+        get = keyboard_typos().get
         chars: list[str] | None = None
         gaps = iter(lambda: 1, 0) if p >= 1 else _geometric_gaps(p, draws)
         i = -1

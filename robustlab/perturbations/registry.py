@@ -12,6 +12,7 @@ import importlib
 from typing import Any
 
 from robustlab.perturbations.base import Perturbation, PerturbationError
+from robustlab.perturbations.presets import PAPER_PERTURBATIONS, PRESETS  # noqa: F401
 
 _REGISTRY: dict[str, type[Perturbation]] = {}
 _BUILTIN_MODULES = (
@@ -22,10 +23,6 @@ _BUILTIN_MODULES = (
 )
 _loaded = False
 _builtins_loaded = False
-#: the eight perturbations of paper 000 (and 003), in its order: the learnability studies' default
-PAPER_PERTURBATIONS = ("duplicate_punctuations", "butter_fingers_perturbation", "shuffle_word",
-                       "random_upper_transformation", "insert_abbreviation",
-                       "whitespace_perturbation", "visual_attack_letters", "leet_letters")
 
 
 def register(cls: type[Perturbation]) -> type[Perturbation]:
@@ -86,6 +83,11 @@ def get_class(name: str) -> type[Perturbation]:
     if name not in classes:
         import difflib
 
+        if name in PRESETS:  # a list, not one perturbation: expanded where lists are read
+            raise PerturbationError(
+                f"{name!r} is a preset of several perturbations ({PRESETS[name]}); give it as a "
+                "list (--perturbations), or expand it with "
+                "robustlab.perturbations.presets.expand")
         close = difflib.get_close_matches(name, list(classes), n=3)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise PerturbationError(

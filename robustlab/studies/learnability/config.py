@@ -27,7 +27,8 @@ from robustlab.options import (
     split_specs,
 )
 from robustlab.perturbations.base import PerturbationError
-from robustlab.perturbations.registry import PAPER_PERTURBATIONS, parse_spec
+from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
+from robustlab.perturbations.registry import parse_spec
 from robustlab.runs.store import Cell
 from robustlab.runs.study import StudyConfig
 
@@ -76,6 +77,8 @@ class LearnabilityStudy(StudyConfig):
     estimate_p: float = DEFAULT_ESTIMATE_P
 
     def __post_init__(self) -> None:
+        # a preset ("papers") becomes its concrete specs: the stored config names what ran
+        object.__setattr__(self, "perturbations", tuple(expand(self.perturbations)))
         if self.estimate == "quick":  # the grid of a quick estimate is fixed by estimate_p
             ps = sorted({float(self.estimate_p), CHECK_P}) if 0 < self.estimate_p <= 1 else []
             object.__setattr__(self, "p_grid", tuple(ps))
@@ -206,7 +209,8 @@ class LearnabilityStudy(StudyConfig):
         add_model_option(g, multi=True)
         add_dataset_options(g, test=True, split=False)
         g.add_argument("--perturbations", default=",".join(d["perturbations"]), metavar="LIST",
-                       help="comma-separated perturbation specs (default: the paper's eight)")
+                       help="comma-separated perturbation specs (default: the paper's eight as "
+                       "robustlab's built-ins; 'papers': the eight as the papers ran them)")
         if kind == "learnability":
             grid = ",".join(str(p) for p in d["p_grid"])
             g.add_argument("--p-grid", default=grid, metavar="LIST",
