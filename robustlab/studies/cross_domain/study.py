@@ -268,7 +268,7 @@ def _run(config: dict[str, Any], systems: list[str] | dict[str, dict[str, Any]],
                        config, command=command, versions=versions())
         report = run_cells(store, cells, cell_fn, executor=executor, workers=workers,
                            progress=progress, desc=KIND)
-        summary = write_outputs(store, Path(out_dir), seconds=time.perf_counter() - t0,
+        summary = write_outputs(store, store.run_dir, seconds=time.perf_counter() - t0,
                                 plots=plots, human=human, extra=extra or {})
         store.set_run_status("done" if report.complete else "failed",
                              None if report.complete else

@@ -40,7 +40,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -495,7 +494,7 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     of the study's configuration, so a resume may run on another machine. ``log`` receives one
     line per input the study reads (:mod:`robustlab.runs.inputs`), before any cell runs.
     """
-    from robustlab.outputs import check_out_dir
+    from robustlab.outputs import check_out_dir, refuse_link, resolve_run_dir
     from robustlab.runs.executor import EXECUTORS, run_cells
     from robustlab.runs.store import RunStore
     from robustlab.signature import versions
@@ -517,10 +516,11 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
     from robustlab.runs.ray_backend import prepare
 
     prepare(executor, workers, ray_address, gpus_per_task, cpus_per_task)  # before any write
-    out = Path(out_dir)
+    out = resolve_run_dir(out_dir)  # a run directory that is a link: resolved once, said once
     # worker processes share the clean model of exp 0/1 through files (one process per machine
     # trains it, the others load it); the sequential executor shares it in memory
-    cache = str((out / CACHE_DIR).resolve()) if executor != "sequential" else None
+    # the cache is a run-directory file: a link planted there is refused, never resolved
+    cache = str(refuse_link(out.resolve() / CACHE_DIR)) if executor != "sequential" else None
     cells = study.cells(splits.fingerprint, num_threads=threads, cache_dir=cache, device=device)
     from robustlab.runs import inputs as run_inputs
 

@@ -342,6 +342,7 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
               "parents": parents, "seed": seed, "start": start, "source": source.name,
               "epsilon": EPSILON, run_inputs.KEY: recorded}
     store = RunStore(out)
+    out = store.run_dir  # a run directory that is a link: resolved once, used by that path
     store.init_run("bias", f"bias {model_name}", config, command=command, versions=versions())
     sig = make_signature("bias", model=model_name, data=config["data"], source=source.name,
                          budget=budget, seed=seed)

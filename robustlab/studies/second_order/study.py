@@ -386,6 +386,7 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     if is_run_dir(out):
         check_resumable(out, config)
     store = RunStore(out)
+    out = store.run_dir  # a run directory that is a link: resolved once, used by that path
     store.init_run("attack", f"{recipe} {model_name}", config, command=command,
                    versions=versions())
     sig = make_signature("attack", recipe=recipe, model=model_name, data=config["data"],
