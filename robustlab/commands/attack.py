@@ -4,6 +4,7 @@ TextAttack's own CLI: commands/textattack.py)."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from typing import Any
@@ -73,6 +74,11 @@ def check(args: argparse.Namespace) -> None:
     if args.recipe not in RECIPE_NAMES:
         raise InputError(f"unknown recipe {args.recipe!r}; choose from {', '.join(RECIPE_NAMES)}")
     resolve_dataset(args.dataset)
+    if args.log_to_csv is not None and (not args.log_to_csv or args.log_to_csv in (".", "..")
+                                        or os.path.basename(args.log_to_csv) != args.log_to_csv):
+        # a file of the run directory: a path would write outside it (and a resume repeats it)
+        raise InputError(f"--log-to-csv {args.log_to_csv}: give a file name, written inside "
+                         "--out (not a path)")
     at_least(args, 1, "num_examples", "query_budget", "kappa", "beam_width", "max_distance",
              "model_batch_size")
     at_least(args, 0, "delta")
