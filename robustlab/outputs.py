@@ -354,8 +354,9 @@ def refuse_link(path: str | os.PathLike[str], what: str | None = None) -> Path:
     """``path`` if it is not a symbolic link (it may be absent); else InputError naming it."""
     p = Path(path)
     if p.is_symlink():
-        raise InputError(f"{what or p}: {p} is a symbolic link; robustlab does not follow links "
-                         "inside a run directory (remove the link and rerun)")
+        where = f"{what}: {p}" if what else str(p)
+        raise InputError(f"{where}: is a symbolic link; robustlab does not follow links inside a "
+                         "run directory (remove the link and rerun)")
     return p
 
 

@@ -48,8 +48,9 @@ from robustlab.data.files import (
     regular_input,
 )
 
-__all__ = ["BATCH", "HOLD_BYTES", "BatchWriter", "CopyJobs", "Output", "RowReader", "apply_batched", "count_lines",
-           "derived_seed", "restartable", "write_outputs", "write_stream"]
+__all__ = ["BATCH", "HOLD_BYTES", "BatchWriter", "CopyJobs", "Output", "RowReader",
+           "apply_batched", "count_lines", "derived_seed", "restartable", "write_outputs",
+           "write_stream"]
 
 #: texts per perturbation call (the same chunk size ``robustlab perturb`` always used)
 BATCH = 512
@@ -200,8 +201,8 @@ class RowReader:
         if len(carry) > MAX_LINE:
             at = f"line {line}" if line is not None else "a line"
             raise FileFormatError(
-                f"{self.path}: {at} is longer than {MAX_LINE >> 20} MiB characters without a "
-                "line break; not a row file?")
+                f"{self.path}: {at} is longer than {MAX_LINE:,} characters without a line "
+                "break; not a row file?")
 
     # ---- records ---------------------------------------------------------------------------------
     def _jsonl(self) -> Iterator[tuple[int, dict[str, Any]]]:
