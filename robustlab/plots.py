@@ -103,11 +103,13 @@ def legend_outside(fig: Any, ax: Any, ncol: int = 1) -> None:
                    frameon=False)
 
 
-def save_png(fig: Any, path: str | os.PathLike[str], dpi: int = DPI) -> Path:
-    """Write a figure as PNG atomically (robustlab.outputs.save_figure)."""
+def save_png(fig: Any, path: str | os.PathLike[str], dpi: int = DPI, *,
+             user: bool = False) -> Path:
+    """Write a figure as PNG atomically (robustlab.outputs.save_figure; ``user``: a path the
+    user named rather than a run-directory file)."""
     from robustlab.outputs import save_figure
 
-    return save_figure(fig, path, dpi=dpi)
+    return save_figure(fig, path, dpi=dpi, user=user)
 
 
 def png_bytes(fig: Any, dpi: int = DPI) -> bytes:

@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="perturbation(s) from `robustlab list perturbations`, comma separated or "
                    "repeated; each may carry parameters as NAME:key=value,...")
     p.add_argument("-n", "--transformations-per-example", type=int, metavar="N", dest="n",
-                   help="perturbed copies per row (default: one per perturbation given)")
+                   help="perturbed copies per row (default: one per perturbation given; at most "
+                   "10000)")
     p.add_argument("--exclude-original", action="store_true",
                    help="do not write the original rows (by default each is written first)")
     p.add_argument("--pps", type=int, metavar="N",
@@ -99,9 +100,15 @@ def split_specs(values: list[str]) -> list[str]:
     return expand(split(values, continue_bare=True))  # 'papers': the eight of paper 000
 
 
+#: the most copies per row (``-n``). Memory does not grow with it (copies are generated and
+#: written as they come), but the output does: rows out = rows in × (N + 1), so a 10k-row file
+#: at the maximum is 10^8 rows (about 10 GB of TSV); beyond that it is sampling, not augmentation
+MAX_COPIES = 10_000
+
+
 def run(args: argparse.Namespace) -> int:
     from robustlab.data.files import format_for
-    from robustlab.data.stream import Output, apply_batched, derived_seed, write_outputs
+    from robustlab.data.stream import CopyJobs, Output, apply_batched, restartable, write_outputs
     from robustlab.errors import RobustlabError
     from robustlab.resources import ResourceMissing
 
@@ -112,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
         args.n = len(specs)
     if args.n < 1:
         raise InputError(f"--transformations-per-example {args.n}: must be at least 1")
+    if args.n > MAX_COPIES:
+        raise InputError(f"--transformations-per-example {args.n}: at most {MAX_COPIES} copies "
+                         f"per row (rows out = rows in x (N + 1); {MAX_COPIES} copies of a 10k-row "
+                         "file is already 10^8 rows)")
     try:
         perts = [build_perturbation(s, args.param, args.pps) for s in specs]
         plan = plan_output(args)
@@ -121,14 +132,15 @@ def run(args: argparse.Namespace) -> int:
             if label == plan.column:
                 raise InputError("--label-column: the label column cannot be the text column")
             train = Output(Path(args.train_file), format_for(args.train_file), ["label", "text"])
-            if Path(args.train_file).resolve() == Path(args.output).resolve():
-                raise InputError("--train-file must differ from --output")
     except ResourceMissing as exc:
         raise RobustlabError(str(exc)) from None
-    jobs = [(perts[k % len(perts)], derived_seed(args.seed, k // len(perts)))
-            for k in range(args.n)]
+    _check_space(args)
+    jobs = CopyJobs(perts, args.seed, args.n)  # generated as needed: -n never builds a list
     names = [pert.name for pert in perts]
-    with_error = "error" in plan.reader.columns
+    # a file is written atomically and can be redone with an 'error' column at the first
+    # failure; stdout, a FIFO or a device is written as rows come, so it gets that column now
+    with_error = "error" in plan.reader.columns or not restartable([args.output,
+                                                                     args.train_file])
     col = plan.column
     while True:
         report = PerturbReport()
@@ -140,9 +152,18 @@ def run(args: argparse.Namespace) -> int:
 
         def produce(writers: list[Any], with_error: bool = with_error, bar: Any = bar,
                     report: PerturbReport = report) -> None:
+            # one row at a time: its original, then each copy as it is made (never all -n)
             for line, row, results in apply_batched(plan.reader, jobs, col, on_batch=bar.update):
                 original = row.get(col)
-                copies = []
+                lab = row.get(label) if train else None
+                if not args.exclude_original:
+                    first = dict(row)
+                    first.update(perturbation="", changed=False)
+                    if with_error:
+                        first["error"] = ""
+                    writers[0].write(first)
+                if train:
+                    writers[1].write({"label": lab, "text": original})
                 for k, res in enumerate(results):
                     report.count(line, res.changed, res.error)
                     if res.error is not None and not with_error:
@@ -152,20 +173,9 @@ def run(args: argparse.Namespace) -> int:
                     copy["perturbation"] = names[k % len(names)]
                     if with_error:
                         copy["error"] = res.error or ""
-                    copies.append(copy)
-                if not args.exclude_original:
-                    first = dict(row)
-                    first.update(perturbation="", changed=False)
-                    if with_error:
-                        first["error"] = ""
-                    writers[0].write(first)
-                for copy in copies:
                     writers[0].write(copy)
-                if train:
-                    lab = row.get(label)
-                    writers[1].write({"label": lab, "text": original})
-                    for copy in copies:
-                        writers[1].write({"label": lab, "text": copy[col]})
+                    if train:
+                        writers[1].write({"label": lab, "text": res.text})
 
         try:
             written = write_outputs(outputs, produce)
@@ -184,6 +194,39 @@ def run(args: argparse.Namespace) -> int:
           + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
           file=sys.stderr)
     return 1 if report.n_failed else 0
+
+
+def _check_space(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output that cannot fit: each file written atomically needs
+    about (input size) × (copies + original) bytes free on its file system (a lower bound:
+    copies carry two more columns)."""
+    import os
+    import shutil
+
+    from robustlab.outputs import output_target
+    from robustlab.runs.inputs import human_size
+
+    per_row = args.n + (0 if args.exclude_original else 1)
+    for opt, path, rows in (("-o", args.output, per_row),
+                            ("--train-file", args.train_file, args.n + 1)):
+        if path is None:
+            continue
+        target = output_target(path, user=True)
+        if target.kind != "atomic":
+            continue  # a FIFO, a device or stdout: its reader decides
+        need = os.path.getsize(args.input) * rows
+        probe = target.path.parent
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        try:
+            free = shutil.disk_usage(probe).free
+        except OSError:
+            continue
+        if need > free:
+            raise InputError(f"{opt} {path}: augment would write at least {human_size(need)} "
+                             f"(input {human_size(os.path.getsize(args.input))} x {rows} rows per "
+                             f"row), more than the {human_size(free)} free there; lower -n or "
+                             "free space")
 
 
 class _Joined:

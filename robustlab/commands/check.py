@@ -37,6 +37,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from robustlab.studies.learnability.thresholds import load_plan
+
+    plan = load_plan(args.plan, args.out)
+    if args.junit_xml:  # before the study writes anything: not the plan, its data or its store
+        from robustlab.outputs import refuse_same_file
+        from robustlab.runs.store import run_files
+
+        refuse_same_file({"--junit-xml": args.junit_xml},
+                         {"PLAN": args.plan, "the plan's data": plan.dataset.get("path"),
+                          "the plan's test_data": plan.dataset.get("test_path"),
+                          **{f"the run's {f.name}": f for f in run_files(plan.out)}})
+    from robustlab.outputs import messages_off_stdout
+
+    with messages_off_stdout(args.junit_xml):  # --junit-xml -: the table goes to stderr
+        return _run(args, plan)
+
+
+def _run(args: argparse.Namespace, plan) -> int:
     from robustlab.outputs import atomic_write
     from robustlab.runs.store import RunStore
     from robustlab.runs.study import RunContext, run_study
@@ -45,14 +63,8 @@ def run(args: argparse.Namespace) -> int:
         Learnability,
         LearnabilityStudy,
     )
-    from robustlab.studies.learnability.thresholds import (
-        evaluate,
-        junit_xml,
-        load_plan,
-        results_table,
-    )
+    from robustlab.studies.learnability.thresholds import evaluate, junit_xml, results_table
 
-    plan = load_plan(args.plan, args.out)
     study = LearnabilityStudy(
         models=plan.models, perturbations=plan.perturbations, dataset=plan.dataset, p_grid=(),
         seeds=plan.seeds, experiments=tuple(e for e in ROBUSTNESS_EXPERIMENTS
@@ -74,6 +86,6 @@ def run(args: argparse.Namespace) -> int:
           + ("" if not failed else f"; failing examples: robustlab failures {plan.out}"))
     if args.junit_xml:
         payload = junit_xml(checks, plan.name, seconds)
-        atomic_write(args.junit_xml, lambda f: f.write(payload), mode="wb")
+        atomic_write(args.junit_xml, lambda f: f.write(payload), mode="wb", user=True)
         print(f"JUnit XML -> {args.junit_xml}", file=sys.stderr)
     return 1 if failed else 0

@@ -36,10 +36,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from robustlab.outputs import messages_off_stdout
+
+    with messages_off_stdout(args.export):  # --csv -: the table goes to stderr
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from robustlab.errors import InputError
-    from robustlab.runs.store import RunStore, is_run_dir
+    from robustlab.outputs import refuse_same_file
+    from robustlab.runs.store import RunStore, is_run_dir, run_files
     from robustlab.studies.learnability.predictions import (
         export_examples,
         failing_examples,
@@ -51,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.run_dir}: not a robustlab run directory (no store.sqlite)")
     if args.limit < 0:
         raise InputError(f"--limit {args.limit}: must be 0 or more")
+    refuse_same_file({"--csv": args.export},
+                     {f"RUN_DIR {f.name}": f for f in run_files(args.run_dir)})
     with RunStore(Path(args.run_dir), readonly=True) as store:
         summary = [s for s in failure_summary(store)
                    if (args.perturbation is None or s["perturbation"] == args.perturbation)
@@ -77,6 +87,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"  - {e['original']}")
             print(f"  + {e['perturbed']}")
     if args.export:
-        export_examples(rows, args.export)
+        export_examples(rows, args.export, user=True)
         print(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0

@@ -105,6 +105,13 @@ def execute(args: argparse.Namespace, name: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """The study, then the CI thresholds (``--min-accuracy``/``--max-drop``/…) if given."""
     thresholds = threshold_args(args)  # checked before the run directory is created
+    from robustlab.outputs import messages_off_stdout
+
+    with messages_off_stdout(getattr(args, "junit_xml", None)):  # --junit-xml -: to stderr
+        return _run(args, thresholds)
+
+
+def _run(args: argparse.Namespace, thresholds: dict[str, float]) -> int:
     rc = execute(args, args.command_name)
     if not thresholds:
         return rc
@@ -117,6 +124,16 @@ def run(args: argparse.Namespace) -> int:
 def run_correlate(args: argparse.Namespace) -> int:
     """Hypothesis tests with the log-AUC (full grids) or the learnability estimate (quick runs,
     or ``--measure estimate``); the output names the measure it used."""
+    from robustlab.outputs import messages_off_stdout, refuse_same_file
+    from robustlab.runs.store import run_files
+
+    refuse_same_file({"--json": args.json},  # before a summary.json is rewritten
+                     {f"{d} {f.name}": f for d in args.run_dirs for f in run_files(d)})
+    with messages_off_stdout(args.json):  # --json -: the tables go to stderr
+        return _correlate(args)
+
+
+def _correlate(args: argparse.Namespace) -> int:
     from robustlab.studies.learnability.estimate import correlate_estimate, is_quick, run_results
     from robustlab.studies.learnability.report import correlate_dirs
 

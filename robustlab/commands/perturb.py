@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.data.stream import apply_batched, write_stream
+    from robustlab.data.stream import apply_batched, restartable, write_stream
     from robustlab.errors import RobustlabError
     from robustlab.resources import ResourceMissing
 
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     # Every row carries an 'error' column when any row failed; that is known only at the end, so
     # the first pass assumes none and, at the first failure, the file is written again with it
     # (each row's output depends only on the seed and its text, so the second pass is identical).
-    with_error = "error" in plan.reader.columns
+    # Stdout, a FIFO or a device is written as rows come and cannot be redone: it has the column.
+    with_error = "error" in plan.reader.columns or not restartable([args.output])
     while True:
         report = PerturbReport()
         bar = progress_bar(args, pert.name)

@@ -8,6 +8,7 @@ adapter over :func:`robustlab.report.write_report`, which the TUI calls too.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -28,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from robustlab.outputs import is_stdout
     from robustlab.report import write_report
 
     path = write_report([Path(d) for d in args.run_dirs], args.out, args.format)
-    print(f"report: {path}")
+    print(f"report: {path}", file=sys.stderr if is_stdout(args.out) else sys.stdout)
     return 0

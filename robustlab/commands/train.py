@@ -8,7 +8,9 @@ training never leaves a half-written model behind.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from robustlab.options import (
     add_dataset_options,
@@ -102,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not args.force:
         raise InputError(f"--out {out}: already exists; pass --force to replace it or choose "
                          "another directory")
+    _refuse_inputs_inside(out, args)
     from robustlab.models.device import resolve_device
 
     resolve_device(args.device)  # a missing GPU fails here, before any data is read
@@ -132,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     train_acc = float(np.mean(model.predict([train.texts[i] for i in idx])
                               == np.asarray(train.labels)[idx]))
     test_acc = float(np.mean(model.predict(test.texts) == np.asarray(test.labels)))
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, user=True) as tmp:
         model.save(tmp)
         write_json(tmp / "train_info.json", {
             "model": args.model, "model_id": model.model_id(), "data": args.dataset,
@@ -146,6 +149,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"train accuracy{sample} {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
           f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
     return 0
+
+
+def _refuse_inputs_inside(out: Path, args: argparse.Namespace) -> None:
+    """``--out`` is replaced whole: refuse it (before any work) when an input is that directory
+    or inside it (``--force --out DIR --model DIR`` retraining in place, data kept in DIR)."""
+    from robustlab.errors import InputError
+
+    if not out.is_dir():
+        return
+    real = os.path.realpath(out)
+    for opt, value in (("--dataset", args.dataset), ("--test-dataset", args.test_dataset),
+                       ("--model", args.model)):
+        if value and os.path.exists(value):
+            p = os.path.realpath(value)
+            if p == real or p.startswith(real + os.sep):
+                raise InputError(f"{opt} {value}: is inside --out {out}, which training "
+                                 "replaces; write the model to another directory")
 
 
 def _inputs(args: argparse.Namespace) -> dict:

@@ -278,8 +278,9 @@ def _read_table(path: Path, fmt: str | None, encoding: str | None,
                 header: bool | None = None):
     """Read ``path`` as ``encoding`` (default UTF-8). No fallback: a file that does not decode
     is refused naming its line (mojibake such as ``cafÃ©`` would silently change the data)."""
-    from robustlab.data.files import _decode, format_for, read_rows
+    from robustlab.data.files import _decode, format_for, read_rows, regular_input
 
+    regular_input(path)  # read twice (format sniffing, rows) and hashed: no FIFO or /dev/zero
     enc = encoding or "utf-8"
     if fmt is None and format_for(path) == "text":
         try:

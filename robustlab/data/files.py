@@ -33,6 +33,11 @@ Every command and dataset loader that reads rows from a user's file goes through
 * Rows with the wrong number of fields, JSON that is not an object, or a missing file raise
   :class:`FileFormatError` (an :class:`~robustlab.errors.InputError`): one clear message, never
   a traceback, and nothing is written.
+* **Only regular files are read** (:func:`regular_input`): a FIFO, ``/dev/stdin`` or a device
+  such as ``/dev/zero`` is refused before reading, because every reader needs the file twice
+  (format and header detection, the row count, the SHA-256 of the run's input record) and
+  ``/dev/zero`` never ends. A CSV field, and a line of a streamed file, is at most
+  :data:`MAX_LINE` characters.
 * Writing is atomic (:func:`robustlab.outputs.atomic_write`): a file that exists is complete.
 """
 
@@ -55,6 +60,7 @@ __all__ = [
     "Table",
     "format_for",
     "read_rows",
+    "regular_input",
     "write_rows",
 ]
 
@@ -71,6 +77,9 @@ _EXTENSIONS = {
 TEXT_COLUMN_NAMES = ("text", "sentence", "review", "reviews", "content", "document", "source",
                      "src", "premise", "question", "sentence1")
 _HEADER_SAMPLE = 50
+#: the longest CSV field, and line of a streamed file (:mod:`robustlab.data.stream`), accepted:
+#: rows of 100k characters are legitimate, a file without line breaks is not a row file
+MAX_LINE = 64 << 20
 #: first-row values that mark a header row (with the columns above) when no numeric column decides
 HEADER_NAMES = frozenset((*TEXT_COLUMN_NAMES, "label", "labels", "gold_label", "class",
                           "sentiment", "target", "sentence2", "question1", "question2",
@@ -169,6 +178,36 @@ def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return _EXTENSIONS.get(suffix, "text")
 
 
+def regular_input(path: str | os.PathLike[str], what: str | None = None) -> Path:
+    """``path`` if it is a regular file (links followed), else :class:`FileFormatError`.
+
+    A FIFO, a socket or a device (``/dev/zero``, ``/dev/stdin``) is refused before any read:
+    robustlab reads an input more than once (format and header detection, the progress bar's
+    row count, the SHA-256 in the run's input record), which a stream cannot give, and a device
+    like ``/dev/zero`` would be read forever. ``what`` (an option) prefixes the message.
+    """
+    import stat
+
+    from robustlab.outputs import file_kind
+
+    p = Path(path)
+    where = f"{what} {p}" if what else str(p)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise FileFormatError(f"{where}: no such file") from None
+    except OSError as exc:
+        raise FileFormatError(f"{where}: cannot read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise FileFormatError(f"{where}: is a directory, expected a file")
+    if not stat.S_ISREG(mode):
+        raise FileFormatError(
+            f"{where}: is {file_kind(p)}, not a regular file; robustlab reads an input more "
+            "than once (format detection, its SHA-256 for the run record), so save the stream "
+            "to a file first")
+    return p
+
+
 def _decode(data: bytes, path: Path, encoding: str) -> str:
     enc = encoding.lower().replace("_", "-")
     if enc in ("utf-8", "utf8") and data.startswith(b"\xef\xbb\xbf"):
@@ -207,6 +246,7 @@ def read_rows(
     """Read a row file (see the module docstring for formats, headers and errors)."""
     path = Path(path)
     fmt = format_for(path, fmt)
+    regular_input(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -292,7 +332,7 @@ def _read_delimited(text: str, path: Path, fmt: str, header: bool | None) -> Tab
             lines.append(i)
     else:
         old = csv.field_size_limit()
-        csv.field_size_limit(max(old, 2**31 - 1))  # 100k-character rows are legitimate
+        csv.field_size_limit(MAX_LINE)  # 100k-character rows are legitimate
         reader = csv.reader(io.StringIO(text, newline=""), strict=True)
         start = 1
         try:
@@ -350,8 +390,12 @@ def write_rows(
     fmt: str | None = None,
     columns: Sequence[str] | None = None,
     header: bool = True,
+    *,
+    user: bool = False,
 ) -> Path:
     """Write rows atomically as ``fmt`` (default: from the extension). Output is UTF-8.
+    ``user``: ``path`` is one the user named (``-`` and devices written in place, links
+    resolved: :func:`robustlab.outputs.atomic_write`), not a run-directory file.
 
     ``rows`` is a :class:`Table` or dicts; ``columns`` (default: the table's, or the keys in order
     of first appearance) fixes the column order of TSV/CSV. ``text`` writes the single column
@@ -382,7 +426,7 @@ def write_rows(
     if path.is_dir():
         raise FileFormatError(f"{path}: is a directory; give an output file name")
     try:
-        return atomic_write(path, w)
+        return atomic_write(path, w, user=user)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
 

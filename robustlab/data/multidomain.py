@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from robustlab.data.files import read_rows
+from robustlab.data.files import read_rows, regular_input
 from robustlab.errors import InputError
 
 AMAZON_DOMAINS = ("books", "dvd", "electronics", "kitchen")
@@ -44,7 +44,7 @@ class DomainData:
 
 def read_review_file(path: str | os.PathLike[str], with_title: bool = False) -> list[str]:
     """The review texts of one ``.review`` file (optionally ``title. text``), in file order."""
-    p = Path(path)
+    p = regular_input(path)  # a FIFO or /dev/zero is refused, not read forever
     try:
         raw = p.read_bytes()
     except FileNotFoundError:

@@ -89,7 +89,12 @@ def plan_output(args: argparse.Namespace):
     from robustlab.data.files import format_for
     from robustlab.data.stream import RowReader
     from robustlab.errors import RobustlabError
+    from robustlab.outputs import refuse_same_file
 
+    # before anything is read or written: -o (or --train-file) naming the input, by inode
+    refuse_same_file({"-o/--output": args.output,
+                      "--train-file": getattr(args, "train_file", None)},
+                     {"-i/--input": args.input})
     out_fmt = args.output_format or (format_for(args.output) if known_extension(args.output)
                                      else None)
     reader = RowReader(args.input, args.fmt, args.encoding, args.header)

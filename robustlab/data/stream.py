@@ -11,11 +11,14 @@ rules to files too large to hold in memory, for ``robustlab perturb`` and ``robu
   order of first appearance, which every written row carries) and validates every line, so a
   malformed file fails before any work is done.
 * :func:`apply_batched` runs perturbations over rows in bounded batches (the only perturbation
-  loop of the two commands), never holding more than one batch.
+  loop of the two commands), never holding more than about :data:`HOLD_BYTES` of results,
+  however many copies per row (:class:`CopyJobs`, generated as they are needed).
 * :func:`write_outputs` / :func:`write_stream` write rendered batches through
-  :func:`robustlab.outputs.atomic_write`: every output appears complete or not at all.
+  :func:`robustlab.outputs.open_output`: a file appears complete or not at all; ``-``, a FIFO or
+  a device (``/dev/null``) is written in place as rows come.
 
-Memory is bounded by the batch size and the longest row, not by the file.
+Memory is bounded by the batch size and the longest row (:data:`~robustlab.data.files.MAX_LINE`),
+not by the file or the number of copies.
 """
 
 from __future__ import annotations
@@ -24,24 +27,30 @@ import codecs
 import csv
 import hashlib
 import io
+import itertools
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from robustlab.data.files import (
     _HEADER_SAMPLE,
+    MAX_LINE,
     FileFormatError,
     Table,
     _render,
     detect_header,
     format_for,
+    regular_input,
 )
 
-__all__ = ["BATCH", "BatchWriter", "Output", "RowReader", "apply_batched", "count_lines",
-           "derived_seed", "write_outputs", "write_stream"]
+__all__ = ["BATCH", "HOLD_BYTES", "BatchWriter", "CopyJobs", "Output", "RowReader",
+           "apply_batched", "count_lines", "derived_seed", "restartable", "write_outputs",
+           "write_stream"]
 
 #: texts per perturbation call (the same chunk size ``robustlab perturb`` always used)
 BATCH = 512
@@ -80,13 +89,10 @@ class RowReader:
         except LookupError:
             raise FileFormatError(
                 f"unknown encoding {encoding!r} (e.g. utf-8, cp1252, latin-1)") from None
+        regular_input(self.path)  # read twice or more: a FIFO or /dev/zero is refused
         try:
             with open(self.path, "rb"):
                 pass
-        except FileNotFoundError:
-            raise FileFormatError(f"{self.path}: no such file") from None
-        except IsADirectoryError:
-            raise FileFormatError(f"{self.path}: is a directory, expected a file") from None
         except OSError as exc:
             raise FileFormatError(f"{self.path}: cannot read ({exc.strerror})") from None
         self.header = False
@@ -174,6 +180,7 @@ class RowReader:
             for ln in parts:
                 n += 1
                 yield n, ln[:-1] if ln.endswith("\r") else ln
+            self._bound(carry, n + 1)
         if carry:
             yield n + 1, carry[:-1] if carry.endswith("\r") else carry
 
@@ -183,9 +190,19 @@ class RowReader:
         for text in self._blocks():
             pieces = io.StringIO(carry + text, newline="").readlines()
             carry = pieces.pop() if pieces and not pieces[-1].endswith("\n") else ""
+            self._bound(carry, None)
             yield from pieces
         if carry:
             yield carry
+
+    def _bound(self, carry: str, line: int | None) -> None:
+        """A line still open after :data:`MAX_LINE` characters ends the read: memory stays
+        bounded (and joining ever longer pieces quadratic time is avoided)."""
+        if len(carry) > MAX_LINE:
+            at = f"line {line}" if line is not None else "a line"
+            raise FileFormatError(
+                f"{self.path}: {at} is longer than {MAX_LINE:,} characters without a line "
+                "break; not a row file?")
 
     # ---- records ---------------------------------------------------------------------------------
     def _jsonl(self) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -209,7 +226,7 @@ class RowReader:
                     yield i, ln.split("\t")
             return
         old = csv.field_size_limit()
-        csv.field_size_limit(max(old, 2**31 - 1))  # 100k-character rows are legitimate
+        csv.field_size_limit(MAX_LINE)  # 100k-character rows are legitimate
         reader = csv.reader(self._csv_pieces(), strict=True)
         start = 1
         try:
@@ -269,30 +286,73 @@ def derived_seed(seed: int, k: int) -> int:
     return int.from_bytes(h.digest(), "little")
 
 
+class CopyJobs(Sequence[tuple[Any, int]]):
+    """The ``(perturbation, seed)`` of copy k of every row (``robustlab augment``), computed when
+    asked: copies cycle through ``perts``, copy k has :func:`derived_seed` (``seed``, k // len).
+    Built up front, ``-n 10**12`` jobs would fill memory before the first row is read."""
+
+    def __init__(self, perts: Sequence[Any], seed: int, n: int) -> None:
+        self.perts, self.seed, self.n = list(perts), int(seed), int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k: int) -> tuple[Any, int]:  # type: ignore[override]
+        if not isinstance(k, int):
+            raise TypeError("CopyJobs takes integer indexes")
+        if k < 0:
+            k += self.n
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        return self.perts[k % len(self.perts)], derived_seed(self.seed, k // len(self.perts))
+
+    def __iter__(self) -> Iterator[tuple[Any, int]]:
+        for k in range(self.n):
+            yield self[k]
+
+
+#: about the most memory the results of one batch take (rows × jobs × (text + objects)):
+#: ``augment -n`` shrinks the batch to stay under it, so memory does not grow with -n × rows
+HOLD_BYTES = 32 << 20
+#: bytes a result takes besides its text (the Outcome and Result objects, the str header)
+_RESULT_BYTES = 300
+
+
 def apply_batched(rows: Iterable[tuple[int, dict[str, Any]]], jobs: Sequence[tuple[Any, int]],
                   column: str, batch: int | None = None,
                   on_batch: Callable[[int], None] | None = None,
-                  ) -> Iterator[tuple[int, dict[str, Any], list[Result]]]:
-    """Yield ``(line, row, results)`` in input order, one result per job ``(perturbation, seed)``.
+                  ) -> Iterator[tuple[int, dict[str, Any], Iterable[Result]]]:
+    """Yield ``(line, row, results)`` in input order, one result per job ``(perturbation, seed)``
+    in job order.
 
     Texts go to ``perturb_outcomes`` ``batch`` (default :data:`BATCH`) at a time, each job on
-    the same batch; at most ``4 * batch`` rows are held, so rows whose value is not a string
-    (reported, not perturbed) cannot grow a batch without bound. ``on_batch(n)`` is called after each batch
-    with its number of rows (the progress bar).
+    the same batch; a batch also ends once its results would take about :data:`HOLD_BYTES`
+    (``len(jobs)`` × its texts), so with many jobs (``augment -n``) it holds fewer rows, and a
+    row whose own results exceed that gets a lazy iterator that perturbs its copies a few at a
+    time (consume it before asking for the next row). Memory is thus bounded whatever
+    ``len(jobs)`` × rows. At most ``4 * batch`` rows are held, so rows whose value is not a
+    string (reported, not perturbed) cannot grow a batch without bound. ``on_batch(n)`` is
+    called after each batch with its number of rows (the progress bar).
     """
     batch = batch or BATCH
+    n_jobs = len(jobs)
     pending: list[tuple[int, dict[str, Any]]] = []
     texts: list[str] = []
+    held = 0  # estimated bytes of the pending batch's results
 
-    def flush() -> Iterator[tuple[int, dict[str, Any], list[Result]]]:
-        outs = [iter(p.perturb_outcomes(texts, seed=s)) if texts else iter(()) for p, s in jobs]
+    def flush() -> Iterator[tuple[int, dict[str, Any], Iterable[Result]]]:
+        lazy = len(texts) == 1 and held > HOLD_BYTES  # one row's copies alone are too many
+        outs = [] if lazy else [iter(p.perturb_outcomes(texts, seed=s)) if texts else iter(())
+                                for p, s in jobs]
         for line, row in pending:
             value = row.get(column)
-            if isinstance(value, str):
-                res = [Result(o.text, o.changed, o.error) for o in (next(it) for it in outs)]
+            res: Iterable[Result]
+            if not isinstance(value, str):
+                res = itertools.repeat(_not_a_string(value), n_jobs)
+            elif lazy:  # the one text's copies, a job at a time as they are consumed
+                res = (Result(o.text, o.changed, o.error) for o in _lazy_outcomes(value, jobs))
             else:
-                why = f"not a string ({'null' if value is None else type(value).__name__})"
-                res = [Result(value, False, why)] * len(jobs)
+                res = [Result(o.text, o.changed, o.error) for o in (next(it) for it in outs)]
             yield line, row, res
         if on_batch:
             on_batch(len(pending))
@@ -304,10 +364,23 @@ def apply_batched(rows: Iterable[tuple[int, dict[str, Any]]], jobs: Sequence[tup
         value = row.get(column)
         if isinstance(value, str):
             texts.append(value)
-        if len(texts) >= batch or len(pending) >= 4 * batch:
+            held += n_jobs * (_RESULT_BYTES + len(value))
+        if len(texts) >= batch or len(pending) >= 4 * batch or held >= HOLD_BYTES:
             yield from flush()
+            held = 0
     if pending:
         yield from flush()
+
+
+def _lazy_outcomes(text: str, jobs: Sequence[tuple[Any, int]]) -> Iterator[Any]:
+    """The outcome of every job on one text, computed a job at a time (each has its own seed, so
+    they cannot share a ``perturb_outcomes`` call)."""
+    for p, s in jobs:
+        yield from p.perturb_outcomes([text], seed=s)
+
+
+def _not_a_string(value: Any) -> Result:
+    return Result(value, False, f"not a string ({'null' if value is None else type(value).__name__})")
 
 
 # ---- writing ---------------------------------------------------------------------------------------
@@ -343,8 +416,12 @@ class BatchWriter:
         if not self._buf and not self._first:
             return
         o = self.out
-        self.f.write(_render(o.path, o.fmt, self._buf, o.columns, o.header and self._first,
-                             self.written))
+        text = _render(o.path, o.fmt, self._buf, o.columns, o.header and self._first,
+                       self.written)
+        try:
+            self.f.write(text)
+        except OSError as exc:  # a device or FIFO written in place: /dev/full, a closed reader
+            raise FileFormatError(f"{o.path}: cannot write ({exc.strerror or exc})") from None
         self.written += len(self._buf)
         self._first = False
         self._buf = []
@@ -352,38 +429,56 @@ class BatchWriter:
 
 def write_outputs(outputs: Sequence[Output],
                   produce: Callable[[list[BatchWriter]], None]) -> list[int]:
-    """Open every output atomically (:func:`robustlab.outputs.atomic_write`), let
+    """Open every output (:func:`robustlab.outputs.open_output`, as paths the user named), let
     ``produce(writers)`` stream into them, flush; returns rows written per output.
 
-    Nothing is moved into place unless ``produce`` and every flush succeed, so an error leaves
-    no output file (and a file that exists is complete).
+    A regular file (or a new path) is written atomically: nothing is moved into place unless
+    ``produce`` and every flush succeed, so an error leaves no output file. ``-``, a FIFO or a
+    device is written in place as rows come (:func:`restartable` is then False); a write error
+    names the output.
     """
-    from robustlab.outputs import atomic_write
+    from contextlib import ExitStack
 
-    for o in outputs:
-        if o.path.is_dir():
-            raise FileFormatError(f"{o.path}: is a directory; give an output file name")
     writers: list[BatchWriter] = []
-
-    def nest(i: int) -> None:
-        if i == len(outputs):
-            produce(writers)
-            for w in writers:
-                w.flush()
-            return
-
-        def body(f: Any) -> None:
-            writers.append(BatchWriter(f, outputs[i]))
-            nest(i + 1)
-
-        try:
-            atomic_write(outputs[i].path, body)
-        except OSError as exc:
-            raise FileFormatError(
-                f"{outputs[i].path}: cannot write ({exc.strerror or exc})") from None
-
-    nest(0)
+    with ExitStack() as stack:
+        for o in outputs:
+            writers.append(BatchWriter(stack.enter_context(_opened(o.path)), o))
+        produce(writers)
+        for w in writers:
+            w.flush()
     return [w.written for w in writers]
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[Any]:
+    """:func:`robustlab.outputs.open_output` whose own failures (opening, the final flush,
+    the rename) are one line naming ``path``."""
+    from robustlab.outputs import open_output
+
+    cm = open_output(path, user=True)
+    try:
+        f = cm.__enter__()
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    try:
+        yield f
+    except BaseException:
+        if not cm.__exit__(*sys.exc_info()):
+            raise
+        return
+    try:
+        cm.__exit__(None, None, None)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def restartable(paths: Iterable[str | os.PathLike[str] | None]) -> bool:
+    """True when every output is written atomically, so a pass can be abandoned and started
+    again (perturb/augment redo the file with an ``error`` column at the first failed row);
+    False when one is standard output, a FIFO or a device, written as rows come."""
+    from robustlab.outputs import output_target
+
+    return all(output_target(p, user=True).replaceable for p in paths if p is not None)
 
 
 def write_stream(path: str | os.PathLike[str], records: Iterable[Mapping[str, Any]], fmt: str,

@@ -71,23 +71,33 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     """Write the report atomically and return its path. The format follows ``fmt`` or the
     suffix of ``out`` (.md → Markdown, else HTML). Markdown's figures are PNG files in
     ``<name>_figures/`` beside it (written first, so a report that exists is complete)."""
-    from robustlab.outputs import atomic_dir, atomic_write
+    from robustlab.outputs import atomic_dir, atomic_write, output_target, refuse_same_file
+    from robustlab.runs.store import run_files
 
     if fmt is None:
         fmt = "md" if out is not None and Path(out).suffix.lower() in (".md", ".markdown") \
             else "html"
     if fmt not in FORMATS:
         raise InputError(f"--format: unknown {fmt!r}; choose from {', '.join(FORMATS)}")
+    # --out is the user's path (links resolved; '-', a FIFO or a device written in place); the
+    # default report.html is a run-directory file (a link there is refused)
+    user = out is not None
     path = Path(out) if out is not None else default_out(run_dirs, fmt)
     if path.is_dir():
         raise InputError(f"--out {path}: is a directory; give a file name")
+    target = output_target(path, user=user)
+    refuse_same_file({"--out": path} if user else {},
+                     {f"{d}: {f.name}": f for d in run_dirs for f in run_files(d)})
     doc = build_document(run_dirs)
     fig_dir = None
     if fmt == "md" and figures(doc):
-        fig_dir = f"{path.stem}_figures"
-        with atomic_dir(path.parent / fig_dir) as tmp:
+        if target.kind != "atomic":
+            raise InputError(f"--out {out}: a Markdown report's figures are PNG files beside it; "
+                             "give a file name, or --format html (figures inlined)")
+        fig_dir = f"{target.path.stem}_figures"
+        with atomic_dir(target.path.parent / fig_dir, user=user) as tmp:
             for f in figures(doc):
                 (tmp / f.name).write_bytes(f.png)
     text = render(doc, fmt, fig_dir)
-    atomic_write(path, lambda f: f.write(text))
+    atomic_write(path, lambda f: f.write(text), user=user)
     return path

@@ -78,6 +78,10 @@ def describe(value: str | os.PathLike[str], origin: str) -> Record:
     """The record of one input: a local file or directory gets its absolute path, size, SHA-256
     (and file count); anything else (a dataset name, ``wordnet``) is kept as a ``name``."""
     p = Path(value).expanduser()
+    if p.exists() and not p.is_file() and not p.is_dir():
+        from robustlab.data.files import regular_input
+
+        regular_input(p, origin)  # a FIFO or a device cannot be hashed and then read: refused
     if p.is_file():
         return {"path": str(p.resolve()), "origin": origin, "size": p.stat().st_size,
                 "sha256": file_sha256(p)}

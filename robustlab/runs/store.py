@@ -38,6 +38,7 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,7 +48,7 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
-from robustlab.outputs import json_default
+from robustlab.outputs import json_default, resolve_run_dir
 from robustlab.runs.inputs import KEY as INPUTS_KEY
 from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
@@ -192,6 +193,9 @@ class RunStore:
         p = Path(path)
         self.path = p / STORE_NAME if p.is_dir() or p.suffix != ".sqlite" else p
         self.run_dir = self.path.parent
+        if not readonly:  # a run directory that is a link: resolved once, said once
+            self.run_dir = resolve_run_dir(self.run_dir)
+            self.path = self.run_dir / self.path.name
         self.readonly = readonly
         if readonly and not self.path.exists():
             raise StoreError(f"no run store at {self.path} (not a robustlab run directory?)")
@@ -204,13 +208,45 @@ class RunStore:
             self._conn = self._connect()
         return self._conn
 
+    def _check_files(self) -> None:
+        """Refuse a store (or its ``-wal``/``-shm``/``-journal``) that is a symbolic link or
+        not a regular file: SQLite follows links and would write its tables, or WAL frames, into
+        whatever file the link names (another run's store, any file of the user's). Python's
+        sqlite3 cannot pass ``SQLITE_OPEN_NOFOLLOW``, so this is checked here and once more
+        after opening (:meth:`_check_opened`)."""
+        for f in (self.path, *(Path(f"{self.path}{x}") for x in ("-wal", "-shm", "-journal"))):
+            try:
+                st = os.lstat(f)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                raise StoreError(f"{f} is a symbolic link; robustlab does not open a run store "
+                                 "through a link (it could name another run's store or any file)"
+                                 "; remove the link and rerun")
+            if not stat.S_ISREG(st.st_mode):
+                raise StoreError(f"{f} is not a regular file; remove it and rerun")
+
+    def _check_opened(self, conn: sqlite3.Connection) -> None:
+        """The file SQLite opened (it reports the resolved name) is this run's own store, not one
+        a link swapped in after :meth:`_check_files`; checked before anything is written."""
+        row = conn.execute("PRAGMA database_list").fetchone()
+        opened = row[2] if row else ""
+        own = os.path.join(os.path.realpath(self.run_dir), self.path.name)
+        if opened and opened != own:
+            conn.close()
+            raise StoreError(f"{self.path} opened as {opened}: a symbolic link; robustlab does "
+                             "not open a run store through a link; remove it and rerun")
+
     def _connect(self) -> sqlite3.Connection:
+        self._check_files()
         try:
             if self.readonly:
                 conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+                self._check_opened(conn)
             else:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+                self._check_opened(conn)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(_SCHEMA)
@@ -645,6 +681,17 @@ def _config_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 def is_run_dir(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / STORE_NAME).exists()
+
+
+def run_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The files of a run directory that readers rely on (the store and its WAL/shared memory,
+    ``summary.json``, ``results.jsonl``, the worker's record and log), those that exist: what
+    an output of ``report``/``failures``/``correlate`` must never be (``--out RUN/store.sqlite``
+    would replace the store)."""
+    d = Path(path)
+    names = (STORE_NAME, f"{STORE_NAME}-wal", f"{STORE_NAME}-shm", f"{STORE_NAME}-journal",
+             "summary.json", "results.jsonl", "worker.json", "worker.log")
+    return [d / n for n in names if (d / n).exists()]
 
 
 def print_failed_cells(out: str | os.PathLike[str], keys: list[str], header: str,

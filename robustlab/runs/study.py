@@ -361,7 +361,7 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
     """The lifecycle of every study (module docstring). Re-running the same study into the same
     ``out`` resumes it; a different study there is refused naming what differs."""
     from robustlab.models.device import resolve_device
-    from robustlab.outputs import check_out_dir
+    from robustlab.outputs import check_out_dir, resolve_run_dir
     from robustlab.runs.ray_backend import prepare
 
     ctx = ctx or RunContext()
@@ -369,7 +369,7 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
     ctx.validate()
     check_out_dir(out)
     resolve_device(ctx.device)  # --device cuda without a GPU: one line, nothing written
-    out = Path(out)
+    out = resolve_run_dir(out)  # a run directory that is a link: resolved once, said once
     study = _adopt_stored_spelling(study, out, ctx)
     _refuse_other_options(study, out)
     recorded = run_inputs.collect(study.inputs())

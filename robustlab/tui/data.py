@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from robustlab.errors import InputError
+from robustlab.outputs import open_run_file
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
 from robustlab.textfmt import printable
@@ -64,13 +66,13 @@ class RunSummary:
 
 def tail(path: Path, lines: int = 20, max_bytes: int = 64_000) -> list[str]:
     """The last ``lines`` lines of a (possibly large, possibly absent) text file."""
-    try:
-        with open(path, "rb") as f:
+    try:  # no link followed, and a FIFO planted as worker.log cannot block the TUI
+        with os.fdopen(open_run_file(path, os.O_RDONLY), "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - max_bytes))
             data = f.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, InputError):
         return []
     return [ln for ln in data.splitlines() if ln.strip()][-lines:]
 
@@ -258,9 +260,10 @@ def _rate(finished: list[float], run: RunSummary, now: float | None) -> tuple[fl
 
 def read_summary(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """``summary.json`` if the run wrote it (it is written atomically at the end)."""
-    try:
-        return json.loads((Path(path) / "summary.json").read_text())
-    except (OSError, ValueError):
+    try:  # a regular file only: a FIFO or /dev/zero link there would hang the TUI
+        with os.fdopen(open_run_file(Path(path) / "summary.json", os.O_RDONLY), "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError, InputError):
         return None
 
 

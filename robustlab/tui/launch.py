@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.outputs import write_json
+from robustlab.outputs import open_run_file, write_json
 from robustlab.runs.procs import (
     pid_alive,
     process_cmdline,
@@ -187,7 +187,10 @@ def spawn_detached(argv: Sequence[str], run_dir: str | os.PathLike[str], *,
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     argv = list(argv)
-    with open(run_dir / WORKER_LOG, "ab") as log:
+    # O_NOFOLLOW, regular files only: a worker.log link planted in the run directory must not
+    # make the worker append its output to the file it names
+    log_fd = open_run_file(run_dir / WORKER_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with os.fdopen(log_fd, "ab") as log:
         log.write(f"\n--- {time.strftime('%Y-%m-%d %H:%M:%S')} launching: "
                   f"{shlex.join(argv)}\n".encode())
         log.flush()

@@ -72,16 +72,17 @@ def fmt(v: Any, digits: int = 3) -> str:
 
 
 def export_table(table: Table, path: str | os.PathLike[str]) -> Path:
-    """Write a table as CSV (``.csv``) or a list of JSON records (``.json``)."""
+    """Write a table as CSV (``.csv``) or a list of JSON records (``.json``) to the path the
+    user typed (links resolved, a device written in place: :func:`robustlab.outputs.atomic_write`)."""
     path = Path(path)
     if path.suffix == ".json":
-        return write_json(path, table.records())
+        return write_json(path, table.records(), user=True)
     if path.suffix == ".csv":
         def w(f):
             out = csv.writer(f)
             out.writerow(table.columns)
             out.writerows([["" if v is None else v for v in r] for r in table.rows])
-        return atomic_write(path, w)
+        return atomic_write(path, w, user=True)
     raise InputError(f"cannot export a table to {path.name}: use a .csv or .json file name")
 
 
@@ -92,7 +93,7 @@ def export_plot(plot: Plot, path: str | os.PathLike[str]) -> Path:
         raise InputError(f"cannot export a plot to {path.name}: use a .png file name")
     from robustlab import plots
 
-    return plots.save_png(plots.spec_figure(plot), path, dpi=120)
+    return plots.save_png(plots.spec_figure(plot), path, dpi=120, user=True)
 
 
 def export(obj: Table | Plot, path: str | os.PathLike[str]) -> Path:

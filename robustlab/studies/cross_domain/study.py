@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robustlab.data.files import regular_input
 from robustlab.errors import InputError
 from robustlab.metrics import consistency as cons
 from robustlab.runs.executor import CellOutput, RunReport
@@ -198,8 +199,7 @@ class MTStudy(CrossDomainConfig):
         files = [*(s.split("=", 1)[-1] for s in self.systems), *self.refs,
                  *([self.domains] if self.domains else []), *([self.human] if self.human else [])]
         for f in files:
-            if not Path(f).is_file():
-                raise InputError(f"{f}: no such file")
+            regular_input(f)  # a FIFO or /dev/zero is refused, never read forever
         if self.wmt22_dir is not None and not Path(self.wmt22_dir).is_dir():
             raise InputError(f"--wmt22-dir {self.wmt22_dir}: no such directory")
 
@@ -477,8 +477,8 @@ class ScoresStudy(CrossDomainConfig):
             raise InputError("--domains is only used with --wmt-da (score tables carry a domain "
                              "column)")
         for f in (self.file, self.domains, self.human):
-            if f and not Path(f).is_file():
-                raise InputError(f"{f}: no such file")
+            if f:
+                regular_input(f)
 
     def argv(self) -> list[str]:
         argv = ["cross-domain", "scores", self.file]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,14 +179,15 @@ def shared_fit(cache_dir: str | None, key: str, build: Callable[[], Any],
         return model, fit(model), True
     import json
 
-    from robustlab.outputs import atomic_dir, write_json
+    from robustlab.outputs import atomic_dir, open_run_file, refuse_link, write_json
     from robustlab.signature import fingerprint
 
-    d = Path(cache_dir)
+    d = refuse_link(cache_dir)  # inside the run directory: links there are never followed
     d.mkdir(parents=True, exist_ok=True)
     name = fingerprint(key, n=16)
-    target, meta = d / name, d / name / "robustlab_cache.json"
-    with open(d / f"{name}.lock", "a+") as lock:
+    target, meta = refuse_link(d / name), d / name / "robustlab_cache.json"
+    lock_fd = open_run_file(d / f"{name}.lock", os.O_RDWR | os.O_CREAT)
+    with os.fdopen(lock_fd, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if meta.is_file():

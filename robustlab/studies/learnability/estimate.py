@@ -413,5 +413,5 @@ def correlate_estimate(run_dirs: list[Path], *, estimate_p: float | None = None,
     print(estimate_text(block))
     if json_path:
         write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "measure": MEASURE,
-                               "estimate": block})
+                               "estimate": block}, user=True)
     return 0

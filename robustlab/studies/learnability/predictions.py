@@ -94,11 +94,13 @@ def failing_examples(store: Any, *, perturbation: str | None = None, model: str 
     return out[:limit] if limit is not None else out
 
 
-def export_examples(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
-    """Write failing examples atomically (CSV, TSV or JSONL from the extension)."""
+def export_examples(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], *,
+                    user: bool = False) -> None:
+    """Write failing examples atomically (CSV, TSV or JSONL from the extension); ``user``: a
+    path the user named (``failures --csv``, :func:`robustlab.outputs.atomic_write`)."""
     from robustlab.data.files import write_rows
 
-    write_rows(path, rows, columns=list(EXAMPLE_COLUMNS))
+    write_rows(path, rows, columns=list(EXAMPLE_COLUMNS), user=user)
 
 
 def write_failure_report(store: Any, out_dir: str | os.PathLike[str]) -> list[str]:

@@ -386,5 +386,5 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
     print(advice_text(adv))
     if json_path:
         write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "pairs": pairs,
-                               "correlations": corr, "advice": adv})
+                               "correlations": corr, "advice": adv}, user=True)
     return 0

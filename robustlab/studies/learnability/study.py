@@ -47,6 +47,7 @@ import numpy as np
 
 from robustlab.errors import InputError
 from robustlab.metrics.learnability import learnability_ate, learnability_prob
+from robustlab.outputs import refuse_link
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.store import Cell
 from robustlab.runs.study import Plan, RunContext
@@ -370,7 +371,9 @@ class Learnability:
         _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
         # worker processes share the clean model of exp 0/1 through files (one process per
         # machine trains it, the others load it); the sequential executor shares it in memory
-        cache = None if ctx.executor == "sequential" else str((out / CACHE_DIR).resolve())
+        # the cache is a run-directory file: a link planted there is refused, never resolved
+        cache = None if ctx.executor == "sequential" else \
+            str(refuse_link(out.resolve() / CACHE_DIR))
         cells = study.cells(splits.fingerprint, num_threads=ctx.threads, cache_dir=cache,
                             device=ctx.device)
         backend = {}

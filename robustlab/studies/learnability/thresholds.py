@@ -119,7 +119,9 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     """Parse and validate a TOML test plan (relative paths are relative to the plan's folder)."""
     import tomllib
 
-    path = Path(path)
+    from robustlab.data.files import regular_input
+
+    path = regular_input(path, "PLAN")  # a FIFO or /dev/zero is refused, not read forever
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -305,6 +307,15 @@ def threshold_args(args: Any) -> dict[str, float]:
     exps = getattr(args, "experiments", None)
     if given and exps is not None and "robustness" not in exps:
         raise InputError("thresholds need the robustness experiment; add it to --experiments")
+    if getattr(args, "junit_xml", None):
+        from robustlab.outputs import refuse_same_file
+        from robustlab.runs.store import run_files
+
+        out = getattr(args, "out", None)
+        refuse_same_file({"--junit-xml": args.junit_xml},
+                         {"--dataset": getattr(args, "dataset", None),
+                          "--test-dataset": getattr(args, "test_dataset", None),
+                          **{f"--out {f.name}": f for f in (run_files(out) if out else [])}})
     return given
 
 
@@ -326,5 +337,5 @@ def gate(run_dir: str | os.PathLike[str], models: Sequence[str], perturbations: 
     print(f"{len(checks) - failed} of {len(checks)} threshold checks passed")
     if junit:
         payload = junit_xml(checks, suite, seconds)
-        atomic_write(junit, lambda f: f.write(payload), mode="wb")
+        atomic_write(junit, lambda f: f.write(payload), mode="wb", user=True)
     return 1 if failed else 0
