@@ -18,6 +18,7 @@ from robustlab.commands._options import (
 )
 from robustlab.errors import InputError
 from robustlab.outputs import check_out_dir
+from robustlab.textfmt import echo
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
 
@@ -111,7 +112,7 @@ def status_printer(args: argparse.Namespace):
     loading), unless --no-progress/--quiet."""
     if getattr(args, "no_progress", False) or getattr(args, "quiet", False):
         return lambda _msg: None
-    return lambda msg: print(f"robustlab attack: {msg}", file=sys.stderr, flush=True)
+    return lambda msg: echo(f"robustlab attack: {msg}", file=sys.stderr, flush=True)
 
 
 def _num(value: float | None, fmt: str = ".2f") -> str:
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
             ppl_model=args.ppl_model, command=shlex.join(["robustlab", *sys.argv[1:]]),
             progress=not args.no_progress, model_spec=args.model, log=say,
             inputs=command_inputs(args), **executor_kwargs(args))
-    print(summary_line(args.recipe, summary, args.out))
+    echo(summary_line(args.recipe, summary, args.out))
     if summary["failed_cells"]:
         from robustlab.runs.store import print_failed_cells
 

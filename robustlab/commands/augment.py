@@ -40,6 +40,7 @@ from robustlab.data.row_jobs import (
     progress_bar,
 )
 from robustlab.errors import InputError
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -178,10 +179,10 @@ def run(args: argparse.Namespace) -> int:
         break
     n_in = report.rows // args.n
     print_report(report, args, plan.fmt, _Joined(perts))
-    print(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
-          f"{'' if args.exclude_original else ' + the original'})"
-          + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
-          file=sys.stderr)
+    echo(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
+         f"{'' if args.exclude_original else ' + the original'})"
+         + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
+         file=sys.stderr)
     return 1 if report.n_failed else 0
 
 

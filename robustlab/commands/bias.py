@@ -17,6 +17,7 @@ from robustlab.commands._options import (
 )
 from robustlab.errors import InputError
 from robustlab.outputs import check_out_dir
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -123,13 +124,13 @@ def run(args: argparse.Namespace) -> int:
                      "blacklist": protected, "kappa": args.kappa, "delta": args.delta},
         inputs=command_inputs(args, spec),
         log=None if args.no_progress else
-        (lambda m: print(f"robustlab bias: {m}", file=sys.stderr, flush=True)),
+        (lambda m: echo(f"robustlab bias: {m}", file=sys.stderr, flush=True)),
         **executor_kwargs(args))
-    print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
+    echo(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
         row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}
         cells = [("n/a" if row.get(k, {}).get("B") is None else f"{row[k]['B']:+.4f}")
                  for k in ks]
-        print(f"{pair:>18s} " + " ".join(f"{c:>10s}" for c in cells))
-    print(f"-> {args.out}")
+        echo(f"{pair:>18s} " + " ".join(f"{c:>10s}" for c in cells))
+    echo(f"-> {args.out}")
     return 0 if summary["complete"] else 1

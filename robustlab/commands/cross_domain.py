@@ -16,7 +16,7 @@ from typing import Any
 from robustlab.commands._options import add_model_option, add_quiet_option, add_seed_option
 from robustlab.models.device import add_device_option
 from robustlab.outputs import check_out_dir
-from robustlab.textfmt import align
+from robustlab.textfmt import align, echo
 
 _EPILOG = """examples:
   robustlab cross-domain mt --wmt22-dir ../shared/data/wmt22_general --pair ru-en --out runs/ru-en
@@ -160,7 +160,7 @@ def _log(args: argparse.Namespace) -> Any:
     """Set-up lines (the inputs a run records) on stderr, unless --quiet."""
     if getattr(args, "quiet", False):
         return None
-    return lambda msg: print(f"robustlab cross-domain: {msg}", file=sys.stderr, flush=True)
+    return lambda msg: echo(f"robustlab cross-domain: {msg}", file=sys.stderr, flush=True)
 
 
 def _command() -> str:
@@ -205,7 +205,7 @@ def run_mt(args: argparse.Namespace) -> int:
     summary = run(study, data, args.out, command=_command(), plots=not args.no_plots,
                   origin=origin, log=_log(args))
     print_table(summary)
-    print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
+    echo(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if summary["complete"] else 1
 
 
@@ -219,8 +219,8 @@ def run_clf(args: argparse.Namespace) -> int:
     root = args.data_dir or str(shared / "data" / "amazon_multidomain")
     origin = "--data-dir" if args.data_dir else f"default: shared folder ({rule})"
     if not args.quiet:
-        print(f"robustlab cross-domain: data root {Path(root).resolve()} ({origin})",
-              file=sys.stderr)
+        echo(f"robustlab cross-domain: data root {Path(root).resolve()} ({origin})",
+             file=sys.stderr)
     study = ClfStudy(root=root, models=tuple(args.model), domains=tuple(args.domains),
                      train_domains=tuple(args.train_domains) if args.train_domains else None,
                      steps=args.steps, max_train=args.max_train, max_test=args.max_test,
@@ -229,7 +229,7 @@ def run_clf(args: argparse.Namespace) -> int:
                   workers=args.workers, plots=not args.no_plots, device=args.device,
                   progress=not args.quiet, root_origin=origin, log=_log(args))
     print_table(summary)
-    print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
+    echo(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if summary["complete"] else 1
 
 
@@ -256,7 +256,7 @@ def run_scores(args: argparse.Namespace) -> int:
                   log=_log(args))
     print_table(summary)
     if args.out:
-        print(f"\nwrote {args.out} ({', '.join(summary['files'])})")
+        echo(f"\nwrote {args.out} ({', '.join(summary['files'])})")
     return 0
 
 
@@ -264,7 +264,7 @@ def print_table(summary: dict[str, Any]) -> None:
     """One line per system, then rankings and agreement with the human ranking."""
     systems = summary["systems"]
     if not systems:
-        print("no finished systems")
+        echo("no finished systems")
         return
     eps = sorted(systems[0]["gamma"], key=float)
     e_show = "10" if "10" in eps else eps[len(eps) // 2]
@@ -282,18 +282,18 @@ def print_table(summary: dict[str, Any]) -> None:
                      f"{r['gamma'][e_show]:.3f}", f"{r['gamma_auc']:.3f}",
                      f"{r['bagging']['cov']:.3f}", f"{r['design_bagging']['cov']:.3f}",
                      f"{min(loo):.3f}–{max(loo):.3f}"])
-    print(align(head, rows))
+    echo(align(head, rows))
     if unit:
-        print(f"ε grid: {grid['t'][0]:g}σ..{grid['t'][1]:g}σ in units of the score spread "
-              f"σ = {grid['sigma_ref']:.4g} (--eps-grid sigma)")
-    print()
+        echo(f"ε grid: {grid['t'][0]:g}σ..{grid['t'][1]:g}σ in units of the score spread "
+             f"σ = {grid['sigma_ref']:.4g} (--eps-grid sigma)")
+    echo()
     for name, order in summary.get("rankings", {}).items():
-        print(f"{name:>10}: {' > '.join(order)}")
+        echo(f"{name:>10}: {' > '.join(order)}")
     if summary.get("human_missing"):
-        print(f"warning: no human score for {', '.join(summary['human_missing'])} (system names "
-              "must match the human score file)", file=sys.stderr)
+        echo(f"warning: no human score for {', '.join(summary['human_missing'])} (system names "
+             "must match the human score file)", file=sys.stderr)
     for metric, a in (summary.get("agreement") or {}).items():
         tau = "n/a" if a["kendall_tau"] is None else f"{a['kendall_tau']:.3f}"
         pw = "n/a" if a["pairwise"] is None else f"{a['pairwise']:.3f}"
-        print(f"agreement with human, {metric:>5}: pairwise {pw}, Kendall τ {tau} "
-              f"({a['n_systems']} systems)")
+        echo(f"agreement with human, {metric:>5}: pairwise {pw}, Kendall τ {tau} "
+             f"({a['n_systems']} systems)")

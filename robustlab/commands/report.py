@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from robustlab.textfmt import echo
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write one HTML or Markdown report of finished (or "
@@ -31,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.report import write_report
 
     path = write_report([Path(d) for d in args.run_dirs], args.out, args.format)
-    print(f"report: {path}")
+    echo(f"report: {path}")
     return 0

@@ -52,6 +52,7 @@ from robustlab.runs.executor import CellOutput
 from robustlab.runs.store import Cell
 from robustlab.signature import make_signature
 from robustlab.studies.learnability.predictions import prediction_rows
+from robustlab.textfmt import echo
 
 KIND = "learnability"
 #: seeds go to numpy.random.default_rng / RandomState and torch: 0 <= seed < 2**32 everywhere
@@ -599,9 +600,9 @@ def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
 
     names = [spec for spec in perturbations if not getattr(parse_spec(spec), "asymmetric", True)]
     for spec in names:
-        print(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
-              "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
-              "it are not meaningful", file=sys.stderr)
+        echo(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
+             "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
+             "it are not meaningful", file=sys.stderr)
     return names
 
 
