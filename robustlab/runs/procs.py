@@ -15,8 +15,10 @@ import socket
 from pathlib import Path
 
 
-def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` is a live (non-zombie) process on this host."""
+def pid_alive(pid: int | None, *, reap: bool = True) -> bool:
+    """True if ``pid`` is a live (non-zombie) process on this host. A zombie that is our own
+    child is collected, unless ``reap=False`` (its exit status then stays with its parent's
+    ``wait``, e.g. the ``Popen`` that started it)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
@@ -31,7 +33,8 @@ def pid_alive(pid: int | None) -> bool:
         return True  # no /proc (not Linux): trust kill(0)
     state = stat.rsplit(")", 1)[-1].split()[0]
     if state in ("Z", "X"):
-        _reap(pid)
+        if reap:
+            _reap(pid)
         return False
     return True
 
