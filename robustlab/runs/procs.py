@@ -39,6 +39,32 @@ def pid_alive(pid: int | None, *, reap: bool = True) -> bool:
     return True
 
 
+def group_alive(pgid: int) -> bool:
+    """True if process group ``pgid`` has a live (non-zombie) member on this host. Zombies do not
+    count: an orphan killed in a container whose init does not reap stays one."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc (not Linux): trust killpg
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat.rsplit(")", 1)[-1].split()  # state (field 3), ppid, pgrp (field 5), …
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
 def _reap(pid: int) -> None:
     """Collect a zombie child we launched ourselves (harmless for others' pids)."""
     try:

@@ -52,6 +52,7 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.outputs import write_json
 from robustlab.runs.procs import (
+    group_alive,
     pid_alive,
     process_cmdline,
     process_cwd,
@@ -308,21 +309,13 @@ class StopResult:
 def _gone(pid: int, group: bool) -> bool:
     """The worker exited (and, for a process group it leads, every process of the group did).
 
-    A zombie is gone. Only a group leader is reaped here (the TUI launched it: it is our child,
-    and the group check below counts an unreaped leader as a member); any other worker's exit
-    status is left to its parent.
+    A zombie is gone. Only a group leader is reaped here (the TUI launched it: it is our child);
+    any other worker's exit status is left to its parent.
     """
     if pid_alive(pid, reap=group):
         return False
-    if not group:
-        return True
-    try:  # a group id is not reused while any member lives, so this is still the run's group
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    # a group id is not reused while any member lives, so this is still the run's group
+    return not group or not group_alive(pid)
 
 
 def _wait_gone(pid: int, group: bool, seconds: float) -> bool:
@@ -330,7 +323,7 @@ def _wait_gone(pid: int, group: bool, seconds: float) -> bool:
     while not _gone(pid, group):
         if time.monotonic() >= end:
             return False
-        time.sleep(0.05)
+        time.sleep(0.1)
     return True
 
 
