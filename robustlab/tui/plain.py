@@ -11,6 +11,7 @@ characters shown as ``\\x1b``, never sent to the terminal).
 from __future__ import annotations
 
 from rich.text import Text
+from textual.widgets import Input
 
 from robustlab.textfmt import printable
 
@@ -25,3 +26,12 @@ def append(text: Text, value: object, style: str = "", *, lines: bool = False) -
     """Append ``value`` to ``text`` as :func:`plain` does (for styled lines built in parts)."""
     text.append(printable("" if value is None else value, lines=lines), style=style)
     return text
+
+
+class PlainInput(Input):
+    """An ``Input`` whose typed or pasted text is :func:`printable`: a control character pasted
+    into it (say, a file name copied from a hostile listing) becomes its visible escape, never a
+    raw byte the field would send to the terminal; what the field shows is what it holds."""
+
+    def replace(self, text: str, start: int, end: int) -> None:
+        super().replace(printable(text), start, end)

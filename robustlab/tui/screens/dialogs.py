@@ -14,7 +14,7 @@ from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from robustlab.tui.plain import plain
+from robustlab.tui.plain import PlainInput, plain
 from robustlab.tui.specs import Plot, Table, export
 
 
@@ -110,7 +110,7 @@ class ExportScreen(ModalScreen[Path | None]):
             yield Label("Export (.csv/.json for tables, .png for plots)", classes="question")
             yield Select([(n, n) for n in self.items], value=next(iter(self.items)),
                          allow_blank=False, id="what")
-            yield Input(self._default(next(iter(self.items))), id="path")
+            yield PlainInput(self._default(next(iter(self.items))), id="path")
             yield Label("", id="export-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("Save (enter)", variant="primary", id="save")
@@ -160,7 +160,7 @@ class PathScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(plain(self.prompt), classes="question")
-            yield Input(self.value, id="path")
+            yield PlainInput(self.value, id="path")
 
     @on(Input.Submitted)
     def _done(self, event: Input.Submitted) -> None:

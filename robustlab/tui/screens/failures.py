@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from robustlab.tui.failures import FailuresView, load_failures
-from robustlab.tui.plain import append, plain
+from robustlab.tui.plain import PlainInput, append, plain
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.widgets.heat_table import HeatTable
 
@@ -29,8 +29,8 @@ class FailuresScreen(RunScreen):
     def body(self) -> ComposeResult:
         with Vertical(id="failures"):
             yield HeatTable(cursor_type="row", id="fail-summary")
-            yield Input(placeholder="/ filter: text in the original or perturbed example",
-                        id="fail-filter", compact=True)
+            yield PlainInput(placeholder="/ filter: text in the original or perturbed example",
+                             id="fail-filter", compact=True)
             yield HeatTable(cursor_type="row", id="fail-examples")
             yield Static("", id="fail-detail", classes="detail")
 

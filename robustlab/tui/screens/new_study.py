@@ -31,7 +31,7 @@ from textual.widgets import (
 
 from robustlab.tui import forms, launch
 from robustlab.tui.messages import Loaded
-from robustlab.tui.plain import plain
+from robustlab.tui.plain import PlainInput, plain
 
 #: the "nothing chosen" value of a Select (Textual 8: Select.NULL; Select.BLANK is False there
 #: and is refused as a value, which broke the form of any choice option without a default)
@@ -142,7 +142,7 @@ class NewStudyScreen(Screen):
                 value = (forms.default_out(r, self.app.settings.runs_root,
                                             self.app.settings.clock()) if f.flag == "--out"
                          else f.default_text())
-                control = Input(value, id=wid, compact=True)
+                control = PlainInput(value, id=wid, compact=True)
             row = Horizontal(Label(plain("" if f.kind == "flag" else label), classes="field-label"),
                              control, classes="field-row")
             widgets += [row, Static("", id=f"e{gen}-{f.dest}", classes="field-error")]
