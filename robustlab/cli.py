@@ -17,7 +17,7 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
-from robustlab.textfmt import echo
+from robustlab.textfmt import echo, printable
 
 
 class Parser(argparse.ArgumentParser):
@@ -39,6 +39,11 @@ class Parser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}"
                        + _prefix_hint(self, argv, extras))
         return ns
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """Usage errors quote the arguments (``invalid choice: 'x'``), which may come from a
+        stored command or a plan: printed :func:`~robustlab.textfmt.printable`."""
+        super()._print_message(printable(message, lines=True) if message else message, file)
 
 
 def _prefix_hint(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> str:

@@ -122,6 +122,15 @@ def test_failures_filter_by_a_hostile_name_and_its_error(runs, capsys):
     assert err.count("\n") == 1 and f"/nonexistent/{SHOWN_ALL}" in err
 
 
+def test_usage_errors_quote_arguments_escaped(capsys):
+    """argparse's messages quote the arguments (a stored command's, a plan's): escaped too."""
+    with pytest.raises(SystemExit) as exc:
+        main(["failures", "run", f"--x{PAYLOAD}"])
+    assert exc.value.code == 2
+    err = assert_terminal_safe(capsys.readouterr().err)
+    assert f"unrecognized arguments: --x{SHOWN_ALL}" in err
+
+
 def test_correlate_prints_hostile_model_and_perturbation_names_escaped(runs):
     done = robustlab("correlate", str(runs["learn"]), "--no-write")
     assert done.returncode == 0, done.stderr
