@@ -17,6 +17,7 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
+from robustlab.textfmt import echo, printable
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,6 +39,11 @@ class Parser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}"
                        + _prefix_hint(self, argv, extras))
         return ns
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """Usage errors quote the arguments (``invalid choice: 'x'``), which may come from a
+        stored command or a plan: printed :func:`~robustlab.textfmt.printable`."""
+        super()._print_message(printable(message, lines=True) if message else message, file)
 
 
 def _prefix_hint(parser: argparse.ArgumentParser, argv: list[str], extras: list[str]) -> str:
@@ -109,18 +115,18 @@ def main(argv: list[str] | None = None) -> int:
             check(args)
         rc = args.func(args)
     except RobustlabError as exc:
-        print(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
+        echo(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except (OSError, sqlite3.OperationalError) as exc:
         # the environment failed mid-run (disk full, file system gone read-only, permissions):
         # one line, not a traceback; finished cells are in the run store and a rerun resumes
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}; "
-              "finished results are kept: fix this and rerun the same command to resume",
-              file=sys.stderr)
+        echo(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}; "
+             "finished results are kept: fix this and rerun the same command to resume",
+             file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)
+        echo(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)
         return 130
     return int(rc or 0)
 

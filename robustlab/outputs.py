@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from robustlab.errors import InputError
+from robustlab.textfmt import echo
 
 #: the mark of robustlab's temporary files and directories (see the module docstring)
 TMP_TAG = "robustlab-tmp"
@@ -346,7 +347,7 @@ def resolve_run_dir(path: str | os.PathLike[str]) -> Path:
     real = Path(os.path.realpath(p))
     if (str(p), str(real)) not in _REPORTED:
         _REPORTED.add((str(p), str(real)))
-        print(f"robustlab: run directory {p} is a symbolic link; using {real}", file=sys.stderr)
+        echo(f"robustlab: run directory {p} is a symbolic link; using {real}", file=sys.stderr)
     return real
 
 

@@ -34,6 +34,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from robustlab.textfmt import echo
+
 __all__ = [
     "ResourceMissing",
     "check_all",
@@ -466,14 +468,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "prepare":
         for line in prepare():
-            print(line)
+            echo(line)
         return 0
     bad = [n for n in args.names if n not in RESOURCE_NAMES]
     if bad:
         ap.error(f"unknown resource(s) {', '.join(bad)}; choose from {', '.join(RESOURCE_NAMES)}")
     res = check_all(tuple(args.names) or RESOURCE_NAMES)
     for k, v in res.items():
-        print(f"{k:14s} {v}")
+        echo(f"{k:14s} {v}")
     return 0 if all(v == "ok" for v in res.values()) else 1
 
 

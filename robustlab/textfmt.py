@@ -1,24 +1,55 @@
 """Plain text for the terminal: the CLI's result tables (one formatter for every command) and
-escaping of text read from a run directory before it is shown."""
+the one sanitiser for text that came from elsewhere.
+
+Anything read from a dataset, a run directory (store, worker.log, worker.json, summary.json), a
+model folder or a plan may be hostile: an example text holding ``ESC ] 0 ; title BEL`` retitles
+the terminal, ``ESC ] 52`` writes the clipboard, ``ESC [ 2 J`` clears the screen, U+009B is an
+8-bit CSI, and the bidi controls (U+202E …) or U+2028 reorder or hide the text around them.
+:func:`printable` shows every such character as its Python escape (``\\x1b``, ``\\u202e``), so
+it is seen, never interpreted. The CLI prints through :func:`echo` (tests/
+test_security_terminal.py checks that no other ``print`` remains), :func:`align` escapes every
+cell, and the TUI builds its widgets' text with :func:`robustlab.tui.plain.plain` over the same
+function.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from typing import IO
+
+
+def printable(text: object, *, lines: bool = False) -> str:
+    """``text`` with every character that is not printable escaped as in a Python literal.
+
+    Escaped: C0 and C1 controls (ESC, BEL, CR, U+009B …), DEL, format characters (bidi
+    overrides and isolates, zero-width characters), line and paragraph separators, other
+    separators than the ASCII space, surrogates, private-use and unassigned code points (what
+    :meth:`str.isprintable` calls non-printable). ``lines=True`` keeps ``\\n`` and ``\\t`` (a log
+    tail, a multi-line message); everything else is escaped there too.
+    """
+    s = text if isinstance(text, str) else str(text)
+    if s.isprintable():  # the common case: one C-level scan, no copy
+        return s
+    keep = "\n\t" if lines else ""
+    return "".join(c if c.isprintable() or c == " " or c in keep else repr(c)[1:-1] for c in s)
+
+
+def echo(*parts: object, sep: str = " ", file: IO[str] | None = None, flush: bool = False
+         ) -> None:
+    """``print`` for the CLI: the line goes through :func:`printable` (newlines and tabs kept), so
+    a value from a dataset or a run directory never reaches the terminal as control codes."""
+    print(printable(sep.join(map(str, parts)), lines=True),
+          file=sys.stdout if file is None else file, flush=flush)
 
 
 def align(head: Sequence[str], rows: Sequence[Sequence[object]], *, rule: bool = False) -> str:
     """Left-aligned columns two spaces apart, no trailing blanks; ``rule`` adds ``---`` under
-    the header."""
-    cells = [[str(x) for x in row] for row in [head, *rows]]
+    the header. Every cell is :func:`printable` (one line, control characters escaped)."""
+    cells = [[printable(x) for x in row] for row in [head, *rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(head))]
     lines = ["  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip()
              for r in cells]
     if rule:
         lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped: text read from a run directory (a stored
-    command, an error) is shown as it is, never interpreted by the terminal."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)

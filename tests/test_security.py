@@ -207,7 +207,7 @@ def test_stop_checks_the_run_dir_and_the_start_time(tmp_path):
         with RunStore(run) as store:  # now verifiably the run's worker: it is signalled
             store.conn.execute("UPDATE meta SET value=? WHERE key='worker_start'",
                                (process_start(mine.pid),))
-        assert launch.stop(run) == mine.pid
+        assert launch.stop(run).pid == mine.pid
         assert mine.wait(timeout=30) != 0  # died of the SIGINT (KeyboardInterrupt in sleep)
     finally:
         if mine.poll() is None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from robustlab.runs.study import RunContext, run_study
 from robustlab.studies.second_order.config import RECIPE_NAMES, AttackConfig
+from robustlab.textfmt import echo
 
 __all__ = ["RECIPE_NAMES", "register", "summary_line"]
 
@@ -36,7 +37,7 @@ def check(args: argparse.Namespace) -> None:
 def status_printer(args: argparse.Namespace):
     """One line per set-up step on stderr (the first example comes after ~10 s of imports and
     loading), unless --quiet."""
-    return lambda msg: print(f"robustlab attack: {msg}", file=sys.stderr, flush=True)
+    return lambda msg: echo(f"robustlab attack: {msg}", file=sys.stderr, flush=True)
 
 
 def _num(value: float | None, fmt: str = ".2f") -> str:
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = RunContext.from_args(args, log=status_printer(args))
     outcome = run_study(Attack(AttackConfig.from_args(args)), args.out, ctx)
-    print(summary_line(args.recipe, outcome.summary, args.out))
+    echo(summary_line(args.recipe, outcome.summary, args.out))
     if outcome.failed:
         from robustlab.runs.store import print_failed_cells
 

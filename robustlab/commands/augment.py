@@ -41,6 +41,7 @@ from robustlab.options import (
     add_seed_option,
 )
 from robustlab.perturbations.presets import expand
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -189,10 +190,10 @@ def run(args: argparse.Namespace) -> int:
         break
     n_in = report.rows // args.n
     print_report(report, args, plan.fmt, _Joined(perts))
-    print(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
-          f"{'' if args.exclude_original else ' + the original'})"
-          + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
-          file=sys.stderr)
+    echo(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
+         f"{'' if args.exclude_original else ' + the original'})"
+         + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
+         file=sys.stderr)
     return 1 if report.n_failed else 0
 
 

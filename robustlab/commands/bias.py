@@ -11,6 +11,7 @@ import sys
 
 from robustlab.runs.study import RunContext, run_study
 from robustlab.studies.second_order.config import BiasConfig
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,18 +34,18 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.studies.second_order.bias import Bias
 
     config = BiasConfig.from_args(args)
-    ctx = RunContext.from_args(args, log=lambda m: print(f"robustlab bias: {m}",
+    ctx = RunContext.from_args(args, log=lambda m: echo(f"robustlab bias: {m}",
                                                           file=sys.stderr, flush=True))
     outcome = run_study(Bias(config), args.out, ctx)
     summary = outcome.summary
     ks = config.ks
-    print(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
+    echo(f"{'pair':>18s} " + " ".join(f"{'B(k=' + str(k) + ')':>10s}" for k in ks))
     for pair in dict.fromkeys("/".join(r["pair"]) for r in summary["table"]):
         row = {r["k"]: r for r in summary["table"] if "/".join(r["pair"]) == pair}
         cells = [("n/a" if row.get(k, {}).get("B") is None else f"{row[k]['B']:+.4f}")
                  for k in ks]
-        print(f"{pair:>18s} " + " ".join(f"{c:>10s}" for c in cells))
-    print(f"-> {args.out}")
+        echo(f"{pair:>18s} " + " ".join(f"{c:>10s}" for c in cells))
+    echo(f"-> {args.out}")
     if outcome.failed:
         from robustlab.runs.store import print_failed_cells
 

@@ -15,6 +15,7 @@ import sys
 import time
 
 from robustlab.options import add_quiet_option
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,16 +77,16 @@ def _run(args: argparse.Namespace, plan) -> int:
     run_study(Learnability(study), plan.out, RunContext(
         progress=not args.quiet, plots=False, trusted=False,
         log=None if args.quiet else
-        (lambda m: print(f"robustlab check: {m}", file=sys.stderr, flush=True))))
+        (lambda m: echo(f"robustlab check: {m}", file=sys.stderr, flush=True))))
     with RunStore(plan.out, readonly=True) as store:
         checks = evaluate(store, plan.checks())
     seconds = time.perf_counter() - t0
-    print(results_table(checks))
+    echo(results_table(checks))
     failed = sum(c.passed is not True for c in checks)
-    print(f"\n{len(checks) - failed} of {len(checks)} checks passed; run directory {plan.out}"
-          + ("" if not failed else f"; failing examples: robustlab failures {plan.out}"))
+    echo(f"\n{len(checks) - failed} of {len(checks)} checks passed; run directory {plan.out}"
+         + ("" if not failed else f"; failing examples: robustlab failures {plan.out}"))
     if args.junit_xml:
         payload = junit_xml(checks, plan.name, seconds)
         atomic_write(args.junit_xml, lambda f: f.write(payload), mode="wb", user=True)
-        print(f"JUnit XML -> {args.junit_xml}", file=sys.stderr)
+        echo(f"JUnit XML -> {args.junit_xml}", file=sys.stderr)
     return 1 if failed else 0

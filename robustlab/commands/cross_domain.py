@@ -17,7 +17,7 @@ from robustlab.models.device import add_device_option
 from robustlab.options import add_model_option, add_quiet_option, add_seed_option
 from robustlab.outputs import check_out_dir
 from robustlab.runs.study import RunContext, run_study
-from robustlab.textfmt import align
+from robustlab.textfmt import align, echo
 
 _EPILOG = """examples:
   robustlab cross-domain mt --wmt22-dir ../shared/data/wmt22_general --pair ru-en --out runs/ru-en
@@ -208,7 +208,7 @@ def _log(args: argparse.Namespace) -> Any:
     """Set-up lines (the inputs a run records) on stderr, unless --quiet."""
     if getattr(args, "quiet", False):
         return None
-    return lambda msg: print(f"robustlab cross-domain: {msg}", file=sys.stderr, flush=True)
+    return lambda msg: echo(f"robustlab cross-domain: {msg}", file=sys.stderr, flush=True)
 
 
 def run_mt(args: argparse.Namespace) -> int:
@@ -218,7 +218,7 @@ def run_mt(args: argparse.Namespace) -> int:
     outcome = run_study(MT(mt_study(args)), args.out, ctx)
     summary = outcome.summary
     print_table(summary)
-    print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
+    echo(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if outcome.complete else 1
 
 
@@ -229,14 +229,14 @@ def run_clf(args: argparse.Namespace) -> int:
     study = clf_study(args)
     origin = "--data-dir" if args.data_dir else f"default: shared folder ({shared_dir_origin()[1]})"
     if not args.quiet:
-        print(f"robustlab cross-domain: data root {study.root} ({origin})", file=sys.stderr)
+        echo(f"robustlab cross-domain: data root {study.root} ({origin})", file=sys.stderr)
     ctx = RunContext(executor=args.executor, workers=args.workers, device=args.device,
                      plots=not args.no_plots, progress=not args.quiet, trusted=True,
                      log=_log(args))
     outcome = run_study(Clf(study, root_origin=origin), args.out, ctx)
     summary = outcome.summary
     print_table(summary)
-    print(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
+    echo(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
     return 0 if outcome.complete else 1
 
 
@@ -260,7 +260,7 @@ def run_scores(args: argparse.Namespace) -> int:
         summary = run_scores(config.file, None, config.consistency, human=human, table=table)
     print_table(summary)
     if args.out:
-        print(f"\nwrote {args.out} ({', '.join(summary['files'])})")
+        echo(f"\nwrote {args.out} ({', '.join(summary['files'])})")
     return 0
 
 
@@ -268,7 +268,7 @@ def print_table(summary: dict[str, Any]) -> None:
     """One line per system, then rankings and agreement with the human ranking."""
     systems = summary["systems"]
     if not systems:
-        print("no finished systems")
+        echo("no finished systems")
         return
     eps = sorted(systems[0]["gamma"], key=float)
     e_show = "10" if "10" in eps else eps[len(eps) // 2]
@@ -286,18 +286,18 @@ def print_table(summary: dict[str, Any]) -> None:
                      f"{r['gamma'][e_show]:.3f}", f"{r['gamma_auc']:.3f}",
                      f"{r['bagging']['cov']:.3f}", f"{r['design_bagging']['cov']:.3f}",
                      f"{min(loo):.3f}–{max(loo):.3f}"])
-    print(align(head, rows))
+    echo(align(head, rows))
     if unit:
-        print(f"ε grid: {grid['t'][0]:g}σ..{grid['t'][1]:g}σ in units of the score spread "
-              f"σ = {grid['sigma_ref']:.4g} (--eps-grid sigma)")
-    print()
+        echo(f"ε grid: {grid['t'][0]:g}σ..{grid['t'][1]:g}σ in units of the score spread "
+             f"σ = {grid['sigma_ref']:.4g} (--eps-grid sigma)")
+    echo()
     for name, order in summary.get("rankings", {}).items():
-        print(f"{name:>10}: {' > '.join(order)}")
+        echo(f"{name:>10}: {' > '.join(order)}")
     if summary.get("human_missing"):
-        print(f"warning: no human score for {', '.join(summary['human_missing'])} (system names "
-              "must match the human score file)", file=sys.stderr)
+        echo(f"warning: no human score for {', '.join(summary['human_missing'])} (system names "
+             "must match the human score file)", file=sys.stderr)
     for metric, a in (summary.get("agreement") or {}).items():
         tau = "n/a" if a["kendall_tau"] is None else f"{a['kendall_tau']:.3f}"
         pw = "n/a" if a["pairwise"] is None else f"{a['pairwise']:.3f}"
-        print(f"agreement with human, {metric:>5}: pairwise {pw}, Kendall τ {tau} "
-              f"({a['n_systems']} systems)")
+        echo(f"agreement with human, {metric:>5}: pairwise {pw}, Kendall τ {tau} "
+             f"({a['n_systems']} systems)")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from robustlab.textfmt import echo
+
 DEMO_MODELS = ["bow,textrnn"]
 DEMO = {
     "dataset": "demo",
@@ -47,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.commands.learnability import execute
 
     args.model = args.model or list(DEMO_MODELS)
-    print(f"robustlab demo: {', '.join(args.model)} × {args.perturbations} on "
-          f"{args.dataset}; output in {args.out}/", flush=True)
+    echo(f"robustlab demo: {', '.join(args.model)} × {args.perturbations} on "
+         f"{args.dataset}; output in {args.out}/", flush=True)
     t0 = time.perf_counter()
     rc = execute(args, "learnability")
-    print(f"demo finished in {time.perf_counter() - t0:.0f} s. Explore it with `robustlab tui` "
-          f"or rerun `robustlab correlate {args.out}`.")
+    echo(f"demo finished in {time.perf_counter() - t0:.0f} s. Explore it with `robustlab tui` "
+         f"or rerun `robustlab correlate {args.out}`.")
     return rc

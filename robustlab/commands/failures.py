@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from robustlab.textfmt import echo
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -74,19 +76,19 @@ def _run(args: argparse.Namespace) -> int:
                    " (only robustness cells of runs made by this version keep them)"))
         rows = failing_examples(store, perturbation=args.perturbation, model=args.model,
                                 seed=args.seed, contains=args.contains)
-    print(align(["model", "perturbation", "seed", "n", "pass", "fail", "fail %"],
-                [[s["model"], s["perturbation"], s["seed"], s["n"], s["pass"], s["fail"],
-                  f"{100 * s['fail_rate']:.1f}"] for s in summary], rule=True))
+    echo(align(["model", "perturbation", "seed", "n", "pass", "fail", "fail %"],
+               [[s["model"], s["perturbation"], s["seed"], s["n"], s["pass"], s["fail"],
+                 f"{100 * s['fail_rate']:.1f}"] for s in summary], rule=True))
     if args.limit and rows:
-        print(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
-              "(prediction changed; drop = P(label) before - after):")
+        echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
+             "(prediction changed; drop = P(label) before - after):")
         for e in rows[: args.limit]:
-            print(f"\n[{e['perturbation']} | {e['model']} | seed {e['seed']} | #{e['idx']}] "
-                  f"label {e['label']}: {e['pred_before']} -> {e['pred_after']}, "
-                  f"P(label) {e['prob_before']:.3f} -> {e['prob_after']:.3f}")
-            print(f"  - {e['original']}")
-            print(f"  + {e['perturbed']}")
+            echo(f"\n[{e['perturbation']} | {e['model']} | seed {e['seed']} | #{e['idx']}] "
+                 f"label {e['label']}: {e['pred_before']} -> {e['pred_after']}, "
+                 f"P(label) {e['prob_before']:.3f} -> {e['prob_after']:.3f}")
+            echo(f"  - {e['original']}")
+            echo(f"  + {e['perturbed']}")
     if args.export:
         export_examples(rows, args.export, user=True)
-        print(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
+        echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0

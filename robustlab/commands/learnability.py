@@ -18,6 +18,7 @@ from robustlab.runs.study import RunContext, run_study
 from robustlab.studies.learnability.config import LearnabilityStudy
 from robustlab.studies.learnability.study import Learnability
 from robustlab.studies.learnability.thresholds import add_threshold_options, gate, threshold_args
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,25 +74,25 @@ def execute(args: argparse.Namespace, name: str) -> int:
 
     study = study_from_args(args)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    ctx = RunContext.from_args(args, log=lambda m: print(f"robustlab {name}: {m}",
+    ctx = RunContext.from_args(args, log=lambda m: echo(f"robustlab {name}: {m}",
                                                           file=sys.stderr, flush=True))
     outcome = run_study(Learnability(study), args.out, ctx)
     summary = outcome.summary
-    print(results_table(summary["pairs"]))
+    echo(results_table(summary["pairs"]))
     if chance_text(summary["pairs"]):
-        print(chance_text(summary["pairs"]))
+        echo(chance_text(summary["pairs"]))
     if study.kind == "learnability":
-        print()
-        print(correlations_text(summary["correlations"]) if study.estimate != "quick" else
-              "quick estimate: no average learnability (log-AUC); its own tests follow")
+        echo()
+        echo(correlations_text(summary["correlations"]) if study.estimate != "quick" else
+             "quick estimate: no average learnability (log-AUC); its own tests follow")
     if summary.get("estimate"):  # the quick estimate's own section (never the log-AUC)
         from robustlab.studies.learnability.estimate import estimate_text
 
-        print()
-        print(estimate_text(summary["estimate"], table=study.estimate == "quick"))
+        echo()
+        echo(estimate_text(summary["estimate"], table=study.estimate == "quick"))
     out = Path(args.out)
-    print(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
-          f"{', '.join(summary['files'])}")
+    echo(f"\nresults: {out / 'summary.json'}, {out / 'results.jsonl'}; files: "
+         f"{', '.join(summary['files'])}")
     if not summary["complete"]:
         from robustlab.runs.store import print_failed_cells
 
@@ -147,7 +148,7 @@ def _correlate(args: argparse.Namespace) -> int:
     if quick:
         raise InputError(f"{quick[0]}: a quick-estimate run has no log-AUC; use --measure "
                          "estimate (or auto)")
-    print("measure: average learnability = log-AUC over the p-grid (paper 000 Eq. 5)")
+    echo("measure: average learnability = log-AUC over the p-grid (paper 000 Eq. 5)")
     rc = correlate_dirs(dirs, json_path=args.json, write=not args.no_write)
     if len(dirs) == 1 and not args.no_write:  # the grid's own estimate, and its best p
         from robustlab.studies.learnability.estimate import estimate_text
@@ -155,5 +156,5 @@ def _correlate(args: argparse.Namespace) -> int:
 
         text = estimate_text(load_summary(dirs[0]).get("estimate"), table=False)
         if text:
-            print(f"\n{text}")
+            echo(f"\n{text}")
     return rc

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from robustlab.textfmt import align
+from robustlab.textfmt import align, echo
 
 
 def _perturbations() -> list[dict[str, Any]]:
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = _table(rows, columns) + (f"\n\n{footer}" if footer else "")
     try:
-        print(text)
+        echo(text)
         sys.stdout.flush()
     except BrokenPipeError:  # `robustlab list perturbations | head`
         import os

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
+from robustlab.textfmt import echo
+
 #: recipe name -> the stable module TextAttack loads (robustlab/recipes/so_*.py)
 RECIPE_FILES = {"so-beam": "robustlab.recipes.so_beam", "so-enum": "robustlab.recipes.so_enum",
                 "so-random": "robustlab.recipes.so_random"}
@@ -36,5 +38,5 @@ def recipe_path(name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    print(recipe_path(args.name) + ("^build" if args.build else ""))
+    echo(recipe_path(args.name) + ("^build" if args.build else ""))
     return 0

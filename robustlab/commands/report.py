@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from robustlab.textfmt import echo
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write one HTML or Markdown report of finished (or "
@@ -33,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.report import write_report
 
     path = write_report([Path(d) for d in args.run_dirs], args.out, args.format)
-    print(f"report: {path}", file=sys.stderr if is_stdout(args.out) else sys.stdout)
+    echo(f"report: {path}", file=sys.stderr if is_stdout(args.out) else sys.stdout)
     return 0

@@ -13,6 +13,7 @@ import os
 import sys
 
 from robustlab.runs.study import RunContext, run_study
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.studies.stored import load
 
     stored = load(args.run_dir)
-    ctx = RunContext.from_args(args, trusted=False, log=lambda m: print(
+    ctx = RunContext.from_args(args, trusted=False, log=lambda m: echo(
         f"robustlab resume: {m}", file=sys.stderr, flush=True))
     ctx.say(f"resuming {stored.study.kind} run {stored.run_dir} from its {stored.source}: "
             f"{stored.command}")
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         os.chdir(stored.cwd)  # relative paths of a run made by an earlier version
     outcome = run_study(stored.study, stored.run_dir, ctx)
     report = outcome.report
-    print(f"{stored.study.kind}: {report.done} of {report.total} cells done -> "
+    echo(f"{stored.study.kind}: {report.done} of {report.total} cells done -> "
           f"{stored.run_dir / 'summary.json'}")
     if not outcome.complete:
         from robustlab.runs.store import print_failed_cells

@@ -19,6 +19,7 @@ from robustlab.options import (
     load_options,
 )
 from robustlab.outputs import check_out_dir
+from robustlab.textfmt import echo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -122,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if args.steps is not None:
         params["steps"] = args.steps  # so the stored model id names the steps actually used
     model = make_model(args.model, **{"seed": args.seed, **params, "device": args.device})
-    print(f"training {model.model_id()} on {train.name}: {len(train)} examples, "
-          f"{train.n_classes} classes; held out: {len(test)}", flush=True)
+    echo(f"training {model.model_id()} on {train.name}: {len(train)} examples, "
+         f"{train.n_classes} classes; held out: {len(test)}", flush=True)
     t0 = time.perf_counter()
     model.fit(train.texts, train.labels, steps=args.steps)
     seconds = time.perf_counter() - t0
@@ -146,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
             "train_accuracy": train_acc, "train_accuracy_n": n_eval,
             "test_accuracy": test_acc, "seconds": seconds, "inputs": recorded})
     sample = "" if n_eval == len(train) else f" (sample of {n_eval})"
-    print(f"train accuracy{sample} {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
-          f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
+    echo(f"train accuracy{sample} {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
+         f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
     return 0
 
 
@@ -182,8 +183,8 @@ def _inputs(args: argparse.Namespace) -> dict:
               "--test-dataset"),
              ("model", *model_input(args.model))]
     recorded = inputs.collect(items)
-    inputs.announce(recorded, lambda m: print(f"robustlab train: {m}", file=sys.stderr,
-                                              flush=True))
+    inputs.announce(recorded, lambda m: echo(f"robustlab train: {m}", file=sys.stderr,
+                                             flush=True))
     return recorded
 
 

@@ -33,5 +33,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--poll must be positive, got {args.poll}")
     settings = Settings(runs_root=args.runs_root, poll_seconds=args.poll,
                         theme="textual-light" if args.light else "textual-dark")
-    RobustlabApp(args.run_dirs, settings).run()
-    return 0
+    app = RobustlabApp(args.run_dirs, settings)
+    app.run()
+    # an exception that ended the app (Textual prints its traceback after leaving the screen)
+    # is a failure: exit non-zero, never 0
+    return app.return_code or 0

@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from robustlab.textfmt import echo, printable
+
 __all__ = ["PROGRESS_MIN_ROWS", "NeedErrorColumn", "OutputPlan", "PerturbReport",
            "build_perturbation", "plan_output", "print_report", "progress_bar"]
 
@@ -119,7 +121,8 @@ def progress_bar(args: argparse.Namespace, desc: str, unit: str = "row"):
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, unit=unit, file=sys.stderr, desc=desc, dynamic_ncols=True)
+    return tqdm(total=total, unit=unit, file=sys.stderr, desc=printable(desc),
+                dynamic_ncols=True)
 
 
 class _NoBar:
@@ -144,11 +147,11 @@ def print_report(report: PerturbReport, args: argparse.Namespace, out_fmt: str, 
     """Failures (the first ten), a note on formats without flags, and the one-line summary."""
     err = sys.stderr
     for line, msg in report.failed[:KEEP_FAILURES]:
-        print(f"{args.input}: line {line}: {msg}", file=err)
+        echo(f"{args.input}: line {line}: {msg}", file=err)
     if report.n_failed > KEEP_FAILURES:
-        print(f"... and {report.n_failed - KEEP_FAILURES} more failed rows (see the 'error' "
-              "column)", file=err)
+        echo(f"... and {report.n_failed - KEEP_FAILURES} more failed rows (see the 'error' "
+             "column)", file=err)
     if out_fmt in ("text", "label-text"):
-        print(f"note: a {out_fmt} output holds no 'changed'/'error' columns; write .jsonl, .tsv "
-              "or .csv to keep them", file=err)
-    print(f"{pert.signature()} seed={args.seed}: {report.summary()} -> {args.output}", file=err)
+        echo(f"note: a {out_fmt} output holds no 'changed'/'error' columns; write .jsonl, .tsv "
+             "or .csv to keep them", file=err)
+    echo(f"{pert.signature()} seed={args.seed}: {report.summary()} -> {args.output}", file=err)

@@ -37,6 +37,7 @@ from typing import Any
 
 from robustlab.perturbations.base import Level, Perturbation, PerturbationError
 from robustlab.perturbations.global_rng import isolated_global_rng
+from robustlab.textfmt import echo
 
 __all__ = [
     "NLAugmenterPerturbation",
@@ -88,7 +89,7 @@ class SentenceOperation:
         self.verbose = verbose
         self.max_outputs = max_outputs
         if self.verbose:
-            print(f"Loading Operation {self.name()}")
+            echo(f"Loading Operation {self.name()}")
 
     @classmethod
     def compare(cls, raw: object, pt: list[object]) -> tuple[int, int]:

@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
+from robustlab.textfmt import echo
 
 META_FILE = "robustlab_model.json"
 #: percentile of the training texts' token lengths used as ``max_length="auto"``
@@ -169,8 +170,8 @@ def _pretrained(checkpoint: str, n_labels: int, dev: Any, vocab_len: int) -> _Pr
     fresh = sorted({k for k in fresh if k in params})
     if fresh:
         heads = sorted({k.rsplit(".", 1)[0] for k in fresh})
-        print(f"warning: {checkpoint} has no trained classification head for {n_labels} labels; "
-              f"fine-tuning a fresh one ({', '.join(heads)})", file=sys.stderr)
+        echo(f"warning: {checkpoint} has no trained classification head for {n_labels} labels; "
+             f"fine-tuning a fresh one ({', '.join(heads)})", file=sys.stderr)
     model = model.float().to(dev)  # transformers 5 keeps a checkpoint's saved dtype
     model.eval()
     hit = _Pretrained(model, fresh, time.perf_counter() - t0)

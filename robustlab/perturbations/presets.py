@@ -32,6 +32,8 @@ import importlib.util
 import sys
 from collections.abc import Callable, Iterable
 
+from robustlab.textfmt import echo
+
 __all__ = ["PAPERS", "PAPER_PERTURBATIONS", "PRESETS", "expand", "papers_specs"]
 
 PAPERS = "papers"
@@ -60,7 +62,7 @@ _SAID: set[str] = set()
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    echo(line, file=sys.stderr, flush=True)
 
 
 def _importable(package: str) -> bool:

@@ -3,7 +3,9 @@
 Why blocks: the section builders (:mod:`robustlab.report.sections`) decide *what* a report says
 once; the renderers decide how it is written, and they are the only places text meets markup.
 Everything read from a run directory may be hostile (a perturbation named ``<script>``, a
-command line with ``|`` or ``*``), so every string goes through :func:`html.escape` (HTML) or
+command line with ``|`` or ``*``, an example text holding terminal escape sequences), so every
+string goes through :func:`robustlab.textfmt.printable` (control characters shown as ``\x1b``:
+a report printed with ``cat`` sends none to the terminal) and then :func:`html.escape` (HTML) or
 :func:`md_escape` (CommonMark backslash escapes for every ASCII punctuation character that could
 start markup); no renderer ever inserts unescaped run-directory text. The HTML needs no network
 and no JavaScript: CSS is inline, figures are PNG ``data:`` URIs, and ``prefers-color-scheme``
@@ -18,6 +20,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
+
+from robustlab.textfmt import printable
 
 #: a table cell: text, or segments (text, style) with style "", "changed" or "patch"
 Segments = list[tuple[str, str]]
@@ -105,7 +110,7 @@ mark.patch { background: var(--patch); color: inherit; font-style: italic; }
 
 
 def _h(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(printable(text, lines=True), quote=True)
 
 
 def _cell_html(v: CellValue) -> str:
@@ -180,8 +185,9 @@ def md_escape(text: Any) -> str:
     """Backslash-escape (CommonMark §2.4) every character that could open inline markup, and a
     block marker at the start, so text from a run directory can never open a link, emphasis,
     raw HTML, a table cell boundary, an entity or a heading; newlines become spaces (a table row
-    is one line). Digits and dots stay readable ("0.440", not "0\\.440")."""
-    s = _MD_INLINE.sub(r"\\\1", re.sub(r"[\r\n\t]+", " ", str(text)))
+    is one line), and control characters are :func:`printable` escapes (``\\x1b`` shown as
+    text). Digits and dots stay readable ("0.440", not "0\\.440")."""
+    s = _MD_INLINE.sub(r"\\\1", printable(re.sub(r"[\r\n\t]+", " ", str(text))))
     m = _MD_BLOCK_START.match(s)
     if m:
         marker = m.group(2)
@@ -218,14 +224,16 @@ def to_markdown(doc: Document, figure_dir: str | None = None) -> str:
                       "note": "> "}.get(b.kind, "")
             out += [prefix + md_escape(b.text), ""]
         elif isinstance(b, Code):
-            fence = "~~~~" if "```" in b.text or "~~~" in b.text else "```"
-            while fence in b.text:
+            code = printable(b.text, lines=True)
+            fence = "~~~~" if "```" in code or "~~~" in code else "```"
+            while fence in code:
                 fence += "~"
-            out += [fence, b.text, fence, ""]
+            out += [fence, code, fence, ""]
         elif isinstance(b, Table):
             out += _table_md(b)
         elif isinstance(b, Figure) and figure_dir is not None:
-            out += [f"![{md_escape(b.alt)}]({figure_dir}/{b.name})", ""]
+            # a file name may hold a run directory's name: percent-encoded, it stays one link
+            out += [f"![{md_escape(b.alt)}]({quote(f'{figure_dir}/{b.name}')})", ""]
             if b.caption:
                 out += [f"*{md_escape(b.caption)}*", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -25,6 +25,7 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.runs.procs import pid_alive
 from robustlab.runs.store import Cell, RunStore, worker_id
+from robustlab.textfmt import echo, printable
 
 EXECUTORS = ("sequential", "process", "ray")
 HEARTBEAT_SECONDS = 10.0
@@ -235,8 +236,8 @@ class _Processes(_Pool):
     def _restart(self) -> None:
         # a broken pool resolves every future it held (as broken) while shutting down
         self.pool.shutdown(wait=True, cancel_futures=True)
-        print("robustlab: a worker process died; restarting the pool and retrying its cells",
-              file=sys.stderr, flush=True)
+        echo("robustlab: a worker process died; restarting the pool and retrying its cells",
+             file=sys.stderr, flush=True)
         self.pool = self._new_pool()
 
     def close(self) -> None:
@@ -355,7 +356,8 @@ def run_cells(
                     failed += 1
                     store.fail(cell.key, payload)
                     if bar is not None:
-                        bar.write(f"cell {cell.key} failed: {payload.strip().splitlines()[-1]}")
+                        bar.write(printable(f"cell {cell.key} failed: "
+                                            f"{payload.strip().splitlines()[-1]}"))
                 inflight.discard(cell.key)
                 if on_result is not None:
                     on_result(cell, ok, payload)
@@ -377,9 +379,9 @@ def run_cells(
                 break  # nothing to wait for; what is left is reported as not done
             if not announced:
                 owners = sorted({w for w in held.values() if w})
-                print(f"robustlab: {len(held)} cell(s) are being computed by another process "
-                      f"({', '.join(owners)}) on this run directory; waiting for them",
-                      file=sys.stderr, flush=True)
+                echo(f"robustlab: {len(held)} cell(s) are being computed by another process "
+                     f"({', '.join(owners)}) on this run directory; waiting for them",
+                     file=sys.stderr, flush=True)
                 announced = True
             time.sleep(WAIT_SECONDS)
             _reclaim_dead(store)
@@ -410,5 +412,5 @@ def _progress(total: int, initial: int, desc: str, enabled: bool):
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="cell", file=sys.stderr,
+    return tqdm(total=total, initial=initial, desc=printable(desc), unit="cell", file=sys.stderr,
                 dynamic_ncols=True, smoothing=0.1)

@@ -15,8 +15,10 @@ import socket
 from pathlib import Path
 
 
-def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` is a live (non-zombie) process on this host."""
+def pid_alive(pid: int | None, *, reap: bool = True) -> bool:
+    """True if ``pid`` is a live (non-zombie) process on this host. A zombie that is our own
+    child is collected, unless ``reap=False`` (its exit status then stays with its parent's
+    ``wait``, e.g. the ``Popen`` that started it)."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
@@ -31,9 +33,36 @@ def pid_alive(pid: int | None) -> bool:
         return True  # no /proc (not Linux): trust kill(0)
     state = stat.rsplit(")", 1)[-1].split()[0]
     if state in ("Z", "X"):
-        _reap(pid)
+        if reap:
+            _reap(pid)
         return False
     return True
+
+
+def group_alive(pgid: int) -> bool:
+    """True if process group ``pgid`` has a live (non-zombie) member on this host. Zombies do not
+    count: an orphan killed in a container whose init does not reap stays one."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc (not Linux): trust killpg
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat.rsplit(")", 1)[-1].split()  # state (field 3), ppid, pgrp (field 5), …
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
 
 
 def _reap(pid: int) -> None:

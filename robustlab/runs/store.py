@@ -54,6 +54,7 @@ from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
 from robustlab.runs.procs import process_start
+from robustlab.textfmt import echo
 
 SCHEMA_VERSION = 2
 STORE_NAME = "store.sqlite"
@@ -700,11 +701,11 @@ def print_failed_cells(out: str | os.PathLike[str], keys: list[str], header: str
     full traceback stays in the store), so a failure on the command line is never only a count."""
     import sys
 
-    print(header, file=sys.stderr)
+    echo(header, file=sys.stderr)
     with RunStore(out, readonly=True) as store:
         for key in keys[:shown]:
             cell = store.cell(key)
             last = (cell.error or cell.status).strip().splitlines()[-1] if cell else "?"
-            print(f"  {key}: {last}", file=sys.stderr)
+            echo(f"  {key}: {last}", file=sys.stderr)
     if len(keys) > shown:
-        print(f"  … and {len(keys) - shown} more{more}", file=sys.stderr)
+        echo(f"  … and {len(keys) - shown} more{more}", file=sys.stderr)

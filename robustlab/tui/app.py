@@ -13,11 +13,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
 
 from robustlab.errors import RobustlabError
+from robustlab.textfmt import printable
 from robustlab.tui import data, forms, launch
 from robustlab.tui.results import result_kind
 from robustlab.tui.screens.dialogs import ConfirmScreen
@@ -43,6 +45,8 @@ class Settings:
     parser: Callable[[], argparse.ArgumentParser] = _parser
     program: Sequence[str] | None = None  # None = python -m robustlab
     cwd: Path = field(default_factory=Path.cwd)
+    #: seconds a worker gets after SIGINT, then after SIGTERM, before Stop sends the next signal
+    stop_grace: tuple[float, float] = launch.STOP_GRACE
 
     def recipes(self) -> list[forms.Recipe]:
         return forms.recipes(self.parser())
@@ -72,6 +76,13 @@ class RobustlabApp(App):
         from robustlab.tui.screens.runs import RunsScreen
 
         self.push_screen(RunsScreen())
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast is plain text (``markup`` is ignored): messages quote paths, errors and
+        stored values, which must neither be parsed as markup nor reach the terminal raw."""
+        super().notify(printable(message, lines=True), title=printable(title),
+                       severity=severity, timeout=timeout, markup=False)
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= 120, "-wide")
@@ -157,9 +168,24 @@ class RobustlabApp(App):
             argv, cwd=self.settings.cwd, program=self.settings.program), started)
 
     def stop_run(self, path: Path) -> None:
-        self._in_worker("stop", lambda: launch.stop(path, self.settings.program),
-                        lambda pid: self.notify(f"sent Ctrl-C (SIGINT) to worker {pid}: "
-                                                "in-flight cells go back to pending"))
+        """Stop the run's worker in a thread (SIGINT, then SIGTERM, then SIGKILL after the grace
+        periods: :func:`launch.stop`); each escalation is shown as it happens, and the last toast
+        says which signal stopped it, or that it is still alive (an error, never "stopped")."""
+        settings = self.settings
+
+        def step(line: str) -> None:
+            self.call_from_thread(self.notify, line, title="stop", timeout=max(
+                4.0, sum(settings.stop_grace)))
+
+        def done(result: object) -> None:
+            assert isinstance(result, launch.StopResult)
+            self.notify(result.message, title="stopped" if result.stopped else "not stopped",
+                        severity="information" if result.stopped else "error", timeout=12)
+            self._refresh_list()
+
+        self._in_worker("stop", lambda: launch.stop(path, settings.program,
+                                                    grace=settings.stop_grace, report=step),
+                        done)
 
     def resume_run(self, path: Path) -> None:
         """Check what resuming would run, show that exact command, launch it only on "yes"."""

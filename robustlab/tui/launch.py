@@ -4,8 +4,10 @@ The TUI never runs a study itself: it launches the same command line a user woul
 session (``start_new_session=True``) with stdout/stderr going to ``DIR/worker.log``, so closing the
 TUI or dropping the SSH connection does not stop the run. ``DIR/worker.json`` records what was
 launched (pid, start time, argv, cwd) so the run can be followed before its store exists. Stopping
-sends SIGINT, which the executor turns into ``interrupted`` with in-flight cells back to pending;
-resuming launches ``robustlab resume DIR``, which rebuilds the study from its stored configuration.
+sends SIGINT, which the executor turns into ``interrupted`` with in-flight cells back to pending,
+then SIGTERM and SIGKILL to a worker still alive after a grace period (one started with ``&`` from
+a script ignores SIGINT); resuming launches ``robustlab resume DIR``, which rebuilds the study from
+its stored configuration.
 
 Security: a run directory is data, never code (docs/run-directory.md, "Security"). Anyone who
 can write a run directory (or sent it to you) controls its store and worker.json, so:
@@ -39,7 +41,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.outputs import open_run_file, write_json
 from robustlab.runs.procs import (
+    group_alive,
     pid_alive,
     process_cmdline,
     process_cwd,
@@ -271,10 +274,57 @@ def verify_worker(pid: int, run_dir: Path, start: str | None,
     return None
 
 
-def stop(run_dir: str | os.PathLike[str], program: Sequence[str] | None = None) -> int:
-    """Send SIGINT to the run's worker (its whole process group if the TUI launched it).
+#: seconds a worker gets after SIGINT (it marks its in-flight cells pending and exits), then after
+#: SIGTERM, before the next signal
+STOP_GRACE = (10.0, 5.0)
 
-    Only a process verified by :func:`verify_worker` is signalled.
+
+@dataclass
+class StopResult:
+    """What :func:`stop` did: the signal the worker stopped after (None: it is still alive) and
+    the sentence the TUI shows."""
+
+    pid: int
+    signal: str | None
+    message: str
+
+    @property
+    def stopped(self) -> bool:
+        return self.signal is not None
+
+
+def _gone(pid: int, group: bool) -> bool:
+    """The worker exited (and, for a process group it leads, every process of the group did).
+
+    A zombie is gone. Only a group leader is reaped here (the TUI launched it: it is our child);
+    any other worker's exit status is left to its parent.
+    """
+    if pid_alive(pid, reap=group):
+        return False
+    # a group id is not reused while any member lives, so this is still the run's group
+    return not group or not group_alive(pid)
+
+
+def _wait_gone(pid: int, group: bool, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while not _gone(pid, group):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def stop(run_dir: str | os.PathLike[str], program: Sequence[str] | None = None, *,
+         grace: tuple[float, float] = STOP_GRACE,
+         report: Callable[[str], None] | None = None) -> StopResult:
+    """Stop the run's worker (its whole process group if the TUI launched it): SIGINT, then
+    SIGTERM after ``grace[0]`` seconds, then SIGKILL after ``grace[1]`` more, until it is gone.
+
+    Only a process verified by :func:`verify_worker` is signalled, and it is verified again
+    (same start time: not a reused pid) before each further signal. ``report`` receives a line
+    at each escalation (the TUI shows it at once); the result says which signal stopped the
+    worker, or that it is still alive. Blocks for up to ``sum(grace)`` seconds plus one: call it
+    from a thread.
     """
     run_dir = Path(run_dir).resolve()
     owner = _owner(run_dir)
@@ -288,14 +338,56 @@ def stop(run_dir: str | os.PathLike[str], program: Sequence[str] | None = None) 
     if why:
         raise InputError(f"not stopping pid {pid}: {why}; if the run is still going, stop it "
                          "yourself (Ctrl-C in its terminal, or kill -INT)")
+    token = process_start(pid)  # this process, for the re-verifications below
+    gone = InputError(f"the worker of {run_dir} exited before it could be stopped")
     try:
-        if owner.launched and os.getpgid(pid) == pid:
-            os.killpg(pid, signal.SIGINT)
+        group = owner.launched and os.getpgid(pid) == pid
+    except ProcessLookupError:
+        raise gone from None
+    what = f"worker {pid}" + (" and its process group" if group else "")
+    say = report or (lambda _line: None)
+    steps = [(signal.SIGINT, grace[0]), (signal.SIGTERM, grace[1]), (signal.SIGKILL, 1.0)]
+    sent: list[str] = []
+    for sig, wait in steps:
+        if sent:
+            if _gone(pid, group):
+                break
+            if pid_alive(pid, reap=False):
+                why = verify_worker(pid, run_dir, token, program)
+                if why:
+                    return StopResult(pid, None, f"{what} did not stop after {sent[-1]}, and pid "
+                                      f"{pid} no longer verifies as its worker ({why}): not "
+                                      f"signalling it again")
+        try:
+            if group:
+                os.killpg(pid, sig)
+            else:
+                os.kill(pid, sig)
+        except ProcessLookupError:
+            if not sent:
+                raise gone from None
+            break  # exited meanwhile
+        if sent:
+            say(f"{what} did not stop {grace[len(sent) - 1]:g} s after {sent[-1]}; sent "
+                f"{sig.name}")
         else:
-            os.kill(pid, signal.SIGINT)
-    except ProcessLookupError as exc:
-        raise InputError(f"the worker of {run_dir} exited before it could be stopped") from exc
-    return pid
+            say(f"sent SIGINT (Ctrl-C) to {what}; waiting up to {wait:g} s for it to stop")
+        sent.append(sig.name)
+        if _wait_gone(pid, group, wait):
+            break
+    else:
+        return StopResult(pid, None, f"{what} is still alive after SIGINT, SIGTERM and SIGKILL "
+                                     "(stuck in the kernel?): check it with ps")
+    last = sent[-1]
+    if last == "SIGINT":
+        message = f"{what} stopped with SIGINT: in-flight cells went back to pending"
+    elif last == "SIGTERM":
+        message = (f"{what} did not stop after SIGINT; sent SIGTERM: it stopped (cells it was "
+                   "computing are reclaimed when the run resumes)")
+    else:
+        message = (f"{what} did not stop after SIGINT nor SIGTERM: killed (SIGKILL; cells it was "
+                   "computing are reclaimed when the run resumes)")
+    return StopResult(pid, last, message)
 
 
 # ---- resuming -------------------------------------------------------------------------------------

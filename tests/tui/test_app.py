@@ -58,7 +58,8 @@ async def test_runs_list_shows_every_run_with_its_status(runs, settings):
         table = screen.query_one("#runs", DataTable)
         assert table.row_count == len(runs)
         row = table.get_row(str(runs["learn-running"]))
-        assert "53/132" in row[3] and row[5] == "1h00m"  # fixed clock: one hour after start
+        # cells are Text (plain, never markup): compare what they show
+        assert "53/132" in str(row[3]) and str(row[5]) == "1h00m"  # fixed clock: 1 h after start
         # the died run explains itself in the detail line
         await open_run(pilot, app, "attack-died")
         assert isinstance(app.screen, ProgressScreen)  # died runs open on their progress
@@ -98,9 +99,9 @@ async def test_attaching_follows_a_run_written_through_the_store(runs, settings)
         await wait_for(pilot, lambda: screen.progress is not None)
         assert screen.progress.run.counts["done"] == 53
         cells = screen.query_one("#cells", HeatTable)
-        assert cells.get_row_at(0)[0] == "running"
+        assert str(cells.get_row_at(0)[0]) == "running"
         # a writer (like the command line) finishes a running cell: the screen follows
-        key = cells.get_row_at(0)[1]
+        key = cells.row_values(0)[1]
         with RunStore(runs["learn-running"]) as store:
             store.finish(key, {"accuracy": 0.5})
         await wait_for(pilot, lambda: screen.progress.run.counts["done"] == 54)
@@ -132,7 +133,7 @@ async def test_attack_example_browser_highlights_changed_words(runs, settings):
         assert "failed" in text_of(detail) and "vulnerable —" in text_of(detail)
         await pilot.press("f")  # filter → successful
         await wait_for(pilot, lambda: table.row_count == 15)
-        assert {table.get_row_at(i)[2] for i in range(15)} == {"successful"}
+        assert {str(table.get_row_at(i)[2]) for i in range(15)} == {"successful"}
         await pilot.press("f", "f")  # → skipped
         await wait_for(pilot, lambda: table.row_count == 5)
         await pilot.press("down")
@@ -154,7 +155,7 @@ async def test_learnability_screen_table_curves_scatter_and_export(runs, setting
         # o: sort by the next column (model, perturbation, avg_learnability); O: reverse
         await pilot.press("o", "o", "o", "O")
         assert table.border_subtitle == "sorted by avg_learnability ↓"
-        assert table.get_row_at(0)[1] == "negate" and table.get_row_at(0)[0] == "cnn"
+        assert table.row_values(0)[:2] == ["cnn", "negate"]
         await pilot.press("3")
         scat = screen.query_one("#scat", SpecPlot)
         assert "ρ=-0.940" in scat.spec.note

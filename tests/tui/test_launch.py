@@ -86,7 +86,9 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
         time.sleep(0.5)
         assert _attempts(run_dir) == done_before  # really stopped: nothing more finishes
         await pilot.press("r")  # asks first, showing the exact command it will run
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        # the dialog's text is mounted a moment after the screen is pushed
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                       and app.screen.query("#detail"))
         shown = text_of(app.screen.query_one("#detail", Static))
         assert shown.startswith(f"{sys.executable} {settings.program[1]} resume {run_dir}")
         await pilot.press("y")  # `resume DIR`, detached: the study reads its stored config
@@ -239,7 +241,9 @@ async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_er
         detail = text_of(app.screen.query_one("#run-detail", Static))
         assert "robustlab learnability --model bow" in detail or "sh -c 'touch" in detail
         app.resume_run(good)
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        # the dialog's text is mounted a moment after the screen is pushed
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen)
+                       and app.screen.query("#detail"))
         shown = text_of(app.screen.query_one("#detail", Static))
         assert shown.startswith(f"{sys.executable} -P -m robustlab resume {good}")
         assert "robustlab learnability --model bow --dataset demo" in shown

@@ -38,7 +38,7 @@ from robustlab.metrics.learnability import (
 )
 from robustlab.outputs import atomic_write, save_figure, write_json
 from robustlab.signature import make_signature
-from robustlab.textfmt import align
+from robustlab.textfmt import align, echo
 
 MEASURE = "learnability@p"
 ESTIMATE_FILES = ("learnability_estimate.csv", "learnability_estimate.png")
@@ -406,11 +406,11 @@ def correlate_estimate(run_dirs: list[Path], *, estimate_p: float | None = None,
     if block is None:
         raise InputError(f"no learnability cell at p={p:g} in {', '.join(map(str, run_dirs))}; "
                          "run `robustlab learnability --estimate quick` or pass --estimate-p")
-    print(f"measure: learnability ESTIMATE = learnability at p={p:g} (mean over seeds), not the "
-          f"log-AUC average learnability")
+    echo(f"measure: learnability ESTIMATE = learnability at p={p:g} (mean over seeds), not the "
+         f"log-AUC average learnability")
     if dup:
-        print(f"({dup} cells present in more than one run were counted once)")
-    print(estimate_text(block))
+        echo(f"({dup} cells present in more than one run were counted once)")
+    echo(estimate_text(block))
     if json_path:
         write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "measure": MEASURE,
                                "estimate": block}, user=True)

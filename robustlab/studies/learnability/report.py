@@ -25,7 +25,7 @@ from robustlab.metrics.ranking import spearman_test
 from robustlab.outputs import atomic_write, write_json, write_jsonl
 from robustlab.perturbations.registry import display_label
 from robustlab.runs.store import RunStore
-from robustlab.textfmt import align
+from robustlab.textfmt import align, echo
 
 RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "accuracy_clean",
                "accuracy_perturbed", "robustness", "learnability_acc", "learnability_prob",
@@ -366,24 +366,24 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
                          "is only comparable over the same grid")
     grid = list(next(iter(grids)))
     corr = correlations(pairs, grid)
-    print(results_table(pairs))
+    echo(results_table(pairs))
     warn = chance_text(pairs)
     if warn:
-        print(warn)
-    print()
-    print(correlations_text(corr))
+        echo(warn)
+    echo()
+    echo(correlations_text(corr))
     if corr.get("at_p"):
-        print("\nlearnability@p (paper 000 Table 4): σ across pairs and Spearman ρ")
-        print(f"{'p':>6}  {'σ':>6}  {'ρ avg':>7}  {'ρ rob':>7}  {'ρ Δ':>7}")
+        echo("\nlearnability@p (paper 000 Table 4): σ across pairs and Spearman ρ")
+        echo(f"{'p':>6}  {'σ':>6}  {'ρ avg':>7}  {'ρ rob':>7}  {'ρ Δ':>7}")
         for p, row in corr["at_p"].items():
             cells = [row.get("sigma"), row.get("rho_with_avg"), row.get("rho_with_robustness"),
                      row.get("rho_with_delta")]
-            print(f"{p:>6}  " + "  ".join("      -" if v is None else f"{v:7.3f}" for v in cells))
+            echo(f"{p:>6}  " + "  ".join("      -" if v is None else f"{v:7.3f}" for v in cells))
     from robustlab.studies.learnability.advice import advice_text, advise
 
     adv = advise(pairs)
-    print()
-    print(advice_text(adv))
+    echo()
+    echo(advice_text(adv))
     if json_path:
         write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "pairs": pairs,
                                "correlations": corr, "advice": adv}, user=True)

@@ -62,6 +62,7 @@ from robustlab.studies.learnability.config import (  # noqa: F401 - the study's 
     format_p,
 )
 from robustlab.studies.learnability.predictions import prediction_rows
+from robustlab.textfmt import echo
 
 #: hidden directory of a run where worker processes share trained clean models (removed at the end)
 CACHE_DIR = ".model-cache"
@@ -439,7 +440,7 @@ def warn_retrained(models: Sequence[str]) -> list[str]:
 
     saved = [m for m in models if is_saved_model(m)]
     for m in saved:
-        print(f"note: --model {m} is a saved model: this study trains a new model per cell from "
+        echo(f"note: --model {m} is a saved model: this study trains a new model per cell from "
               "its family and hyperparameters (a Hugging Face model from its saved weights); "
               "to test the saved model as it is, use `robustlab eval`", file=sys.stderr)
     return saved
@@ -492,9 +493,9 @@ def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
 
     names = [spec for spec in perturbations if not getattr(parse_spec(spec), "asymmetric", True)]
     for spec in names:
-        print(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
-              "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
-              "it are not meaningful", file=sys.stderr)
+        echo(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
+             "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "
+             "it are not meaningful", file=sys.stderr)
     return names
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.textfmt import echo
 
 __all__ = ["THRESHOLDS", "Check", "Plan", "evaluate", "junit_xml", "load_plan", "results_table"]
 
@@ -331,10 +332,10 @@ def gate(run_dir: str | os.PathLike[str], models: Sequence[str], perturbations: 
               for key, limit in thresholds.items()]
     with RunStore(run_dir, readonly=True) as store:
         evaluate(store, checks)
-    print()
-    print(results_table(checks))
+    echo()
+    echo(results_table(checks))
     failed = sum(c.passed is not True for c in checks)
-    print(f"{len(checks) - failed} of {len(checks)} threshold checks passed")
+    echo(f"{len(checks) - failed} of {len(checks)} threshold checks passed")
     if junit:
         payload = junit_xml(checks, suite, seconds)
         atomic_write(junit, lambda f: f.write(payload), mode="wb", user=True)

@@ -20,8 +20,9 @@ unchanged.
 from __future__ import annotations
 
 import contextlib
+import re
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ import textattack
 from textattack.loggers import AttackLogManager, CSVLogger
 
 from robustlab.studies.second_order.results import is_second_order
+from robustlab.textfmt import printable
 
 
 def register_recipes(argv: list[str] = ()) -> None:
@@ -146,14 +148,58 @@ def second_order_loggers(manager: AttackLogManager) -> SecondOrderLogManager:
     return out
 
 
+class EscapingStream:
+    """A text stream that escapes every control character written to it
+    (:func:`robustlab.textfmt.printable`, newlines and tabs kept) except the exact sequences in
+    ``keep``. TextAttack's stdout logger prints the dataset's texts with its own colour codes
+    around words: the texts are data, so an OSC (terminal title, clipboard), a screen clear or
+    an 8-bit CSI in them is shown escaped, while TextAttack's colours still reach the terminal
+    (a text holding one of those very colour codes can recolour the printout, nothing more)."""
+
+    def __init__(self, stream: Any, keep: Iterable[str]) -> None:
+        self._stream = stream
+        codes = sorted(set(keep), key=len, reverse=True)
+        self._split = re.compile("(" + "|".join(map(re.escape, codes)) + ")") if codes else None
+
+    def write(self, text: str) -> int:
+        parts = self._split.split(text) if self._split else [text]
+        # re.split with one group: the kept codes are at the odd indices
+        return self._stream.write("".join(part if i % 2 else printable(part, lines=True)
+                                          for i, part in enumerate(parts)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def textattack_colours() -> list[str]:
+    """Every escape sequence TextAttack's ``color_text(..., "ansi")`` emits."""
+    from textattack.shared.utils.strings import ANSI_ESCAPE_CODES
+
+    return [v for k, v in vars(ANSI_ESCAPE_CODES).items()
+            if not k.startswith("_") and isinstance(v, str) and v.startswith("\033[")]
+
+
+def escape_stdout_loggers(manager: AttackLogManager) -> AttackLogManager:
+    """Route the stdout loggers of ``manager`` through :class:`EscapingStream`."""
+    from textattack.loggers import FileLogger
+
+    for lg in manager.loggers:
+        if isinstance(lg, FileLogger) and lg.stdout and not isinstance(lg.fout, EscapingStream):
+            lg.fout = EscapingStream(lg.fout, textattack_colours())
+    return manager
+
+
 class SecondOrderAttacker(textattack.Attacker):
     """``textattack.Attacker``; for a second-order attack its logs use
-    :class:`SecondOrderLogManager` (summary) and :class:`SecondOrderCSVLogger` (CSV)."""
+    :class:`SecondOrderLogManager` (summary) and :class:`SecondOrderCSVLogger` (CSV). For every
+    attack the examples printed on stdout go through :func:`escape_stdout_loggers`."""
 
     def attack_dataset(self):
-        if self.attack_log_manager is None and is_second_order(self.attack):
-            self.attack_log_manager = second_order_loggers(
-                textattack.AttackArgs.create_loggers_from_args(self.attack_args))
+        if self.attack_log_manager is None:
+            manager = textattack.AttackArgs.create_loggers_from_args(self.attack_args)
+            self.attack_log_manager = (second_order_loggers(manager)
+                                       if is_second_order(self.attack) else manager)
+        escape_stdout_loggers(self.attack_log_manager)
         return super().attack_dataset()
 
 
@@ -191,7 +237,7 @@ def load_robustlab_victim(spec: str) -> Any:
     from robustlab.integrations.victims import load_victim
     from robustlab.models.device import resolve_device
 
-    textattack.shared.logger.info(f"Loading robustlab model: {spec}")
+    textattack.shared.logger.info(printable(f"Loading robustlab model: {spec}"))
     return load_victim(spec, str(resolve_device("auto")))[0]
 
 
@@ -202,7 +248,8 @@ def load_robustlab_dataset(spec: str, split: str | None) -> Any:
     examples = load_examples(spec, split or "test")
     if not examples:
         raise InputError(f"--dataset-from-huggingface {spec}: no examples")
-    textattack.shared.logger.info(f"Loading robustlab dataset: {spec} ({len(examples)} examples)")
+    textattack.shared.logger.info(printable(f"Loading robustlab dataset: {spec} "
+                                            f"({len(examples)} examples)"))
     return textattack.datasets.Dataset(examples)
 
 
@@ -241,6 +288,6 @@ def cli_hooks() -> Iterator[None]:
         ac.ModelArgs, ac.DatasetArgs, ac.Attacker = saved
 
 
-__all__ = ["SecondOrderAttacker", "SecondOrderCSVLogger", "SecondOrderLogManager", "cli_hooks",
-           "is_robustlab_dataset", "is_robustlab_model", "register_recipes", "summary_rows",
-           "textattack_quiet"]
+__all__ = ["EscapingStream", "SecondOrderAttacker", "SecondOrderCSVLogger", "SecondOrderLogManager",
+           "cli_hooks", "escape_stdout_loggers", "is_robustlab_dataset", "is_robustlab_model",
+           "register_recipes", "summary_rows", "textattack_colours", "textattack_quiet"]

@@ -9,7 +9,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from robustlab.textfmt import printable
 from robustlab.tui.messages import Loaded
+from robustlab.tui.plain import plain
 from robustlab.tui.results import AttackView, load_attack, load_example, word_diff
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
@@ -19,12 +21,12 @@ FILTERS = {"all": None, "successful": "successful", "failed": "failed", "skipped
 
 
 def highlighted(words: list[tuple[str, bool]], style: str) -> Text:
-    """A sentence with its changed words styled."""
+    """A sentence with its changed words styled (each word escaped: data, never markup)."""
     text = Text()
     for i, (w, changed) in enumerate(words):
         if i:
             text.append(" ")
-        text.append(w, style=style if changed else "")
+        text.append(printable(w), style=style if changed else "")
     return text
 
 
@@ -34,14 +36,16 @@ def _proba(p) -> str:
 
 def render_example(ex: dict) -> Text:
     """Original, vulnerable x̃ and patched x̃ ⊕ p (changed words highlighted), the patch words,
-    every prediction with its probabilities, queries and time."""
+    every prediction with its probabilities, queries and time. Every value of the record is
+    :func:`printable` (the record is data from the store)."""
     orig, pert = word_diff(ex.get("original") or "", ex.get("perturbed"))
     out = Text()
-    out.append(f"example {ex.get('index')}  ", style="bold")
-    out.append(str(ex.get("result_type")), style={"successful": "bold green", "failed": "bold red"}
-               .get(ex.get("result_type"), "bold yellow"))
+    out.append(printable(f"example {ex.get('index')}  "), style="bold")
+    out.append(printable(ex.get("result_type")), style={
+        "successful": "bold green", "failed": "bold red"}.get(ex.get("result_type"),
+                                                               "bold yellow"))
     if ex.get("skip_reason"):
-        out.append(f" ({ex['skip_reason']})")
+        out.append(printable(f" ({ex['skip_reason']})"))
     out.append("\n\noriginal   ", style="bold")
     out.append_text(highlighted(orig, "bold reverse red"))
     out.append("\nvulnerable ", style="bold")
@@ -53,14 +57,16 @@ def render_example(ex: dict) -> Text:
         out.append_text(highlighted(patched, "bold reverse magenta"))
     patch = ex.get("patch")
     out.append("\n\npatch      ", style="bold")
-    out.append(f"{patch[0]} → {patch[1]}" if patch else "none")
-    out.append(f"\nlabel      {ex.get('ground_truth')}")
-    out.append(f"\nprediction {fmt(ex.get('original_output'))} {_proba(ex.get('original_proba'))}"
-               f"  →  {fmt(ex.get('perturbed_output'))} {_proba(ex.get('perturbed_proba'))}")
+    out.append(printable(f"{patch[0]} → {patch[1]}" if patch else "none"))
+    out.append("\nlabel      " + printable(ex.get("ground_truth")))
+    out.append("\nprediction " + printable(
+        f"{fmt(ex.get('original_output'))} {_proba(ex.get('original_proba'))}  →  "
+        f"{fmt(ex.get('perturbed_output'))} {_proba(ex.get('perturbed_proba'))}"))
     if ex.get("patched_output") is not None:
-        out.append(f"  ⊕ p: {fmt(ex.get('patched_output'))} {_proba(ex.get('patched_proba'))}")
-    out.append(f"\nℓ0 {fmt(ex.get('l0'))} · queries {fmt(ex.get('queries'))} · "
-               f"{fmt(ex.get('seconds'), 2)} s · source {ex.get('source')}")
+        out.append(printable(f"  ⊕ p: {fmt(ex.get('patched_output'))} "
+                             f"{_proba(ex.get('patched_proba'))}"))
+    out.append("\n" + printable(f"ℓ0 {fmt(ex.get('l0'))} · queries {fmt(ex.get('queries'))} · "
+                                f"{fmt(ex.get('seconds'), 2)} s · source {ex.get('source')}"))
     return out
 
 
@@ -105,7 +111,7 @@ class AttackScreen(RunScreen):
                  f"filter: {self.filter} [f]"]
         if s.get("in_progress"):
             parts.append("in progress")
-        self.query_one("#status").update(" · ".join(parts))
+        self.set_status(" · ".join(parts))
 
     @on(DataTable.RowHighlighted, "#examples")
     def _row(self, event: DataTable.RowHighlighted) -> None:
@@ -122,8 +128,8 @@ class AttackScreen(RunScreen):
     def on_example_loaded(self, message: ExampleLoaded) -> None:
         message.stop()
         detail = self.query_one("#detail", Static)
-        detail.update(message.error or (render_example(message.view) if message.view
-                                         else "no record"))
+        detail.update(plain(message.error, lines=True) if message.error else
+                      render_example(message.view) if message.view else "no record")
 
     def action_cycle_filter(self) -> None:
         names = list(FILTERS)

@@ -10,11 +10,12 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Static
 
+from robustlab.textfmt import printable
 from robustlab.tui.messages import Loaded
+from robustlab.tui.plain import plain
 from robustlab.tui.screens.dialogs import ExportScreen
 from robustlab.tui.specs import Plot, Table
 from robustlab.tui.widgets.heat_table import HeatTable
@@ -38,7 +39,7 @@ class RunScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(f"Loading {self.path} …", id="status", classes="status")
+        yield Static(plain(f"Loading {self.path} …"), id="status", classes="status")
         yield from self.body()
         yield Footer(compact=True, show_command_palette=False)  # ctrl+p still opens it
 
@@ -46,8 +47,12 @@ class RunScreen(Screen):
         yield from ()
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.path)
+        self.sub_title = printable(self.path)
         self.action_reload()
+
+    def set_status(self, text: object) -> None:
+        """The status line, as plain text (it quotes stored names and error messages)."""
+        self.query_one("#status", Static).update(plain(text, lines=True))
 
     def action_reload(self) -> None:
         self._load_worker()
@@ -64,7 +69,7 @@ class RunScreen(Screen):
     def on_loaded(self, message: Loaded) -> None:
         status = self.query_one("#status", Static)
         if message.error:
-            status.update(message.error)
+            self.set_status(message.error)
             status.add_class("error")
             return
         status.remove_class("error")
@@ -92,7 +97,10 @@ class RunScreen(Screen):
         if not items:
             self.notify("nothing to export yet", severity="warning")
             return
-        target = self.path / "exports" if os.access(self.path, os.W_OK) else Path.cwd()
+        # the default file name is shown in an input: a run dir whose path would need
+        # escaping there (control characters) is not offered, the current directory is
+        target = (self.path / "exports" if os.access(self.path, os.W_OK)
+                  and printable(self.path) == str(self.path) else Path.cwd())
 
         def done(path: Path | None) -> None:
             if path:
@@ -102,7 +110,8 @@ class RunScreen(Screen):
 
 
 class TextScreen(ModalScreen[None]):
-    """A read-only page of text (e.g. the augmentation advice); escape or q closes it."""
+    """A read-only page of text (e.g. the augmentation advice, which names stored
+    perturbations), shown as plain text; escape or q closes it."""
 
     BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("q", "dismiss", "Close")]
     DEFAULT_CSS = """
@@ -118,5 +127,5 @@ class TextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(f"[b]{escape(self.title_text)}[/b]  (escape: close)")
-            yield Static(self.text, markup=False, id="text")
+            yield Static(plain(self.title_text, "bold").append("  (escape: close)"))
+            yield Static(plain(self.text, lines=True), id="text")

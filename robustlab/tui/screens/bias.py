@@ -28,7 +28,7 @@ class BiasScreen(RunScreen):
         return load_bias(self.path)
 
     def show(self, view: BiasView) -> None:
-        self.query_one("#status").update(
+        self.set_status(
             f"{len(view.table.rows)} pairs · k = {', '.join(map(str, view.ks))} · "
             "move the cursor to a cell for its F_soft histogram")
         self.query_one("#bias", HeatTable).show(view.table)
@@ -38,7 +38,10 @@ class BiasScreen(RunScreen):
         table = self.query_one("#bias", HeatTable)
         if self.view is None or not table.row_count:
             return
-        pair = str(table.get_row_at(event.coordinate.row)[0])
+        row = table.row_values(event.coordinate.row)
+        if row is None:
+            return
+        pair = str(row[0])
         col = event.coordinate.column
         k = self.view.ks[col - 1] if col >= 1 else None
         self._histogram(pair, k)

@@ -40,7 +40,7 @@ class CrossDomainScreen(RunScreen):
         return load_cross_domain(self.path)
 
     def show(self, view: CrossDomainView) -> None:
-        self.query_one("#status").update(
+        self.set_status(
             f"{len(view.systems.rows)} systems · {len(view.domains.columns) - 1} domains · "
             "select a system for its γ curve")
         self.query_one("#sys", HeatTable).show(view.systems, keep_cursor=True)
@@ -54,7 +54,10 @@ class CrossDomainScreen(RunScreen):
         table = self.query_one("#sys", HeatTable)
         if self.view is None or not table.row_count:
             return
-        self.system = str(table.get_row_at(event.cursor_row)[0])
+        row = table.row_values(event.cursor_row)
+        if row is None:
+            return
+        self.system = str(row[0])
         self.query_one("#gplot", SpecPlot).show(self.view.gamma_plot(self.system))
 
     def action_all_systems(self) -> None:

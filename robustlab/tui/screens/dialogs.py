@@ -9,21 +9,40 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
+from robustlab.tui.plain import PlainInput, plain
 from robustlab.tui.specs import Plot, Table, export
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Yes/no; ``y``/Enter confirms, ``n``/Escape cancels.
+class _Body(VerticalScroll):
+    """The confirmation text's scrolling box; it tells its dialog when it scrolled."""
 
-    ``detail`` (e.g. the exact command a resume runs) is shown in full as plain text: never
-    interpreted as markup, so text from a run directory cannot hide or restyle itself.
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if isinstance(self.screen, ConfirmScreen):
+            self.screen.show_more()
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes/no; ``y`` confirms, ``n``/Escape cancels (and No has the focus).
+
+    The question and ``detail`` (e.g. the exact command a resume runs) are plain text (control
+    characters escaped, never markup: text from a run directory cannot hide or restyle itself)
+    in a scrolling box that leaves the buttons on screen at 80×24 whatever the text's length;
+    arrows, PgUp/PgDn, Home/End scroll it, and its border says how much is below the fold.
     """
 
-    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No"),
+                Binding("down", "scroll('down')", "Scroll", show=False),
+                Binding("up", "scroll('up')", show=False),
+                Binding("pagedown", "scroll('page_down')", show=False),
+                Binding("pageup", "scroll('page_up')", show=False),
+                Binding("end", "scroll('end')", show=False),
+                Binding("home", "scroll('home')", show=False)]
 
     def __init__(self, question: str, detail: str | None = None) -> None:
         super().__init__()
@@ -31,16 +50,38 @@ class ConfirmScreen(ModalScreen[bool]):
         self.detail = detail
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label(Text(self.question), classes="question")
-            if self.detail is not None:
-                yield Static(Text(self.detail), id="detail", classes="detail")
+        with Vertical(classes="dialog confirm"):
+            with _Body(id="confirm-body"):
+                yield Static(plain(self.question, lines=True), classes="question")
+                if self.detail is not None:
+                    yield Static(plain(self.detail, lines=True), id="detail", classes="detail")
             with Horizontal(classes="buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        self.call_after_refresh(self.show_more)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.show_more)
+
+    def action_scroll(self, how: str) -> None:
+        body = self.query_one("#confirm-body", _Body)
+        {"down": body.scroll_down, "up": body.scroll_up, "page_down": body.scroll_page_down,
+         "page_up": body.scroll_page_up, "end": body.scroll_end,
+         "home": body.scroll_home}[how](animate=False)
+
+    def show_more(self) -> None:
+        """The box's border says how many lines are hidden below (or that some are above)."""
+        try:
+            body = self.query_one("#confirm-body", _Body)
+        except NoMatches:  # not composed yet, or dismissed
+            return
+        below = max(0, round(body.max_scroll_y - body.scroll_y))
+        note = (f"↓ {below} more line{'s' * (below != 1)} (↓ PgDn End)" if below else
+                "↑ more above (↑ PgUp Home)" if round(body.scroll_y) > 0 else None)
+        body.border_subtitle = Text(note) if note else None
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -69,7 +110,7 @@ class ExportScreen(ModalScreen[Path | None]):
             yield Label("Export (.csv/.json for tables, .png for plots)", classes="question")
             yield Select([(n, n) for n in self.items], value=next(iter(self.items)),
                          allow_blank=False, id="what")
-            yield Input(self._default(next(iter(self.items))), id="path")
+            yield PlainInput(self._default(next(iter(self.items))), id="path")
             yield Label("", id="export-error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("Save (enter)", variant="primary", id="save")
@@ -97,7 +138,8 @@ class ExportScreen(ModalScreen[Path | None]):
         try:
             written = export(obj, path)
         except Exception as exc:  # noqa: BLE001 - shown in the dialog
-            self.app.call_from_thread(self.query_one("#export-error", Label).update, str(exc))
+            self.app.call_from_thread(self.query_one("#export-error", Label).update,
+                                      plain(exc, lines=True))
             return
         self.app.call_from_thread(self.dismiss, written)
 
@@ -117,8 +159,8 @@ class PathScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.prompt, classes="question")
-            yield Input(self.value, id="path")
+            yield Label(plain(self.prompt), classes="question")
+            yield PlainInput(self.value, id="path")
 
     @on(Input.Submitted)
     def _done(self, event: Input.Submitted) -> None:

@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from robustlab.tui.failures import FailuresView, load_failures
+from robustlab.tui.plain import PlainInput, append, plain
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.widgets.heat_table import HeatTable
 
@@ -28,8 +29,8 @@ class FailuresScreen(RunScreen):
     def body(self) -> ComposeResult:
         with Vertical(id="failures"):
             yield HeatTable(cursor_type="row", id="fail-summary")
-            yield Input(placeholder="/ filter: text in the original or perturbed example",
-                        id="fail-filter", compact=True)
+            yield PlainInput(placeholder="/ filter: text in the original or perturbed example",
+                             id="fail-filter", compact=True)
             yield HeatTable(cursor_type="row", id="fail-examples")
             yield Static("", id="fail-detail", classes="detail")
 
@@ -44,7 +45,7 @@ class FailuresScreen(RunScreen):
         if not view.summary.rows:
             status = ("no stored predictions: only robustness cells of runs made by this "
                       "robustlab version keep them")
-        self.query_one("#status").update(status)
+        self.set_status(status)
         self.query_one("#fail-summary", HeatTable).show(view.summary, keep_cursor=True)
         self._examples()
 
@@ -57,7 +58,7 @@ class FailuresScreen(RunScreen):
                 f"{self.cell['model']} / {self.cell['perturbation']} / seed {self.cell['seed']}")
         table = self.query_one("#fail-examples", HeatTable)
         table.show(FailuresView.table(self.shown, f"failing examples: {what}"))
-        table.border_title = f"{len(self.shown)} failing examples · {what}"
+        table.border_title = plain(f"{len(self.shown)} failing examples · {what}")
         self._detail()
 
     def _detail(self) -> None:
@@ -68,13 +69,16 @@ class FailuresScreen(RunScreen):
             detail.update("")
             return
         e = self.shown[int(key)]
-        detail.update(f"- {e['original']}\n+ {e['perturbed']}")
+        # one line each (a newline in a text is shown as \n): the -/+ layout cannot be faked
+        text = append(plain("- "), e["original"])
+        detail.update(append(text.append("\n+ "), e["perturbed"]))
 
     @on(DataTable.RowSelected, "#fail-summary")
     def _pick_cell(self, event: DataTable.RowSelected) -> None:
-        table = self.query_one("#fail-summary", HeatTable)
-        row = table.get_row_at(event.cursor_row)
-        self.cell = {"model": str(row[0]), "perturbation": str(row[1]), "seed": int(str(row[2]))}
+        row = self.query_one("#fail-summary", HeatTable).row_values(event.cursor_row)
+        if row is None:
+            return
+        self.cell = {"model": row[0], "perturbation": row[1], "seed": row[2]}
         self._examples()
 
     @on(DataTable.RowHighlighted, "#fail-examples")

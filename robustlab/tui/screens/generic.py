@@ -30,7 +30,7 @@ class GenericScreen(RunScreen):
         return load_generic(self.path)
 
     def show(self, view: Table) -> None:
-        self.query_one("#status").update(f"{len(view.rows)} finished cells")
+        self.set_status(f"{len(view.rows)} finished cells")
         self.query_one("#cells", HeatTable).show(view)
 
     def exportables(self):

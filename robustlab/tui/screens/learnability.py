@@ -59,7 +59,7 @@ class LearnabilityScreen(RunScreen):
                             if c.get("rho") is not None else ""))
         if view.partial:
             parts.append("run in progress: per-p means so far")
-        self.query_one("#status").update(" · ".join(parts))
+        self.set_status(" · ".join(parts))
         self.query_one("#pairs", HeatTable).show(view.table, keep_cursor=True)
         self._plots()
 
@@ -67,10 +67,8 @@ class LearnabilityScreen(RunScreen):
     def pair(self) -> str | None:
         """The pair under the table cursor (None: all pairs)."""
         table = self.query_one("#pairs", HeatTable)
-        if self.all_pairs or table.spec is None or not table.row_count:
-            return None
-        row = table.get_row_at(table.cursor_row)
-        return f"{row[0]} / {row[1]}"
+        row = None if self.all_pairs else table.row_values()
+        return None if row is None else f"{row[0]} / {row[1]}"
 
     def _plots(self) -> None:
         if self.view is None:

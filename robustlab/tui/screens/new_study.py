@@ -31,6 +31,7 @@ from textual.widgets import (
 
 from robustlab.tui import forms, launch
 from robustlab.tui.messages import Loaded
+from robustlab.tui.plain import PlainInput, plain
 
 #: the "nothing chosen" value of a Select (Textual 8: Select.NULL; Select.BLANK is False there
 #: and is refused as a value, which broke the form of any choice option without a default)
@@ -80,9 +81,9 @@ class NewStudyScreen(Screen):
 
     def on_loaded(self, message: Loaded) -> None:
         if message.error or not message.view:
-            self.query_one("#form-error", Static).update(
+            self.query_one("#form-error", Static).update(plain(
                 message.error or "no study commands are installed (robustlab learnability, "
-                "attack, bias, cross-domain …)")
+                "attack, bias, cross-domain …)", lines=True))
             return
         self.recipes = message.view
         options = self.query_one("#recipes", OptionList)
@@ -124,12 +125,14 @@ class NewStudyScreen(Screen):
             return  # another recipe was highlighted meanwhile
         r = self.recipe
         assert r is not None
-        widgets: list[Any] = [Static(r.help or r.name, classes="recipe-help")]
+        # help texts, errors and the command are plain text: "hf:NAME[/CONFIG]" in a message
+        # or "[/b]" typed into a field is shown as it is, never parsed as markup
+        widgets: list[Any] = [Static(plain(r.help or r.name, lines=True), classes="recipe-help")]
         for f in r.fields:
             wid = f"f{gen}-{f.dest}"
             label = f.label + (" *" if f.required else "")
             if f.kind == "flag":
-                control: Any = Checkbox(f.label, False, id=wid, compact=True)
+                control: Any = Checkbox(plain(f.label), False, id=wid, compact=True)
             elif f.kind == "choice":
                 control = Select([(c, c) for c in f.choices],
                                  value=f.default_text() if f.default_text() in f.choices
@@ -139,8 +142,8 @@ class NewStudyScreen(Screen):
                 value = (forms.default_out(r, self.app.settings.runs_root,
                                             self.app.settings.clock()) if f.flag == "--out"
                          else f.default_text())
-                control = Input(value, id=wid, compact=True)
-            row = Horizontal(Label("" if f.kind == "flag" else label, classes="field-label"),
+                control = PlainInput(value, id=wid, compact=True)
+            row = Horizontal(Label(plain("" if f.kind == "flag" else label), classes="field-label"),
                              control, classes="field-row")
             widgets += [row, Static("", id=f"e{gen}-{f.dest}", classes="field-error")]
         await form.mount_all(widgets)
@@ -160,7 +163,7 @@ class NewStudyScreen(Screen):
         if f is not None:
             text = " · ".join(t for t in (f"{f.label}: {f.help}" if f.help else f.label,
                                           forms.hints(f)) if t)
-            self.query_one("#field-help", Static).update(text)
+            self.query_one("#field-help", Static).update(plain(text, lines=True))
 
     def _values(self) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -181,7 +184,7 @@ class NewStudyScreen(Screen):
         if self.recipe is None:
             return
         self.argv = forms.build_argv(self.recipe, self._values())
-        self.query_one("#command", Static).update("$ " + launch.command_string(self.argv))
+        self.query_one("#command", Static).update(plain("$ " + launch.command_string(self.argv)))
         self.error = "checking the options …"  # nothing launches before this edit is checked
         self.query_one("#launch", Button).disabled = True
         self._validate(list(self.argv))
@@ -204,11 +207,11 @@ class NewStudyScreen(Screen):
             return  # stale validation of an older edit
         fresh = (error, dest) != (self.error, self.error_field)
         self.error, self.error_field = error, dest
-        self.query_one("#form-error", Static).update(error or "")
+        self.query_one("#form-error", Static).update(plain(error or "", lines=True))
         self.query_one("#launch", Button).disabled = error is not None
         for box in self.query(".field-error"):
             at_fault = box.id == f"e{self._gen}-{dest}"
-            box.update(f"↳ {error}" if at_fault and error else "")
+            box.update(plain(f"↳ {error}" if at_fault and error else "", lines=True))
             box.set_class(at_fault and bool(error), "-shown")
             if at_fault and error and fresh:
                 self.call_after_refresh(self._reveal, dest)

@@ -14,8 +14,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from robustlab.textfmt import printable
 from robustlab.tui import data
 from robustlab.tui.messages import RunProgress
+from robustlab.tui.plain import append, plain
 from robustlab.tui.specs import Table, fmt
 from robustlab.tui.widgets.heat_table import HeatTable
 
@@ -26,7 +28,7 @@ STATUS_STYLE = {"done": "green", "running": "bold cyan", "failed": "bold red", "
 
 
 def status_text(status: str) -> Text:
-    return Text(status, style=STATUS_STYLE.get(status, ""))
+    return plain(status, STATUS_STYLE.get(status, ""))
 
 
 class ProgressScreen(Screen):
@@ -51,7 +53,7 @@ class ProgressScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(f"Reading {self.path} …", id="status", classes="status")
+        yield Static(plain(f"Reading {self.path} …"), id="status", classes="status")
         with Horizontal(id="bar-row"):
             yield ProgressBar(total=None, show_eta=False, id="bar")
             yield Static("", id="rate")
@@ -62,7 +64,7 @@ class ProgressScreen(Screen):
         yield Footer(compact=True, show_command_palette=False)  # 80 columns; ctrl+p works
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.path)
+        self.sub_title = printable(self.path)
         self.query_one("#cells", HeatTable).focus()
         self._poll()
 
@@ -85,13 +87,15 @@ class ProgressScreen(Screen):
         prog = self.progress = message.progress
         run = prog.run
         head = Text()
-        head.append(f"{run.kind} ", style="bold")
+        append(head, f"{run.kind} ", "bold")
         head.append_text(status_text(run.status))
         c = run.counts
         head.append(f" · done {c.get('done', 0)} · running {c.get('running', 0)} · failed "
                     f"{c.get('failed', 0)} · pending {c.get('pending', 0)}")
         if run.status in ("died", "corrupt", "missing", "failed", "interrupted") and run.error:
-            head.append(f"\n{run.error}", style="red" if run.status != "interrupted" else "yellow")
+            head.append("\n")
+            append(head, run.error, "red" if run.status != "interrupted" else "yellow",
+                   lines=True)
         self.query_one("#status", Static).update(head)
         bar = self.query_one("#bar", ProgressBar)
         bar.update(total=run.total or None, progress=run.done)
@@ -108,8 +112,8 @@ class ProgressScreen(Screen):
                              keys=[c.key for c in prog.cells]), keep_cursor=True)
         table.border_title = title
         self._show_error()
-        log = prog.log[-8:] or prog.events[-8:]
-        self.query_one("#log", Static).update("\n".join(log) or "(no log yet)")
+        log = prog.log[-8:] or prog.events[-8:]  # worker.log lines are data: shown escaped
+        self.query_one("#log", Static).update(plain("\n".join(log) or "(no log yet)", lines=True))
 
     @on(DataTable.RowHighlighted, "#cells")
     def _show_error(self) -> None:
@@ -118,7 +122,7 @@ class ProgressScreen(Screen):
         key = self.query_one("#cells", HeatTable).current_key()
         cell = next((c for c in self.progress.cells if c.key == key), None)
         err = cell.error.strip().splitlines()[-3:] if cell and cell.error else []
-        self.query_one("#error-detail", Static).update("\n".join(err))
+        self.query_one("#error-detail", Static).update(plain("\n".join(err), lines=True))
 
     def on_unmount(self) -> None:
         self._wake.set()  # let the polling thread see its cancellation at once

@@ -13,9 +13,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
+from robustlab.textfmt import printable
 from robustlab.tui import data
-from robustlab.tui.launch import printable
 from robustlab.tui.messages import RunsScanned
+from robustlab.tui.plain import append, plain
 from robustlab.tui.screens.dialogs import PathScreen
 from robustlab.tui.screens.progress import status_text
 
@@ -87,8 +88,9 @@ class RunsScreen(Screen):
             cursor = table.cursor_row
             table.clear()
             for name, kind, status, prog, started, duration, key in rows:
-                table.add_row(Text(name, overflow="ellipsis"), kind, status_text(status), prog,
-                              started, duration, key=key)
+                table.add_row(Text(printable(name), overflow="ellipsis"), plain(kind),
+                              status_text(status), Text(prog), Text(started), Text(duration),
+                              key=key)
             if rows:
                 table.move_cursor(row=min(cursor, len(rows) - 1))
         if not self.runs:
@@ -101,14 +103,17 @@ class RunsScreen(Screen):
         run = self.current()
         if run is None:
             return
-        text = Text(str(run.path), style="bold")
+        # Text of printable strings, never markup: every value here was read from the run dir
+        text = plain(run.path, "bold")
         if run.error:
-            text.append("\n" + run.error, style="red" if run.status != "done" else "")
+            text.append("\n")
+            append(text, run.error, "red" if run.status != "done" else "", lines=True)
         if run.command:  # always: what a resume would run is never hidden behind an error
-            text.append("\n" + printable(run.command), style="dim")
-        for line in run.inputs:  # Text, not markup: a stored path is never interpreted
+            text.append("\n")
+            append(text, run.command, "dim")
+        for line in run.inputs:
             text.append("\ninput ", style="dim")
-            text.append(line)
+            append(text, line)
         detail = self.query_one("#run-detail", Static)
         # room for the inputs under the command; runs without any keep the stylesheet's height
         detail.styles.max_height = MAX_DETAIL if run.inputs else None

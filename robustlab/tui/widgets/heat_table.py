@@ -7,8 +7,10 @@ from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
+from robustlab.textfmt import printable
 from robustlab.tui.specs import Table, fmt
 
 # a diverging scale that reads on light and dark backgrounds (blue = low, red = high)
@@ -34,7 +36,13 @@ def _sort_key(v: Any) -> Any:
 
 class HeatTable(DataTable):
     """Heat coloured, sortable from the keyboard (``o`` sorts by the next column, or by the
-    cursor's column in cell-cursor tables; ``O`` reverses) and paged (``]`` / ``[``)."""
+    cursor's column in cell-cursor tables; ``O`` reverses) and paged (``]`` / ``[``).
+
+    Every cell and header is a :class:`~rich.text.Text` of :func:`robustlab.textfmt.printable`
+    text: a ``str`` cell would be parsed as markup (``[/b]`` in a perturbation name raised
+    ``MarkupError``) and a control character in it would reach the terminal. Screens read the
+    values of a row with :meth:`row_values` (the table's own values, not the text shown).
+    """
 
     DEFAULT_CSS = """
     HeatTable { height: 1fr; }
@@ -55,6 +63,7 @@ class HeatTable(DataTable):
         self._order: list[int] = []
         self._ranges: dict[int, tuple[float, float]] = {}
         self._sorted: tuple[int, bool] | None = None
+        self._index: dict[str, int] = {}  # row key -> index in spec.rows
 
     @property
     def pages(self) -> int:
@@ -70,7 +79,7 @@ class HeatTable(DataTable):
             self.clear()  # keep the columns (and their widths): no flicker on live updates
         else:
             self.clear(columns=True)
-            self.add_columns(*table.headers())
+            self.add_columns(*[Text(printable(h)) for h in table.headers()])
             self._sorted = None
         self._ranges = {}
         for name in table.heat:
@@ -98,6 +107,7 @@ class HeatTable(DataTable):
         self.page = min(self.page, self.pages - 1)
         self.clear()
         keys = self._keys()
+        self._index = {k: i for i, k in enumerate(keys)}
         lo = self.page * self.page_size
         for i in self._order[lo:lo + self.page_size]:
             self.add_row(*[self._cell(v, self._ranges.get(j))
@@ -108,14 +118,15 @@ class HeatTable(DataTable):
                          f"{len(self._order)} · [ ] page")
         if self._sorted is not None:
             col, reverse = self._sorted
-            notes.append(f"sorted by {self.spec.columns[col]} {'↓' if reverse else '↑'}")
-        self.border_subtitle = " · ".join(notes) or None
+            notes.append(f"sorted by {printable(self.spec.columns[col])} "
+                         f"{'↓' if reverse else '↑'}")
+        self.border_subtitle = Text(" · ".join(notes)) if notes else None
 
     @staticmethod
-    def _cell(v: Any, rng: tuple[float, float] | None) -> Any:
-        text = fmt(v)
+    def _cell(v: Any, rng: tuple[float, float] | None) -> Text:
+        text = printable(fmt(v))
         if rng is None or not isinstance(v, (int, float)) or isinstance(v, bool):
-            return text
+            return Text(text)
         return Text(text, style=heat_style(float(v), *rng), justify="right")
 
     def action_page(self, step: int) -> None:
@@ -152,6 +163,16 @@ class HeatTable(DataTable):
         col, reverse = self._sorted
         rows = self.spec.rows
         self._order.sort(key=lambda i: _sort_key(rows[i][col]), reverse=reverse)
+
+    def row_values(self, row: int | None = None) -> list[Any] | None:
+        """The values of the table row shown at ``row`` (default: the cursor's), as the
+        :class:`Table` holds them (``get_row_at`` returns the escaped text on screen)."""
+        if self.spec is None or not self.row_count:
+            return None
+        row = self.cursor_row if row is None else row
+        key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+        i = self._index.get(key) if key is not None else None
+        return None if i is None else list(self.spec.rows[i])
 
     def current_key(self) -> str | None:
         """The key of the row under the cursor (the cell key for cell tables)."""
