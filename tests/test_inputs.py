@@ -274,14 +274,25 @@ def test_train_records_its_data_file_in_train_info(tmp_path: Path, capsys) -> No
     assert f"robustlab train: input dataset: {data} (--dataset;" in capsys.readouterr().err
 
 
-def test_perturbation_resources_are_inputs() -> None:
+def test_perturbation_resources_are_inputs(monkeypatch, tmp_path) -> None:
     from robustlab.resources import codespell_dictionary
     from robustlab.studies.learnability.study import perturbation_inputs
 
+    # without the Wikipedia list, codespell's dictionary is the named fallback
+    monkeypatch.delenv("ROBUSTLAB_MISSPELLINGS", raising=False)
+    monkeypatch.setenv("ROBUSTLAB_SHARED", str(tmp_path))
     got = inputs.collect(perturbation_inputs(["misspelling:pps=2", "misspelling",
                                               "leet_letters"]))
     assert list(got) == ["resource:misspellings"]  # once, and nothing for leet_letters
     rec = got["resource:misspellings"]
     assert rec["path"] == str(codespell_dictionary().resolve())
-    assert rec["origin"] == "package codespell (perturbation misspelling)"
+    assert rec["origin"].startswith("FALLBACK package codespell: the Wikipedia list was not found")
+    assert rec["origin"].endswith("(perturbation misspelling)")
     assert rec["sha256"] == _sha(codespell_dictionary().read_bytes())
+    # with it (here a path the user gives), the list itself is the input
+    wiki = tmp_path / "wiki.json"
+    wiki.write_text('{"teh": ["the"]}', encoding="utf-8")
+    monkeypatch.setenv("ROBUSTLAB_MISSPELLINGS", str(wiki))
+    rec = inputs.collect(perturbation_inputs(["misspelling"]))["resource:misspellings"]
+    assert rec["path"] == str(wiki.resolve())
+    assert rec["origin"] == "$ROBUSTLAB_MISSPELLINGS (perturbation misspelling)"

@@ -86,18 +86,48 @@ def test_repetition_doubles_an_inner_letter() -> None:
         assert new[-1] == old[-1]
 
 
-def test_misspelling_uses_the_real_codespell_list() -> None:
-    table = misspellings_by_correction()
-    assert "recieve" in table["receive"] and "definately" in table["definitely"]
-    assert len(table) > 10_000  # the real list, not a toy one
-    lines = codespell_dictionary().read_text(encoding="utf-8").splitlines()
-    known = {tuple(line.split("->")) for line in lines}
-    p = make("misspelling", pps=4)
-    for s in range(20):
-        for old, new in _changed_words(TEXT, p.perturb(TEXT, seed=s)):
-            core_old, core_new = old.strip("?."), new.strip("?.")
-            assert (core_new.lower(), core_old.lower()) in known
-    assert make("misspelling").perturb("Definitely.", seed=1)[0] == "D"  # case kept
+def test_misspelling_falls_back_to_codespell_by_name(monkeypatch, tmp_path, capsys) -> None:
+    monkeypatch.delenv("ROBUSTLAB_MISSPELLINGS", raising=False)
+    monkeypatch.setenv("ROBUSTLAB_SHARED", str(tmp_path))  # no Wikipedia list there
+    misspellings_by_correction.cache_clear()
+    try:
+        table = misspellings_by_correction()
+        assert "recieve" in table["receive"] and "definately" in table["definitely"]
+        assert len(table) > 10_000  # the real list, not a toy one
+        lines = codespell_dictionary().read_text(encoding="utf-8").splitlines()
+        known = {tuple(line.split("->")) for line in lines}
+        p = make("misspelling", pps=4)
+        for s in range(20):
+            for old, new in _changed_words(TEXT, p.perturb(TEXT, seed=s)):
+                core_old, core_new = old.strip("?."), new.strip("?.")
+                assert (core_new.lower(), core_old.lower()) in known
+        assert "FALLBACK package codespell" in capsys.readouterr().err  # said, not silent
+        assert make("misspelling").perturb("Definitely.", seed=1)[0] == "D"  # case kept
+    finally:
+        misspellings_by_correction.cache_clear()
+
+
+def test_misspelling_uses_the_wikipedia_list(shared_data, monkeypatch) -> None:
+    import json
+
+    path = shared_data / "misspellings" / "wikipedia_common_misspellings.json"
+    monkeypatch.setenv("ROBUSTLAB_MISSPELLINGS", str(path))
+    misspellings_by_correction.cache_clear()
+    try:
+        wiki = json.loads(path.read_text(encoding="utf-8"))
+        listed = {(w.lower(), r.lower()) for w, rs in wiki.items() for r in rs}
+        p = make("misspelling", pps=4)
+        assert p.signature() == "misspelling/v2(pps=4)"  # new list, new rule version
+        n = 0
+        for s in range(20):
+            for old, new in _changed_words(TEXT, p.perturb(TEXT, seed=s)):
+                assert (new.strip("?.").lower(), old.strip("?.").lower()) in listed
+                n += 1
+        assert n >= 40
+        assert "Britain" in p.perturb("Britain", seed=0) or p.perturb("Britain", 0) == "Britian"
+        assert "wel-known" not in p.perturb("well-known", seed=0)  # compounds kept whole
+    finally:
+        misspellings_by_correction.cache_clear()
 
 
 def test_letter_case_toggles_first_or_all_letters() -> None:

@@ -40,7 +40,19 @@ def need_wordnet() -> None:
         ("I can believe it.", "I cannot believe it."),
         ("We won't stay.", "We will stay."),
         ("He has a car.", "He does not have a car."),
-        ("Does he like it?", "Doesn't he like it?"),
+        ("Does he like it?", "Doesn't he like it?"),  # "like": also a preposition
+        ("When did Hawaii become a state ?", "When did Hawaii not become a state ?"),
+        ("When was Thomas Jefferson born ?", "When was Thomas Jefferson not born ?"),
+        ("How many hearts does an octopus have ?", "How many hearts does an octopus not have ?"),
+        ("What does NASA stand for ?", "What does NASA not stand for ?"),
+        ("What is the capital of France ?", "What isn't the capital of France ?"),
+        ("Who wrote Hamlet ?", "Who did not write Hamlet ?"),
+        ("there 's a one-of-a-kind film here .", "there 's not a one-of-a-kind film here ."),
+        ("they 're happy .", "they 're not happy ."),
+        ("i 'm happy .", "i 'm not happy ."),
+        ("the film 's plot is thin .", "the film 's plot is not thin ."),
+        ("young science fiction fans will stomp away .",
+         "young science fiction fans will not stomp away ."),
         ("i do n't like it .", "i like it ."),
         ("What planet is known as the red planet?", "What planet is not known as the red planet?"),
     ],
@@ -156,3 +168,68 @@ def test_verb_perturbations_pps_bounds_edits(name: str) -> None:
             out = make(name, pps=pps).perturb(src, seed=s)
             clauses = [c for c, d in zip(src.split(","), out.split(","), strict=True) if c != d]
             assert 1 <= len(clauses) <= pps
+
+
+@pytest.mark.parametrize(
+    ("name", "src", "out"),
+    [
+        ("verb_tense", "When did Hawaii become a state ?", "When does Hawaii become a state ?"),
+        ("verb_tense", "What were Christopher Columbus ' three ships ?",
+         "What are Christopher Columbus ' three ships ?"),
+        ("verb_tense", "How many hearts does an octopus have ?",
+         "How many hearts did an octopus have ?"),
+        ("verb_tense", "it 's a mess .", "it was a mess ."),
+        ("verb_tense", "they 're late .", "they were late ."),
+        ("verb_tense", "it 's been a while .", "it had been a while ."),
+        ("verb_tense", "having had enough , he goes .", "having had enough , he went ."),
+        ("singular_plural_verb", "it 's a mess .", "it are a mess ."),
+        ("singular_plural_verb", "they 're late .", "they is late ."),
+        ("singular_plural_verb", "What does NASA stand for ?", "What do NASA stand for ?"),
+    ],
+)
+def test_questions_and_clitics(name: str, src: str, out: str) -> None:
+    assert make(name).perturb(src, seed=0) == out
+
+
+@pytest.mark.parametrize("name", ["word_delete", "word_repeat", "word_order", "word_synonym"])
+def test_word_level_perturbations_keep_tokens_whole(name: str) -> None:
+    """Hyphenated compounds, PTB clitics and alphanumerics are never split (issue 24)."""
+    from robustlab.perturbations.text_utils import word_spans
+
+    text = "there 's a one-of-a-kind modern-office vitamin B1 story , is n't it ?"
+    whole = {text[a:b] for a, b in word_spans(text)}
+    assert {"'s", "one-of-a-kind", "modern-office", "B1", "n't"} <= whole
+    p = make(name, pps=4)
+    for seed in range(30):
+        out = p.perturb(text, seed=seed)
+        for tok in ("one-of-a-kind", "modern-office", "B1"):
+            # the compound survives whole or is removed/moved whole: never a part of it
+            assert tok in out or not any(part in out.split() for part in tok.split("-")
+                                         if len(part) > 2) or name == "word_synonym", out
+        assert "vitamin1" not in out and "'something" not in out and "B vitamin1" not in out
+        assert not re.search(r"(?<![\w'])s\b", out.replace("'s", "")), out  # no stray "s"
+
+
+def test_word_synonym_context_filters(need_wordnet: None) -> None:
+    from robustlab.perturbations.grammar import tokens
+    from robustlab.perturbations.word_perturbations import context_pos
+
+    toks = tokens("he is very good at the play and wants to play .")
+    assert context_pos(toks, 3, frozenset()) == frozenset("ar")  # after "very"
+    assert context_pos(toks, 6, frozenset()) == frozenset("na")  # after "the"
+    assert context_pos(toks, 10, frozenset()) == frozenset("v")  # after "to"
+    assert "evil" not in wordnet_synonyms("good")  # antonyms never offered
+    assert all(s != "bad" for s in wordnet_synonyms("good", frozenset("a")))
+    p = make("word_synonym")
+    assert p.signature() == "word_synonym/v3(mlm=None,mlm_margin=3.0,pps=1)"
+    assert p.perturb("the Nobel Prize", seed=0) == "the Nobel Prize"  # names left alone
+
+
+@pytest.mark.slow
+def test_word_synonym_masked_lm_is_a_recorded_parameter(need_wordnet, minilm_mlm) -> None:
+    p = make("word_synonym", mlm=str(minilm_mlm), pps=2)
+    assert "mlm=" + repr(str(minilm_mlm)) in p.signature()
+    text = "What is the major fault line near Kentucky ?"
+    out = p.perturb(text, seed=0)
+    assert out == p.perturb(text, seed=0)  # seeded, deterministic
+    assert "bloodline" not in out  # the masked LM rejects what does not fit the sentence

@@ -143,6 +143,10 @@ class Perturbation:
     #: external resources it reads (names of :func:`robustlab.resources.resource_file`), so a
     #: study records their path and checksum among its inputs
     reads: ClassVar[tuple[str, ...]] = ()
+    #: version of the perturbation's rules: bumped when a rule change changes outputs for the
+    #: same parameters, and written into :meth:`signature` (``name/v2(...)``) from 2 on, so
+    #: results of old and new rules never share a signature
+    version: ClassVar[int] = 1
 
     # ---- parameters (scikit-learn style) -------------------------------------------------
     @classmethod
@@ -190,7 +194,8 @@ class Perturbation:
     def signature(self) -> str:
         """Short, stable description stored with every result, e.g. ``leet_letters(prob=0.5)``."""
         params = ",".join(f"{k}={v!r}" for k, v in sorted(self.get_params().items()))
-        return f"{self.name}({params})"
+        version = f"/v{self.version}" if self.version > 1 else ""
+        return f"{self.name}{version}({params})"
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

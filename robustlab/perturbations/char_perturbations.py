@@ -9,15 +9,18 @@ punctuation, digits, other words) is returned unchanged.
 from __future__ import annotations
 
 import functools
+import json
 import random
 import re
 import string
+import sys
 
 from robustlab.perturbations.lexicons import keyboard_neighbours
 from robustlab.perturbations.pps import PPSPerturbation
 from robustlab.perturbations.registry import register
-from robustlab.perturbations.text_utils import WORD_RE, match_case
-from robustlab.resources import codespell_dictionary
+from robustlab.perturbations.text_utils import TOKEN_RE, WORD_RE, match_case
+from robustlab.resources import MISSPELLINGS_FIX, misspellings_file
+from robustlab.textfmt import echo
 
 __all__ = [
     "CharDelete",
@@ -179,39 +182,64 @@ class LetterCase(_CharEdit):
 
 @functools.cache
 def misspellings_by_correction() -> dict[str, tuple[str, ...]]:
-    """codespell's dictionary inverted: correct word -> its common misspellings.
+    """The misspelling list inverted: correct word (lower case) -> its common misspellings.
 
-    Only unambiguous entries (one correction, a single word of >= 3 letters) are kept: an entry
-    such as ``wich->which, witch`` does not say which word it misspells, and codespell's typos of
-    one- and two-letter words ("wew" for "we") are code typos rather than common misspellings.
+    From Wikipedia's list of common misspellings (paper 001's source; a JSON dict misspelling
+    -> [corrections]) when :func:`robustlab.resources.misspellings_file` finds it; a misspelling
+    listed for several words ("wich" -> which, witch) is a misspelling of each. From codespell's
+    dictionary only as the named fallback, keeping its unambiguous entries (one correction of
+    >= 3 letters: its typos of short words, "wew" for "we", are code typos). Only one-word
+    corrections and misspellings are kept; a capitalised entry ("Britian" -> "Britain") is
+    stored in lower case and takes the case of the word it replaces.
     """
+    path, kind, _ = misspellings_file()
     inverted: dict[str, list[str]] = {}
-    with open(codespell_dictionary(), encoding="utf-8") as fh:
-        for line in fh:
-            wrong, arrow, right = line.strip().partition("->")
-            if not arrow or "," in right or len(right) < 3 or not WORD_RE.fullmatch(right):
-                continue
-            if WORD_RE.fullmatch(wrong) and wrong.lower() != right.lower():
-                inverted.setdefault(right.lower(), []).append(wrong.lower())
-    return {k: tuple(v) for k, v in inverted.items()}
+    if kind == "wikipedia":
+        with open(path, encoding="utf-8") as fh:
+            table = json.load(fh)
+        pairs = [(wrong, right) for wrong, rights in table.items() for right in rights]
+    else:
+        pairs = []
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                wrong, arrow, right = line.strip().partition("->")
+                if arrow and "," not in right and len(right) >= 3:
+                    pairs.append((wrong, right))
+    for wrong, right in pairs:
+        right, wrong = right.strip(), wrong.strip()
+        if not (WORD_RE.fullmatch(right) and WORD_RE.fullmatch(wrong)):
+            continue
+        if right[:1].isupper() or wrong.lower() == right.lower():
+            wrong = wrong.lower() if wrong.lower() != right.lower() else ""
+        if wrong:
+            inverted.setdefault(right.lower(), []).append(wrong)
+    return {k: tuple(dict.fromkeys(v)) for k, v in inverted.items()}
 
 
 @register
 class Misspelling(PPSPerturbation):
-    """Words with a known common misspelling (codespell's list) replaced by one of them."""
+    """Words on Wikipedia's list of common misspellings replaced by one of their misspellings
+    (paper 001). Whole tokens only: a part of a compound ("well-known") or a clitic is never
+    replaced. Without the Wikipedia list, codespell's dictionary stands in (said on stderr and
+    recorded as the fallback among a run's inputs)."""
 
     name = "misspelling"
     level = "character"
     heavy = True
-    summary = "replaces words by a common misspelling (codespell's dictionary)"
+    version = 2  # Wikipedia's list instead of codespell's; whole tokens
+    summary = "replaces words by a common misspelling (Wikipedia's list)"
     reads = ("misspellings",)
 
     def setup(self) -> None:
+        _, kind, origin = misspellings_file()
+        if kind != "wikipedia":
+            echo(f"note: misspelling: {origin}; its outputs differ from paper 001's "
+                 f"(fix: {MISSPELLINGS_FIX})", file=sys.stderr)
         self._table = misspellings_by_correction()
 
     def apply(self, text: str, rng: random.Random) -> str:
         table = getattr(self, "_table", None) or misspellings_by_correction()
-        spans = [m for m in WORD_RE.finditer(text) if m.group().lower() in table]
+        spans = [m for m in TOKEN_RE.finditer(text) if m.group().lower() in table]
         chosen = sorted(m.span() for m in self.pick(rng, spans))
         if not chosen:
             return text

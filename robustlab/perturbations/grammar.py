@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from robustlab.perturbations.text_utils import WORD_RE
+from robustlab.perturbations.text_utils import TOKEN_RE
 
 __all__ = ["Token", "Verb", "find_verbs", "inflect", "tokens", "verb_forms"]
 
@@ -27,6 +27,15 @@ DO = {"do": "VBP", "does": "VBZ", "did": "VBD"}
 HAVE = {"have": "VBP", "has": "VBZ", "had": "VBD"}
 MODALS = frozenset("can could will would shall should may might must".split())
 #: negative contraction -> positive auxiliary
+#: Penn-Treebank clitics standing as tokens, read as the auxiliary they stand for ("'s" only
+#: after a pronoun-like host, see :data:`S_HOSTS`; after a noun it is the possessive)
+CLITIC_AUX = {"'re": "are", "'m": "am", "'ve": "have", "'ll": "will", "'d": "would", "'s": "is"}
+#: words after which a clitic "'s" is the verb is/has ("it 's", "there 's", "what 's"), not a
+#: possessive ("the film 's plot")
+S_HOSTS = frozenset(
+    """it he she that this there here what who where how when why which everything nothing
+    something everyone everybody someone somebody nobody one life""".split()
+)
 CONTRACTIONS = {
     "isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "don't": "do",
     "doesn't": "does", "didn't": "did", "haven't": "have", "hasn't": "has", "hadn't": "had",
@@ -49,7 +58,7 @@ NON_SUBJECT = frozenset(
     of in on at to for with by from about into onto over after before under between through
     during without within against among toward towards upon than as like
     me him us them very too so not n't never also just still really
-    many much few several more most less least enough""".split()
+    many much few several more most less least enough 's""".split()
 )
 ADVERBS = frozenset(
     """never always often also just still usually sometimes only even already rarely seldom
@@ -73,9 +82,11 @@ class Token(NamedTuple):
 
 
 def tokens(text: str) -> list[Token]:
-    """Words (with inner apostrophes) and their spans; typographic apostrophes normalised."""
+    """Tokens (:data:`~robustlab.perturbations.text_utils.TOKEN_RE`: words with inner
+    apostrophes and hyphens, alphanumerics, PTB clitics) and their spans; typographic
+    apostrophes normalised."""
     out = []
-    for m in WORD_RE.finditer(text):
+    for m in TOKEN_RE.finditer(text):
         w = m.group()
         out.append(Token(m.start(), m.end(), w, w.lower().replace("’", "'")))
     return out
@@ -173,7 +184,7 @@ def _person(tok: Token | None) -> str:
 
 
 def _aux_kind(low: str) -> tuple[str, str, str] | None:
-    base = CONTRACTIONS.get(low, low)
+    base = CONTRACTIONS.get(low, CLITIC_AUX.get(low, low))
     if base in BE:
         return "be", BE[base], "be"
     if base in DO:
@@ -182,6 +193,52 @@ def _aux_kind(low: str) -> tuple[str, str, str] | None:
         return "have", HAVE[base], "have"
     if base in MODALS:
         return "modal", "MD", base
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_past_participle(word: str) -> bool:
+    from lemminflect import getAllLemmas, getInflection
+
+    return word == "been" or any(
+        word in getInflection(lem, "VBN") for lem in getAllLemmas(word).get("VERB", ()))
+
+
+def _clitic_aux(t: Token, nxt: Token | None) -> tuple[str, str, str] | None:
+    """The auxiliary a clitic stands for, by the next word: "'s been" / "'d seen" are has/had,
+    otherwise "'s" is "is" and "'d" "would"."""
+    low = nxt.low if nxt is not None else ""
+    if t.low == "'s" and low in ("been", "got", "gotten"):
+        return "have", "VBZ", "have"
+    if t.low == "'d" and (low in ("been", "better") or _is_past_participle(low)
+                          and not any(tg == "VBP" for tg, _ in verb_forms(low))):
+        return "have", "VBD", "have"
+    return _aux_kind(t.low)
+
+
+def _main_after_subject(toks: list[Token], i: int, text: str, kind: str) -> int | None:
+    """In a question, the verb that follows the subject of the inverted auxiliary at ``i``:
+    a base form after do/modals ("When did Hawaii *become* ...", "How many hearts does an
+    octopus *have*"), a past participle after be/have ("When was Thomas Jefferson *born*").
+    The subject is at least one word; a word right after a determiner, possessive or
+    preposition belongs to the noun phrase ("a gallon of *water* weigh"). None when the clause
+    ends first (a copula: "What is the capital of France ?")."""
+    k = i + 2
+    while k < len(toks):
+        if _PUNCT_BREAK.search(text, toks[k - 1].end, toks[k].start):
+            return None
+        w, before = toks[k].low, toks[k - 1].low
+        if w in CLAUSE_BREAK or w == "to" or w in NEGATORS:
+            return None
+        if before in NON_SUBJECT or before in PREPOSITIONS or w in NON_SUBJECT or w in PREPOSITIONS:
+            k += 1
+            continue
+        if kind in ("do", "modal"):
+            if w not in MODALS and any(tg == "VBP" for tg, _ in verb_forms(w)):
+                return k
+        elif _is_past_participle(w):
+            return k
+        k += 1
     return None
 
 
@@ -209,6 +266,7 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
     rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
     clause_start: Token | None = None  # first token of the current clause
     causative = False  # a make/let/help/see/hear/watch form earlier in the clause
+    question = text.rstrip().endswith("?")
     for i, t in enumerate(toks):
         if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
             prev, clause_has_main, subject, in_pp = None, False, None, False
@@ -245,8 +303,10 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
             in_pp = True
         aux = _aux_kind(t.low)
         r, rel = rel, None
-        hyphenated = text[t.start - 1 : t.start] == "-" or text[t.end : t.end + 1] == "-"
-        if aux is not None and prev is not None and (prev.low in MODALS or prev.low == "to" or (
+        hyphenated = "-" in t.text or text[t.start - 1 : t.start] == "-" \
+            or text[t.end : t.end + 1] == "-"
+        if aux is not None and prev is not None and (prev.low in MODALS or prev.low in (
+                "to", "having", "being") or (
                 i >= 2 and toks[i - 2].low in MODALS and prev is toks[i - 1]
                 and prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG)):
             prev = t  # "might have", "to have", "could i have": not finite
@@ -279,32 +339,65 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
                 and prev.low not in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:
             prev = t  # "seen a remake do anything": a bare infinitive
             continue
+        if t.low == "'s" and (prev is None or prev.low not in S_HOSTS):
+            prev = t  # the possessive: "the film 's plot"
+            continue
         if aux is not None:
+            nxt = _next_word(toks, i, text)
+            if t.low in CLITIC_AUX:
+                aux = _clitic_aux(t, toks[nxt] if nxt is not None else None)
+                assert aux is not None
             kind, tag, lemma = aux
             contracted = t.low in CONTRACTIONS
-            nxt = _next_word(toks, i, text)
             neg = i + 1 if i + 1 < len(toks) and toks[i + 1].low in NEGATORS else None
-            inverted = prev is None or prev.low in WH
-            inverted = inverted and nxt is not None and (
+            # a question's auxiliary precedes its subject: at the start of a clause (not a
+            # relative one), right after a wh-word, or after a wh-phrase ("How many hearts does")
+            wh_phrase = question and clause_start is not None and clause_start.low in WH \
+                and not clause_has_main and r is None
+            inverted = prev is None and r is None or prev is not None and prev.low in WH or wh_phrase
+            inverted = inverted and nxt is not None and not t.low.startswith("'") and (
                 toks[nxt].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or toks[nxt].low in NON_SUBJECT
+                or question and not _is_participle(toks[nxt].low) and _aux_kind(toks[nxt].low) is None
             )
             main = None
             nxt_forms = verb_forms(toks[nxt].low) if nxt is not None else ()
-            if kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
+            if inverted and neg is None and not contracted:
+                main = _main_after_subject(toks, i, text, kind)
+            elif kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
                 main = nxt
             elif kind in ("do", "have") and not contracted and neg is None and not inverted and not (
                 nxt is not None and (kind == "have" and _is_participle(toks[nxt].low))
             ):
                 if not (kind == "do" and main is not None):
                     kind = "main"  # "has a car", "does his homework": do-support on negation
-            verbs.append(Verb(i, kind, tag, lemma, neg, contracted, _person(prev if not inverted
-                         else (toks[nxt] if nxt is not None else None)), inverted, main))
+            if not inverted:
+                who = prev
+            elif main is not None and main - 1 > i:
+                who = toks[main - 1]  # the subject's head: "does an *octopus* have"
+            elif nxt is not None:  # a copula: the noun before "of", "?" ("Columbus ' three ships")
+                k = nxt
+                while k + 1 < len(toks) and not _PUNCT_BREAK.search(text, toks[k].end, toks[k + 1].start) \
+                        and toks[k + 1].low not in PREPOSITIONS and toks[k + 1].low not in CLAUSE_BREAK \
+                        and not _is_participle(toks[k + 1].low) and not toks[k + 1].low.startswith("'"):
+                    k += 1
+                who = toks[k]
+            else:
+                who = None
+            verbs.append(Verb(i, kind, tag, lemma, neg, contracted, _person(who), inverted, main))
             subject = prev if not inverted else None
             if main is not None:
                 skip_until = main
             clause_has_main = True
             prev = t
             continue
+        if question and not clause_has_main and prev is not None and prev is clause_start \
+                and prev.low in ("who", "what", "which") and aux is None \
+                and _nounish(t.low, False) is None:
+            past = [f for f in verb_forms(t.low) if f[0] == "VBD"]
+            if past:  # a question about the subject: "Who wrote Hamlet ?"
+                verbs.append(Verb(i, "main", "VBD", past[0][1], None, False, "3sg", False, None))
+                clause_has_main, subject, prev = True, None, t
+                continue
         if not clause_has_main and prev is not None and prev.low not in NON_SUBJECT \
                 and _aux_kind(prev.low) is None and prev.low not in WH and not hyphenated:
             forms = verb_forms(t.low)
@@ -325,6 +418,12 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
                         and not verb_forms(nxt_tok.low) \
                         and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
                     is_subject = False  # "the best sports movie": a noun compound
+                if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
+                        and (_aux_kind(nxt_tok.low) is not None and nxt_tok.low not in CLITIC_AUX
+                             or is_adverb(nxt_tok.low) is False and verb_forms(nxt_tok.low)
+                             and _nounish(nxt_tok.low, False) is None) \
+                        and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                    is_subject = False  # "science fiction fans will stomp": the subject's noun
                 pick = None
                 for tag, lemma in forms:
                     if tag == "VBZ" and person == "3sg" or tag == "VBD" or \

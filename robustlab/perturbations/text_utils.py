@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator, Sequence
 
 __all__ = [
+    "CLITICS",
+    "TOKEN_RE",
     "WORD_RE",
     "bernoulli_positions",
     "match_case",
@@ -23,10 +25,25 @@ __all__ = [
 #: a word: a run of letters (any script), with inner apostrophes ("don't", "o'clock")
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 
+#: the clitics Penn-Treebank tokenisation (SST-2, TREC) writes as words of their own:
+#: "there 's", "they 're", "i 'm", "he 'd", "we 'll", "you 've", "does n't"
+CLITICS = frozenset({"'s", "'re", "'m", "'d", "'ll", "'ve", "n't"})
+
+#: a token of the word-level perturbations, kept whole so no edit splits it: a run of letters
+#: and digits ("vitamin", "B1", "1990s") with inner apostrophes ("don't") and inner hyphens
+#: ("one-of-a-kind", "modern-office"), or a PTB clitic standing alone ("'s", "n't").
+#: Why one pattern: every word-level perturbation (delete, repeat, order, synonym, the verb
+#: rules) reads its words through :func:`word_spans` / ``grammar.tokens``, so a compound or
+#: a clitic cannot be torn apart by one of them ("there 'something", "B vitamin1").
+TOKEN_RE = re.compile(
+    r"(?:[^\W_]+(?:['’][^\W_]+)*(?:-[^\W_]+(?:['’][^\W_]+)*)*)"
+    r"|(?<![^\W_])['’](?:s|re|m|d|ll|ve|S|RE|M|D|LL|VE)(?![^\W_])"
+)
+
 
 def word_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every word in ``text``, left to right."""
-    return [m.span() for m in WORD_RE.finditer(text)]
+    """(start, end) of every token of ``text`` (:data:`TOKEN_RE`), left to right."""
+    return [m.span() for m in TOKEN_RE.finditer(text)]
 
 
 def replace_spans(text: str, edits: Sequence[tuple[int, int, str]]) -> str:

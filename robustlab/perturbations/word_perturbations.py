@@ -10,14 +10,25 @@ handle is listed in docs/perturbations.md.
 from __future__ import annotations
 
 import functools
+import json
 import random
+import sys
 
 from robustlab.perturbations.base import PerturbationError
-from robustlab.perturbations.grammar import CONTRACTIONS, Token, Verb, find_verbs, inflect, tokens
+from robustlab.perturbations.grammar import (
+    CONTRACTIONS,
+    MODALS,
+    Token,
+    Verb,
+    find_verbs,
+    inflect,
+    tokens,
+)
 from robustlab.perturbations.pps import PPSPerturbation
 from robustlab.perturbations.registry import register
 from robustlab.perturbations.text_utils import match_case, replace_spans
-from robustlab.resources import stopwords, wordnet, wordnet_sense_counts
+from robustlab.resources import stopwords, synonyms_dir, wordnet, wordnet_sense_counts
+from robustlab.textfmt import echo
 
 __all__ = [
     "Negation",
@@ -27,6 +38,8 @@ __all__ = [
     "WordOrder",
     "WordRepeat",
     "WordSynonym",
+    "context_pos",
+    "synonym_constraints",
     "wordnet_synonyms",
 ]
 
@@ -39,6 +52,7 @@ class WordDelete(PPSPerturbation):
     """Up to ``pps`` random words removed (with one adjoining space); one word always remains."""
 
     name = "word_delete"
+    version = 2  # tokens kept whole (hyphenated compounds, clitics, alphanumerics)
     level = "word"
     summary = "deletes random words"
 
@@ -71,6 +85,7 @@ class WordRepeat(PPSPerturbation):
     """Up to ``pps`` random words each followed by a copy of itself ("name" -> "name name")."""
 
     name = "word_repeat"
+    version = 2  # tokens kept whole (hyphenated compounds, clitics, alphanumerics)
     level = "word"
     summary = "repeats random words"
 
@@ -79,13 +94,49 @@ class WordRepeat(PPSPerturbation):
         return replace_spans(text, [(t.end, t.end, " " + t.text) for t in self.pick(rng, toks)])
 
 
+_DETERMINERS = frozenset(
+    "a an the this that these those my your his her its our their some any every each no "
+    "another such 's".split())
+_COPULAS = frozenset(
+    "is are was were be been being am 's 're 'm seem seems seemed look looks looked feel feels "
+    "felt become becomes became remain remains remained very so too more most less least "
+    "quite rather pretty really".split())
+_POS_LETTERS = ("n", "v", "a", "r")
+
+
+def context_pos(toks: list[Token], i: int, verbs: frozenset[int]) -> frozenset[str]:
+    """WordNet parts of speech the token ``i`` can have *here*, from its neighbours.
+
+    Why a heuristic: no tagger runs offline (docs/perturbations.md). The cues, in order: a
+    finite verb found by :func:`~robustlab.perturbations.grammar.find_verbs` is a verb; after
+    "to", a modal or a do-auxiliary a verb; after a copula or degree word ("is", "very") an
+    adjective or adverb; after a determiner or possessive a noun or adjective; a word ending
+    in "ly" an adverb; otherwise any part of speech WordNet gives it.
+    """
+    if i in verbs:
+        return frozenset("v")
+    before = toks[i - 1].low if i > 0 else ""
+    word = toks[i].low
+    if before == "to" or before in MODALS or before in ("do", "does", "did", "n't", "not") \
+            and i >= 2 and toks[i - 2].low in ("do", "does", "did"):
+        return frozenset("v")
+    if before in _COPULAS:
+        return frozenset("ar")
+    if before in _DETERMINERS:
+        return frozenset("na")
+    if word.endswith("ly"):
+        return frozenset("r")
+    return frozenset(_POS_LETTERS)
+
+
 @functools.lru_cache(maxsize=65536)
-def wordnet_synonyms(word: str) -> tuple[str, ...]:
-    """Single-word WordNet synonyms of ``word``, re-inflected like it ("received" -> "got").
+def wordnet_synonyms(word: str, pos: frozenset[str] | None = None) -> tuple[str, ...]:
+    """Single-word WordNet synonyms of ``word`` in parts of speech ``pos`` (all when None),
+    re-inflected like it ("received" -> "got"), without its WordNet antonyms.
 
     Why the sense filter: WordNet lists every rare sense ("like" the noun = "ilk"); only senses
-    attested in SemCor (lemma count >= 1) of the word's most frequent part of speech are used,
-    or the first listed sense when none is attested.
+    attested in SemCor (lemma count >= 1) of the word's most frequent allowed part of speech are
+    used, or the first listed sense when none is attested.
     """
     from lemminflect import getInflection
 
@@ -93,6 +144,9 @@ def wordnet_synonyms(word: str) -> tuple[str, ...]:
     counts = wordnet_sense_counts()
     scored = []
     for syn in wn.synsets(word):
+        key = "a" if syn.pos() == "s" else syn.pos()
+        if pos is not None and key not in pos:
+            continue
         base = wn.morphy(word, syn.pos()) or word
         count = sum(counts.get(lem.key(), 0) for lem in syn.lemmas() if lem.name().lower() == base)
         scored.append((syn, base, count))
@@ -105,19 +159,22 @@ def wordnet_synonyms(word: str) -> tuple[str, ...]:
     best = max(by_pos, key=by_pos.get)  # type: ignore[arg-type]
     senses = [(s, b) for s, b, c in scored if c >= 1 and ("a" if s.pos() == "s" else s.pos()) == best]
     senses = senses or [(scored[0][0], scored[0][1])]
+    antonyms = {a.name().lower() for syn, _, _ in scored for lem in syn.lemmas()
+                for a in lem.antonyms()}
     out: list[str] = []
     for syn, base in senses:
-        pos, tag = syn.pos(), None
+        pos_, tag = syn.pos(), None
         if base != word:
-            if pos == "n":
+            if pos_ == "n":
                 tag = "NNS"
-            elif pos == "v":
+            elif pos_ == "v":
                 tag = next((t for t in ("VBD", "VBZ", "VBG", "VBN")
                             if word in getInflection(base, t)), None)
             if tag is None:
                 continue
         for lemma in syn.lemma_names():
-            if not lemma.isalpha() or lemma.lower() == base or lemma[0].isupper():
+            if not lemma.isalpha() or lemma.lower() == base or lemma[0].isupper() \
+                    or lemma.lower() in antonyms:
                 continue
             cand = lemma if tag is None else next(iter(getInflection(lemma, tag)), None)
             if cand and cand.lower() != word and cand.isalpha():
@@ -125,28 +182,142 @@ def wordnet_synonyms(word: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+@functools.cache
+def synonym_constraints() -> tuple[dict[str, frozenset[str]], frozenset[tuple[str, str]]] | None:
+    """(counter-fitted neighbours, antonym pairs) from :func:`robustlab.resources.synonyms_dir`,
+    or None when they are not available (word_synonym then uses WordNet alone)."""
+    folder, _ = synonyms_dir()
+    if folder is None:
+        return None
+    with open(folder / "counterfitted_neighbors.json", encoding="utf-8") as fh:
+        neighbours = {k: frozenset(v) for k, v in json.load(fh).items() if v}
+    pairs: set[tuple[str, str]] = set()
+    for name in ("ppdb_antonyms.txt", "wordnet_antonyms.txt"):
+        with open(folder / name, encoding="utf-8") as fh:
+            for line in fh:
+                ab = line.split()
+                if len(ab) == 2:
+                    pairs.update({(ab[0], ab[1]), (ab[1], ab[0])})
+    return neighbours, frozenset(pairs)
+
+
+class _MaskedLM:
+    """A fill-mask model's probability of each candidate word at a masked position.
+
+    transformers is imported lazily: only ``word_synonym:mlm=PATH`` needs it. Loaded from a
+    local folder only (``local_files_only``, ``trust_remote_code=False``)."""
+
+    def __init__(self, path: str) -> None:
+        import torch
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        try:
+            self.tok = AutoTokenizer.from_pretrained(path, local_files_only=True,
+                                                     trust_remote_code=False)
+            self.model = AutoModelForMaskedLM.from_pretrained(
+                path, local_files_only=True, trust_remote_code=False).eval()
+        except (OSError, ValueError) as exc:
+            raise PerturbationError(f"word_synonym: mlm={path!r} is not a local fill-mask "
+                                    f"model folder ({exc})") from exc
+        self.torch = torch
+
+    def log_probs(self, text: str, start: int, end: int, words: list[str]) -> list[float]:
+        """log p(word | context) at ``text[start:end]`` for each word (its first word piece's
+        log probability plus, for a word of several pieces, the mean of the others')."""
+        masked = text[:start] + self.tok.mask_token + text[end:]
+        enc = self.tok(masked, return_tensors="pt", truncation=True, max_length=256)
+        pos = (enc["input_ids"][0] == self.tok.mask_token_id).nonzero()
+        if len(pos) == 0:
+            return [float("-inf")] * len(words)
+        with self.torch.no_grad():
+            logits = self.model(**enc).logits[0, int(pos[0])]
+        lp = self.torch.log_softmax(logits.float(), -1)
+        out = []
+        for w in words:
+            ids = self.tok(w, add_special_tokens=False)["input_ids"]
+            out.append(float(lp[ids[0]]) if ids else float("-inf"))
+        return out
+
+
+@functools.lru_cache(maxsize=4)
+def _masked_lm(path: str) -> _MaskedLM:
+    return _MaskedLM(path)
+
+
 @register
 class WordSynonym(PPSPerturbation):
-    """Up to ``pps`` content words (not stopwords, >= 3 letters) replaced by a WordNet synonym."""
+    """Up to ``pps`` content words (not stopwords, >= 3 letters) replaced by a synonym that fits
+    the context: a WordNet synonym of the part of speech the word has there
+    (:func:`context_pos`), never an antonym, and, when the counter-fitted neighbours are
+    available (``robustlab resources check synonyms``), one of the word's neighbours too. With
+    ``mlm`` (a local fill-mask model folder) a candidate must also be about as likely in the
+    sentence as the word itself: masked-LM log probability >= the word's minus ``mlm_margin``.
+    """
 
     name = "word_synonym"
+    version = 3  # context filter (part of speech, antonyms, neighbours, masked LM); whole tokens
     level = "word"
     heavy = True
-    summary = "replaces words by WordNet synonyms"
-    reads = ("wordnet",)
+    summary = "replaces words by WordNet synonyms that fit the context"
+    reads = ("wordnet", "synonyms")
+
+    def __init__(self, pps: int = 1, mlm: str | None = None, mlm_margin: float = 3.0) -> None:
+        super().__init__(pps)
+        self.mlm = mlm
+        self.mlm_margin = mlm_margin
+
+    def validate(self) -> None:
+        super().validate()
+        if self.mlm is not None and (not isinstance(self.mlm, str) or not self.mlm):
+            raise PerturbationError(f"word_synonym: mlm must be a model folder, got {self.mlm!r}")
+        m = self.mlm_margin
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 <= m <= 50:
+            raise PerturbationError(f"word_synonym: mlm_margin must be a number in [0, 50], got {m!r}")
 
     def setup(self) -> None:
         wordnet()  # fail early with the ResourceMissing fix, not on the first text
         wordnet_sense_counts()
         self._stop = frozenset(stopwords())
+        self._constraints = synonym_constraints()
+        if self._constraints is None:
+            echo(f"note: word_synonym: {synonyms_dir()[1]}: using WordNet synonyms without the "
+                 "counter-fitted neighbour filter (fewer synonyms fit their context; set "
+                 "$ROBUSTLAB_SYNONYMS or $ROBUSTLAB_SHARED)", file=sys.stderr)
+        self._lm = _masked_lm(self.mlm) if self.mlm else None
+
+    def candidates(self, text: str, toks: list[Token], i: int, verbs: frozenset[int]) -> list[str]:
+        """The synonyms of token ``i`` that pass every filter, in WordNet's order."""
+        t = toks[i]
+        syns = wordnet_synonyms(t.low, context_pos(toks, i, verbs))
+        cons = getattr(self, "_constraints", None)
+        if cons is not None:
+            neighbours, antonyms = cons
+            near = neighbours.get(t.low, frozenset())
+            syns = tuple(s for s in syns if s.lower() in near and (t.low, s.lower()) not in antonyms)
+        lm = getattr(self, "_lm", None)
+        if lm is not None and syns:
+            scores = lm.log_probs(text, t.start, t.end, [t.low, *[s.lower() for s in syns]])
+            syns = tuple(s for s, lp in zip(syns, scores[1:], strict=True)
+                         if lp >= scores[0] - self.mlm_margin)
+        return list(syns)
 
     def apply(self, text: str, rng: random.Random) -> str:
-        stop = getattr(self, "_stop", None) or frozenset(stopwords())
-        toks = [t for t in tokens(text) if len(t.low) >= 3 and t.low not in stop and t.low.isalpha()]
+        if not hasattr(self, "_stop"):
+            self.setup()
+        stop = self._stop
+        toks = tokens(text)
+        # a capitalised word inside a sentence is taken for a name ("the Nobel Prize")
+        eligible = [i for i, t in enumerate(toks)
+                    if len(t.low) >= 3 and t.low not in stop and t.low.isalpha()
+                    and (i == 0 or not t.text[:1].isupper())]
+        if not eligible:
+            return text
+        verbs = frozenset(v.i for v in find_verbs(text, toks))
         edits: list[Edit] = []
-        for t in rng.sample(toks, len(toks)):  # random order; stop once pps words are replaced
-            syns = wordnet_synonyms(t.low)
+        for i in rng.sample(eligible, len(eligible)):  # random order; stop at pps replacements
+            syns = self.candidates(text, toks, i, verbs)
             if syns:
+                t = toks[i]
                 edits.append((t.start, t.end, match_case(t.text, syns[int(rng.random() * len(syns))])))
                 if len(edits) == self.pps:
                     break
@@ -157,6 +328,7 @@ class _VerbPerturbation(PPSPerturbation):
     """Apply ``edit`` to up to ``pps`` of the finite verbs that it can change."""
 
     level = "word"
+    version = 2  # questions, PTB clitics, nouns before verbs; tokens kept whole
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:
         raise NotImplementedError
@@ -202,7 +374,10 @@ class Negation(_VerbPerturbation):
         if after[:2] in (["all", "but"], ["as", "well"]) or after[:1] in (
                 ["barely"], ["hardly"], ["scarcely"], ["no"], ["nothing"], ["never"]):
             return None  # "will all but take", "might as well", "is no": no room for "not"
-        if v.inverted:  # questions: "Does he ..." -> "Doesn't he ..."
+        if v.inverted and v.main is not None:  # "When did Hawaii not become a state ?"
+            main = toks[v.main]
+            return [(main.start, main.start, "not ")]
+        if v.inverted:  # a copula question: "Is it ..." -> "Isn't it ...", "What isn't ..."
             neg = _POSITIVE_TO_CONTRACTION.get(t.low)
             return [_swap(t, neg)] if neg else None
         if v.kind == "main":
@@ -210,6 +385,8 @@ class Negation(_VerbPerturbation):
             return [_swap(t, f"{aux} not {v.lemma}")]
         if t.low == "can":
             return [_swap(t, "cannot")]
+        if t.low == "'ll":  # "we 'll" -> "we wo n't": PTB spelling of "won't"
+            return [_swap(t, "wo n't")]
         return [(t.end, t.end, " not")]
 
 
@@ -217,7 +394,7 @@ _NUMBER_SWAP = {
     "is": "are", "are": "is", "am": "are", "was": "were", "were": "was", "does": "do", "do": "does",
     "has": "have", "have": "has", "isn't": "aren't", "aren't": "isn't", "wasn't": "weren't",
     "weren't": "wasn't", "doesn't": "don't", "don't": "doesn't", "hasn't": "haven't",
-    "haven't": "hasn't",
+    "haven't": "hasn't", "'re": "is", "'m": "are", "'ve": "has",
 }
 
 
@@ -232,8 +409,14 @@ class SingularPluralVerb(_VerbPerturbation):
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:
         t = toks[v.i]
+        if t.low == "'s":  # "it 's" -> "it are", "it 's been" -> "it have been"
+            return [(t.start - (text[t.start - 1: t.start] == " "), t.end,
+                     " are" if v.kind == "be" else " have")]
         if t.low in _NUMBER_SWAP and v.kind != "main" or t.low in ("has", "have", "does", "do"):
-            return [_swap(t, _NUMBER_SWAP[t.low])]
+            new = _NUMBER_SWAP[t.low]
+            if t.low.startswith("'") and not new.startswith("'"):
+                return [(t.start - (text[t.start - 1: t.start] == " "), t.end, " " + new)]
+            return [_swap(t, new)]
         if v.kind == "main" and v.tag in ("VBZ", "VBP"):
             return [_swap(t, v.lemma if v.tag == "VBZ" else inflect(v.lemma, "VBZ"))]
         return None
@@ -241,7 +424,8 @@ class SingularPluralVerb(_VerbPerturbation):
 
 _TO_PAST = {"is": "was", "am": "was", "are": "were", "does": "did", "do": "did", "has": "had",
             "have": "had", "isn't": "wasn't", "aren't": "weren't", "doesn't": "didn't",
-            "don't": "didn't", "hasn't": "hadn't", "haven't": "hadn't"}
+            "don't": "didn't", "hasn't": "hadn't", "haven't": "hadn't", "'re": "were", "'m": "was",
+            "'ve": "had"}
 _TO_PRESENT = {  # by subject person
     "was": {"1sg": "am", "3sg": "is", "pl": "are"}, "were": {"1sg": "am", "3sg": "is", "pl": "are"},
     "did": {"1sg": "do", "3sg": "does", "pl": "do"}, "had": {"1sg": "have", "3sg": "has", "pl": "have"},
@@ -263,6 +447,11 @@ class VerbTense(_VerbPerturbation):
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:
         t = toks[v.i]
+        if t.low == "'s":  # "it 's" -> "it was", "it 's been" -> "it had been"
+            return [(t.start - (text[t.start - 1: t.start] == " "), t.end,
+                     " was" if v.kind == "be" else " had")]
+        if t.low in _TO_PAST and t.low.startswith("'"):  # "they 're" -> "they were"
+            return [(t.start - (text[t.start - 1: t.start] == " "), t.end, " " + _TO_PAST[t.low])]
         if v.kind == "main":
             if v.tag == "VBD":
                 return [_swap(t, inflect(v.lemma, "VBZ" if v.subject == "3sg" else "VBP"))]
@@ -280,6 +469,7 @@ class WordOrder(PPSPerturbation):
     reordered at random; punctuation and spacing stay where they were."""
 
     name = "word_order"
+    version = 2  # tokens kept whole (hyphenated compounds, clitics, alphanumerics)
     level = "word"
     summary = "reorders M consecutive words"
 
