@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
+import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 from robustlab.perturbations import make
+from robustlab.perturbations.char_perturbations import misspellings_by_correction
 from robustlab.perturbations.text_utils import TOKEN_RE
 from robustlab.resources import misspellings_file, shared_data_dir
 
@@ -45,6 +47,23 @@ def misspelling(texts: list[str]) -> None:
     if kind != "wikipedia":
         print(f"misspelling: skipped ({origin})")
         return
+    share = _wiki_share(texts, path)
+    # the codespell fallback (what robustlab used before issue 24), measured the same way
+    saved = {k: os.environ.pop(k, None) for k in ("ROBUSTLAB_MISSPELLINGS", "ROBUSTLAB_SHARED")}
+    os.environ["ROBUSTLAB_SHARED"] = str(Path(tempfile.mkdtemp()))
+    misspellings_by_correction.cache_clear()
+    try:
+        fallback = _wiki_share(texts, path)
+    finally:
+        os.environ.pop("ROBUSTLAB_SHARED")
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
+        misspellings_by_correction.cache_clear()
+    print(f"misspelling: {share}\n  codespell fallback: {fallback}")
+
+
+def _wiki_share(texts: list[str], path: Path) -> str:
+    """Share of ``misspelling``'s replacements (seed 0) that the Wikipedia list at ``path``
+    gives for the word replaced, and the share of sentences the list covers."""
     wiki = json.loads(path.read_text(encoding="utf-8"))
     listed = {(w.strip().lower(), r.strip().lower()) for w, rs in wiki.items() for r in rs}
     corrections = {r.strip().lower() for rs in wiki.values() for r in rs}
@@ -59,9 +78,9 @@ def misspelling(texts: list[str]) -> None:
             if x != y:
                 total += 1
                 hits += (y.lower(), x.lower()) in listed
-    print(f"misspelling: {hits}/{total} = {100 * hits / max(total, 1):.1f} % of replacements are a "
-          f"Wikipedia common misspelling of the word; the list covers {covered}/{len(texts)} = "
-          f"{100 * covered / len(texts):.1f} % of SST-2 sentences")
+    return (f"{hits}/{total} = {100 * hits / max(total, 1):.1f} % of replacements are a "
+            f"Wikipedia common misspelling of the word; the Wikipedia list covers "
+            f"{covered}/{len(texts)} = {100 * covered / len(texts):.1f} % of SST-2 sentences")
 
 
 def verbs(texts: list[str]) -> None:
@@ -100,12 +119,20 @@ def splits(texts: list[str]) -> None:
             out = p.perturb(t, seed=0)
             before = {m.group() for m in TOKEN_RE.finditer(t)}
             whole = [w for w in before if "-" in w or any(c.isdigit() for c in w)]
-            new = {m.group() for m in TOKEN_RE.finditer(out)} - before
-            # a split leaves a new token that is a piece of a compound or alphanumeric of the
-            # input ("one", "vitamin1"), or a clitic fused to a word ("'something")
-            bad += any(n in w or w in n for n in new for w in whole) or any(
+            after = {m.group() for m in TOKEN_RE.finditer(out)}
+            new = after - before
+            bad += any(_split(w, new) for w in whole if w not in after) or any(
                 n.startswith("'") and n not in ("'s", "'re", "'m", "'d", "'ll", "'ve") for n in new)
         print(f"{name}: {bad}/{len(keep)} outputs split a compound, clitic or alphanumeric (pps=4)")
+
+
+def _split(whole: str, new: set[str]) -> bool:
+    """``whole`` (gone from the output) was torn apart: a new token is a run of its hyphen
+    pieces ("one-of" of "one-of-a-kind"), or holds a digit or a prefix of an alphanumeric
+    ("vitamin1" or "B" of "B1")."""
+    if "-" in whole:
+        return any(f"-{n}-" in f"-{whole}-" for n in new)
+    return any(any(c.isdigit() for c in n) or whole.startswith(n) for n in new)
 
 
 def judgements() -> None:

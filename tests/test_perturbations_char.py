@@ -142,3 +142,21 @@ def test_letter_case_toggles_first_or_all_letters() -> None:
             seen.add("first")
     assert seen == {"all", "first"}
     assert make("letter_case").perturb("octopus", seed=0) in {"Octopus", "OCTOPUS"}
+
+
+def test_resources_check_names_the_misspellings_source(monkeypatch, tmp_path) -> None:
+    from robustlab.resources import check_all
+
+    monkeypatch.delenv("ROBUSTLAB_MISSPELLINGS", raising=False)
+    monkeypatch.delenv("ROBUSTLAB_SYNONYMS", raising=False)
+    monkeypatch.setenv("ROBUSTLAB_SHARED", str(tmp_path))
+    got = check_all(("misspellings", "synonyms"))
+    assert got["misspellings"].startswith("fallback: codespell's dictionary")
+    assert "$ROBUSTLAB_MISSPELLINGS" in got["misspellings"]  # names the fix
+    assert got["synonyms"].startswith("fallback: word_synonym uses WordNet alone")
+    wiki = tmp_path / "data" / "misspellings" / "wikipedia_common_misspellings.json"
+    wiki.parent.mkdir(parents=True)
+    wiki.write_text('{"teh": ["the"]}', encoding="utf-8")
+    assert check_all(("misspellings",))["misspellings"] == f"ok ({wiki.resolve()})"
+    monkeypatch.setenv("ROBUSTLAB_MISSPELLINGS", str(tmp_path / "missing.json"))
+    assert "is not a file" in check_all(("misspellings",))["misspellings"]

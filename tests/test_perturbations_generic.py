@@ -18,9 +18,10 @@ def test_generic_check(name: str, check: str) -> None:
 
 
 # fraction of SST-2 train sentences each changes (measured on all 6,920: verb ones 0.63-0.72,
-# insert_abbreviation 0.63, the rest >= 0.93); floors a little below, on the first 500
+# insert_abbreviation 0.63, the rest >= 0.93; word_synonym 0.82 on the first 500 since its
+# context filter, issue 24); floors a little below, on the first 500
 _FLOOR = {"negation": 0.6, "verb_tense": 0.55, "singular_plural_verb": 0.5,
-          "insert_abbreviation": 0.5}
+          "insert_abbreviation": 0.5, "word_synonym": 0.75}
 
 
 @pytest.mark.shared_data

@@ -124,7 +124,7 @@ def test_word_delete_and_repeat_respect_pps(pps: int) -> None:
 
 def test_word_synonym_uses_wordnet(need_wordnet: None) -> None:
     assert "film" in wordnet_synonyms("movie")
-    assert "got" in wordnet_synonyms("received")  # re-inflected like the original
+    assert "films" in wordnet_synonyms("movies")  # re-inflected like the original
     p = make("word_synonym", pps=3)
     src = "The movie received good reviews from careful critics."
     for s in range(10):
@@ -133,8 +133,9 @@ def test_word_synonym_uses_wordnet(need_wordnet: None) -> None:
         assert len(a) == len(b)
         diff = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
         assert 1 <= len(diff) <= 3
-        for x, y in diff:
-            assert y.lower() in wordnet_synonyms(x.lower())
+        for x, y in diff:  # a WordNet synonym of some part of speech of the word
+            assert any(y.lower() in wordnet_synonyms(x.lower(), frozenset(pos))
+                       for pos in ("n", "v", "a", "r", "na", "ar", "nvar"))
 
 
 def test_word_order_reorders_one_window() -> None:
