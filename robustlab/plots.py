@@ -24,11 +24,18 @@ from typing import Any
 import numpy as np
 
 #: the house style, applied to every figure through :func:`new_figure`
-STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7,
-         "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
+#: every text ≥ 9 pt: a report shows figures at their pixel size (DPI 110 on a page ~1150 px
+#: wide), so 9 pt here is 9 pt to the reader
+STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 9,
+         "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.grid": True, "grid.alpha": 0.3,
          "figure.facecolor": "white", "savefig.facecolor": "white"}
 DPI = 110
+SMALL = 9  # the smallest text a figure draws (labels of points, values in cells)
+#: the widest figure in inches: 10.2 in at DPI 110 is 1122 px, inside the report's 1152 px
+#: column, so no figure is scaled down (and its text shrunk) by the page
+MAX_WIDTH = 10.2
 SHORT_LEN = 32
+_width_limit: list[float] = []
 
 
 def _mean(v: Any) -> float:
@@ -75,8 +82,41 @@ def display_names(specs: Sequence[str], max_len: int = SHORT_LEN) -> dict[str, s
     return out
 
 
+class width_limit:  # noqa: N801 (a context manager used like a function)
+    """``with width_limit(5.0): ...``: figures drawn inside are at most this wide (inches), for
+    a report that puts two runs' figures side by side in columns half the page wide."""
+
+    def __init__(self, inches: float) -> None:
+        self.inches = inches
+
+    def __enter__(self) -> None:
+        _width_limit.append(self.inches)
+
+    def __exit__(self, *exc: Any) -> None:
+        _width_limit.pop()
+
+
+def fig_width(width: float) -> float:
+    """``width`` clamped to :data:`MAX_WIDTH` and to the innermost :class:`width_limit`."""
+    return min([width, MAX_WIDTH, *_width_limit])
+
+
+def narrow() -> bool:
+    """True inside a :class:`width_limit` under 7 in: multi-panel figures stack their panels
+    in rows instead of squeezing them side by side."""
+    return bool(_width_limit) and _width_limit[-1] < 7
+
+
+def panels(fig: Any, n: int, **kw: Any) -> list[Any]:
+    """``n`` axes in a row, or in a column when :func:`narrow`."""
+    grid = fig.subplots(n, 1, squeeze=False, **kw)[:, 0] if narrow() else \
+        fig.subplots(1, n, squeeze=False, **kw)[0]
+    return list(grid)
+
+
 def new_figure(width: float, height: float) -> Any:
-    """A constrained-layout Agg figure in the house style (no pyplot, no display)."""
+    """A constrained-layout Agg figure in the house style (no pyplot, no display); its width
+    is clamped by :func:`fig_width`."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -84,7 +124,7 @@ def new_figure(width: float, height: float) -> Any:
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(STYLE):
-        fig = Figure(figsize=(width, height), layout="constrained")
+        fig = Figure(figsize=(fig_width(width), height), layout="constrained")
     FigureCanvasAgg(fig)  # an Agg canvas: renders (and measures text) without a display
     fig.set_facecolor("white")
     return fig
@@ -92,14 +132,14 @@ def new_figure(width: float, height: float) -> Any:
 
 def _style(ax: Any) -> None:
     ax.grid(alpha=0.3)
-    ax.tick_params(labelsize=8)
+    ax.tick_params(labelsize=SMALL)
 
 
 def legend_outside(fig: Any, ax: Any, ncol: int = 1) -> None:
     """Legend to the right of the figure (outside every axes) so it never covers a curve."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside right upper", fontsize=7, ncol=ncol,
+        fig.legend(handles, labels, loc="outside right upper", fontsize=SMALL, ncol=ncol,
                    frameon=False)
 
 
@@ -125,8 +165,10 @@ def learnability_curves_figure(pairs: Sequence[Mapping[str, Any]], p_grid: Seque
     """Figure 4: learnability against p (log scale), one panel per model, ±1 sd band."""
     models = list(dict.fromkeys(r["model"] for r in pairs))
     names = display_names([r["perturbation"] for r in pairs])
-    fig = new_figure(3.6 * len(models) + 1.8, 3.4)
-    axes = fig.subplots(1, len(models), squeeze=False, sharey=True)[0]
+    rows = len(models) if narrow() else 1
+    fig = new_figure(3.6 * len(models) + 1.8, 3.0 * rows + 0.6 * (rows == 1) + (
+        0.25 * len(names) if narrow() else 0))
+    axes = panels(fig, len(models), sharey=True)
     colours: dict[str, Any] = {}
     cycle = _colours()
     for ax, model in zip(axes, models, strict=True):
@@ -142,14 +184,16 @@ def learnability_curves_figure(pairs: Sequence[Mapping[str, Any]], p_grid: Seque
         ax.set_title(model)
         ax.set_xlabel("perturbation probability p")
         _style(ax)
-    axes[0].set_ylabel("learnability (ATE)")
+    for ax in axes if narrow() else axes[:1]:
+        ax.set_ylabel("learnability (ATE)")
     handles = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize=7,
-                   frameon=False)
+        fig.legend(list(handles.values()), list(handles),
+                   loc="outside lower center" if narrow() else "outside right upper",
+                   ncol=2 if narrow() else 1, fontsize=SMALL, frameon=False)
     return fig
 
 
@@ -166,7 +210,9 @@ def learnability_table_figure(perts: Sequence[str], models: Sequence[str], mat: 
                               vmax: float) -> Any:
     """Table 2 as a heat map (perturbations × models, value printed in each cell)."""
     names = display_names(perts)
-    fig = new_figure(2.6 + 1.2 * len(models), 1.2 + 0.42 * len(perts))
+    # at least 3 in tall: the colour bar's label runs along it and must fit (a 2.5 in bar
+    # clipped "average learnability (log-AUC)")
+    fig = new_figure(3.4 + 1.2 * len(models), max(3.0, 1.2 + 0.42 * len(perts)))
     ax = fig.subplots()
     im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(models)), list(models), rotation=30, ha="right")
@@ -176,8 +222,9 @@ def learnability_table_figure(perts: Sequence[str], models: Sequence[str], mat: 
         for j in range(len(models)):
             if math.isfinite(mat[i, j]):
                 ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center",
-                        color="w" if mat[i, j] < 0.6 * vmax else "k", fontsize=8)
-    fig.colorbar(im, ax=ax, label="average learnability (log-AUC)")
+                        color="w" if mat[i, j] < 0.6 * vmax else "k", fontsize=SMALL)
+    ax.set_xlabel("model")
+    fig.colorbar(im, ax=ax, label="average learnability\n(log-AUC over p)")
     return fig
 
 
@@ -187,37 +234,63 @@ def learnability_scatter_figure(pairs: Sequence[Mapping[str, Any]],
     its perturbation (colour = model), Spearman ρ, p and n in the titles."""
     models = list(dict.fromkeys(r["model"] for r in pairs))
     names = display_names([r["perturbation"] for r in pairs], 18)
-    fig = new_figure(10.5, 4.2)
-    axes = fig.subplots(1, 2)
+    fig = new_figure(10.2, 7.6 if narrow() else 4.4)
+    axes = panels(fig, 2)
     cycle = _colours()
     colour = {m: next(cycle) for m in models}
     for ax, field, label, cname in zip(
             axes, ("robustness", "delta"),
             ("robustness (A1 − A0)", "post-augmentation Δ (A2 − A1)"),
             ("learnability_vs_robustness", "learnability_vs_delta"), strict=True):
+        done: set[str] = set()
         for model in models:
             sel = [r for r in pairs if r["model"] == model]
             xs = [_mean(r.get("avg_learnability")) for r in sel]
             ys = [_mean(r.get(field)) for r in sel]
             ax.scatter(xs, ys, label=model, s=22, color=colour[model])
-            for r, x, y in zip(sel, xs, ys, strict=True):
-                if math.isfinite(x) and math.isfinite(y):
-                    ax.annotate(names[r["perturbation"]], (x, y), xytext=(3, 3),
-                                textcoords="offset points", fontsize=6, color=colour[model])
-        ax.set_title(rho_text(corr.get(cname) or {}))
-        ax.set_xlabel("average learnability")
-        ax.set_ylabel(label)
-        ax.margins(0.15)
+            # a perturbation is labelled once (beside its first model's point): the same
+            # name in every model's colour piled up into an unreadable smear
+            labels = [names[r["perturbation"]] if r["perturbation"] not in done else ""
+                      for r in sel]
+            done.update(r["perturbation"] for r in sel)
+            label_points(ax, labels, xs, ys, colour[model] if len(models) == 1 else "0.2")
+        ax.set_title(rho_text(corr.get(cname) or {}, "\n"))
+        ax.set_xlabel("average learnability (log-AUC)")
+        ax.set_ylabel(f"{label}, accuracy")
         _style(ax)
     legend_outside(fig, axes[0])
     return fig
+
+
+def label_points(ax: Any, names: Sequence[str], xs: Sequence[float], ys: Sequence[float],
+                 colour: Any = None) -> None:
+    """Label scatter points at a legible size, inside the axes: a label on the right half of
+    the data points left, on the upper half points down, and the limits get room for the
+    text (labels 6 pt and running past the axes were unreadable)."""
+    merged: dict[tuple[float, float], list[str]] = {}
+    for n, x, y in zip(names, xs, ys, strict=False):
+        if n and math.isfinite(x) and math.isfinite(y):  # one spot, one label
+            merged.setdefault((round(x, 6), round(y, 6)), []).append(n)
+    pts = [(", ".join(n), x, y) for (x, y), n in merged.items()]
+    if not pts:
+        return
+    x0, x1 = min(p[1] for p in pts), max(p[1] for p in pts)
+    y0, y1 = min(p[2] for p in pts), max(p[2] for p in pts)
+    xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
+    for name, x, y in pts:
+        right = x > xm and x1 > x0
+        up = y > ym and y1 > y0
+        ax.annotate(name, (x, y), xytext=(-4 if right else 4, -4 if up else 4),
+                    textcoords="offset points", fontsize=SMALL, color=colour,
+                    ha="right" if right else "left", va="top" if up else "bottom",
+                    annotation_clip=False)
+    ax.margins(x=0.25, y=0.2)
 
 
 def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
     """Heat map model × perturbation of the estimate (cells marked ✗ failed the p = 1 check),
     beside the estimate vs robustness scatter when the run measured robustness (the quick
     estimate's ``learnability_estimate.png``)."""
-    from matplotlib.figure import Figure
 
     est = block["pairs"]
     models = list(dict.fromkeys(r["model"] for r in est))
@@ -236,45 +309,95 @@ def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
            for r in est]
     scatter = any(math.isfinite(b) for _, b, _ in rob)
     p = format(block["estimate_p"], "g")
-    fig = Figure(figsize=(2.4 + 1.3 * len(models) + (4.5 if scatter else 0),
-                          1.2 + 0.45 * len(perts)), layout="constrained")
-    axes = fig.subplots(1, 2 if scatter else 1, squeeze=False)[0]
+    height = max(3.2, 1.2 + 0.45 * len(perts))
+    fig = new_figure(3.6 + 1.3 * len(models) + (4.8 if scatter else 0),
+                     height + (3.4 if scatter and narrow() else 0))
+    axes = panels(fig, 2 if scatter else 1)
     ax = axes[0]
-    low = float(np.nanmin(mat)) if np.isfinite(mat).any() else 0.0
-    im = ax.imshow(mat, cmap="viridis", vmin=min(0.0, low), vmax=1, aspect="auto")
+    finite = mat[np.isfinite(mat)]
+    # the colour range fits the data (an estimate of 0.12 on a 0..1 scale was one dark block)
+    low = min(0.0, float(finite.min())) if finite.size else 0.0
+    high = max(float(finite.max()), low + 0.05) if finite.size else 1.0
+    im = ax.imshow(mat, cmap="viridis", vmin=low, vmax=high, aspect="auto")
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
-    ax.set_yticks(range(len(perts)), perts)
+    ax.set_yticks(range(len(perts)), [display_names(perts, 24)[x] for x in perts])
+    ax.grid(False)
     for i in range(len(perts)):
         for j in range(len(models)):
             if math.isfinite(mat[i, j]):
+                light = mat[i, j] > low + 0.6 * (high - low)
                 ax.text(j, i, f"{mat[i, j]:.2f}" + (" ✗" if flag[i, j] else ""), ha="center",
-                        va="center", color="w", fontsize=8)
+                        va="center", color="k" if light else "w", fontsize=SMALL)
     ax.set_title(f"learnability ESTIMATE = learnability@{p}\n(✗: < {block['learnable_min']} at "
-                 "p=1, not learnable)", fontsize=9)
-    fig.colorbar(im, ax=ax, label=f"learnability at p={p}")
+                 "p=1, not learnable)")
+    ax.set_xlabel("model")
+    fig.colorbar(im, ax=ax, label=f"learnability at p={p}\n(accuracy gain)")
     if scatter:
         ax = axes[1]
+        short = display_names(perts, 18)
         for m in models:
-            pts = [(a, b) for a, b, mm in rob if mm == m and math.isfinite(a) and math.isfinite(b)]
-            ax.scatter([a for a, _ in pts], [b for _, b in pts], s=22, label=m)
+            sel = [r for r in est if r["model"] == m]
+            xs = [_mean(r.get("learnability_estimate")) for r in sel]
+            ys = [_mean(r.get("robustness")) for r in sel]
+            ax.scatter(xs, ys, s=22, label=m)
+            label_points(ax, [short[r["perturbation"]] for r in sel], xs, ys)
         c = (block.get("correlations") or {}).get("estimate_vs_robustness") or {}
-        rho = "n/a" if c.get("rho") is None else f"{c['rho']:.3f}"
-        pv = "" if c.get("p_value") is None else f", p={c['p_value']:.2g}"
-        ax.set_title(f"Spearman ρ = {rho}{pv} (n={c.get('n', 0)})", fontsize=9)
+        ax.set_title(rho_text(c, "\n"))
         ax.set_xlabel(f"learnability estimate (p={p})")
-        ax.set_ylabel("robustness (A1 − A0)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.set_ylabel("robustness (A1 − A0), accuracy")
+        _style(ax)
+        if len(models) > 1:
+            ax.legend(fontsize=SMALL)
     return fig
 
 
-def rho_text(c: Mapping[str, Any]) -> str:
-    """"Spearman ρ = 0.500, p = 0.33 (exact, n=4)" or why ρ is undefined."""
+def robustness_figure(pairs: Sequence[Mapping[str, Any]]) -> Any:
+    """A robustness study at a glance: per perturbation (rows), horizontal bars of the
+    accuracy change on perturbed data (A1 − A0) and after augmentation (A2 − A1), one bar per
+    model, whiskers ± 1 sd over seeds; x ranges fitted to the data around 0."""
+    models = list(dict.fromkeys(r["model"] for r in pairs))
+    perts = list(dict.fromkeys(r["perturbation"] for r in pairs))
+    names = display_names(perts, 28)
+    fields = [(f, lab) for f, lab in (("robustness", "robustness A1 − A0"),
+                                      ("delta", "post-augmentation Δ = A2 − A1"))
+              if any(math.isfinite(_mean(r.get(f))) for r in pairs)]
+    h_one = max(2.6, 1.0 + 0.38 * len(perts) * len(models) ** 0.5)
+    fig = new_figure(3.0 + 3.6 * len(fields), h_one * (len(fields) if narrow() else 1))
+    axes = panels(fig, len(fields), sharey=not narrow())
+    cycle = _colours()
+    colour = {m: next(cycle) for m in models}
+    h = 0.8 / len(models)
+    by = {(r["model"], r["perturbation"]): r for r in pairs}
+    for ax, (field, label) in zip(axes, fields, strict=True):
+        for k, m in enumerate(models):
+            ys = np.arange(len(perts)) - 0.4 + h * (k + 0.5)
+            vals = [_mean((by.get((m, p)) or {}).get(field)) for p in perts]
+            err = [((by.get((m, p)) or {}).get(field) or {}).get("std") or 0.0
+                   if isinstance((by.get((m, p)) or {}).get(field), Mapping) else 0.0
+                   for p in perts]
+            ax.barh(ys, [0.0 if math.isnan(v) else v for v in vals], height=h, xerr=err,
+                    color=colour[m], label=m, capsize=2)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_xlabel(f"{label} (accuracy)")
+        ax.set_yticks(range(len(perts)), [names[p] for p in perts])
+        ax.invert_yaxis()
+        lo, hi = ax.get_xlim()
+        span = max(abs(lo), abs(hi), 0.01)
+        ax.set_xlim(min(lo, -0.1 * span), max(hi, 0.1 * span))
+        _style(ax)
+    if len(models) > 1:
+        legend_outside(fig, axes[0])
+    return fig
+
+
+def rho_text(c: Mapping[str, Any], sep: str = " ") -> str:
+    """"Spearman ρ = 0.500, p = 0.33 (exact, n=4)" or why ρ is undefined (``sep="\n"``: on
+    two lines, for a title over a narrow panel)."""
     if c.get("rho") is None:
-        return f"Spearman ρ undefined (n={c.get('n', 0)}; needs ≥ 3 pairs that vary)"
+        return f"Spearman ρ undefined (n={c.get('n', 0)};{sep}needs ≥ 3 pairs that vary)"
     method = f"{c['p_method']}, " if c.get("p_method") else ""
     pv = "" if c.get("p_value") is None else f", p = {c['p_value']:.2g}"
-    return f"Spearman ρ = {c['rho']:+.3f}{pv} ({method}n={c.get('n', 0)})"
+    return f"Spearman ρ = {c['rho']:+.3f}{pv}{sep}({method}n={c.get('n', 0)})"
 
 
 # ---- cross-domain (paper 004) --------------------------------------------------------------------
@@ -288,8 +411,8 @@ def gamma_curves_figure(results: Sequence[Mapping[str, Any]], cfg: Mapping[str, 
     curves = np.array([r["gamma_curve"] for r in results])
     x = np.asarray(eps, dtype=float) if eps is not None else np.arange(1, curves.shape[1] + 1)
     norm = cons.normalize_curves(curves)
-    fig = new_figure(11.5, 4.0)
-    axes = fig.subplots(1, 2)
+    fig = new_figure(10.2, 7.0 if narrow() else 4.0)
+    axes = panels(fig, 2)
     cycle = _colours()
     for i, r in enumerate(results):
         c = next(cycle)
@@ -321,8 +444,8 @@ def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | Non
         if pts:
             ax.plot(*zip(*pts, strict=False), marker="o", label=name)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("k (neighbourhood distance)")
-    ax.set_ylabel("B(p, k) = mean F_soft")
+    ax.set_xlabel("k (neighbourhood distance, substitutions)")
+    ax.set_ylabel("B(p, k) = mean F_soft (ΔP)")
     ax.set_xticks(list(ks))
     _style(ax)
     legend_outside(fig, ax, ncol=1 if len(ax.lines) <= 16 else 2)
@@ -330,16 +453,23 @@ def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | Non
 
 
 def bias_hist_figure(pair: str, by_k: Mapping[int, Sequence[float]]) -> Any:
-    """F_soft histograms of one word pair, one per k (density, shared bins on [−1, 1])."""
+    """F_soft histograms of one word pair, one per k (shared bins over the data's own range:
+    F_soft lies in [−1, 1] but is usually within a few hundredths, and bins over [−1, 1] drew
+    one spike per k)."""
     fig = new_figure(6.5, 3.4)
     ax = fig.subplots()
+    allv = [float(v) for vals in by_k.values() for v in vals if math.isfinite(float(v))]
+    lo, hi = (min(allv), max(allv)) if allv else (-1.0, 1.0)
+    pad = max((hi - lo) * 0.05, 1e-3)
+    lo, hi = max(-1.0, lo - pad), min(1.0, hi + pad)
     for k in sorted(by_k):
         vals = list(by_k[k])
         if vals:
-            ax.hist(vals, bins=40, range=(-1, 1), alpha=0.5, density=True,
-                    label=f"k={k} (n={len(vals)})")
-    ax.set_xlabel(f"F_soft(x; {pair})")
-    ax.set_ylabel("density")
+            ax.hist(vals, bins=30, range=(lo, hi), alpha=0.5, label=f"k={k} (n={len(vals)})")
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(f"F_soft(x; {pair}) = ΔP(class 1)")
+    ax.set_ylabel("sentences")
     _style(ax)
     legend_outside(fig, ax)
     return fig
@@ -357,9 +487,9 @@ def spec_figure(plot: Any) -> Any:
         label = short_name(s.label, 36)
         if s.style == "scatter":
             ax.scatter(s.x, s.y, label=label, s=18)
-            for name, x, y in zip(getattr(s, "names", None) or [], s.x, s.y, strict=False):
-                ax.annotate(short_name(name, 18), (x, y), xytext=(3, 3),
-                            textcoords="offset points", fontsize=6)
+            names = getattr(s, "names", None) or []
+            if names:
+                label_points(ax, [short_name(n, 18) for n in names], s.x, s.y)
         elif s.style == "bar":
             ax.bar([str(v) for v in s.x], s.y, label=label)
         elif s.style == "hist":
