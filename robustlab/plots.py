@@ -400,6 +400,35 @@ def rho_text(c: Mapping[str, Any], sep: str = " ") -> str:
     return f"Spearman ρ = {c['rho']:+.3f}{pv}{sep}({method}n={c.get('n', 0)})"
 
 
+# ---- second-order attacks (paper 002) -----------------------------------------------------------
+
+
+def attack_figure(results: Sequence[Mapping[str, Any]]) -> Any:
+    """An attack at a glance: how many words the vulnerable examples change (ℓ0, integer bars)
+    and the model queries each attacked example cost (histogram)."""
+    l0 = [int(r["l0"]) for r in results if r.get("result_type") == "successful"
+          and isinstance(r.get("l0"), (int, float))]
+    queries = [float(r["queries"]) for r in results if r.get("result_type") != "skipped"
+               and isinstance(r.get("queries"), (int, float))]
+    fig = new_figure(9.0, 3.6 if not narrow() else 6.4)
+    ax1, ax2 = panels(fig, 2)
+    if l0:
+        ks = list(range(0, max(l0) + 1))
+        ax1.bar(ks, [l0.count(k) for k in ks], color="tab:blue")
+        ax1.set_xticks(ks)
+    ax1.set_xlabel("ℓ0 (words changed in x̃)")
+    ax1.set_ylabel("vulnerable examples")
+    ax1.set_title(f"{len(l0)} vulnerable examples")
+    if queries:
+        ax2.hist(queries, bins=min(20, max(5, len(set(queries)))), color="tab:orange")
+    ax2.set_xlabel("model queries per attacked example")
+    ax2.set_ylabel("examples")
+    ax2.set_title(f"{len(queries)} attacked (not skipped)")
+    for ax in (ax1, ax2):
+        _style(ax)
+    return fig
+
+
 # ---- cross-domain (paper 004) --------------------------------------------------------------------
 
 
@@ -458,18 +487,31 @@ def bias_hist_figure(pair: str, by_k: Mapping[int, Sequence[float]]) -> Any:
     one spike per k)."""
     fig = new_figure(6.5, 3.4)
     ax = fig.subplots()
-    allv = [float(v) for vals in by_k.values() for v in vals if math.isfinite(float(v))]
-    lo, hi = (min(allv), max(allv)) if allv else (-1.0, 1.0)
-    pad = max((hi - lo) * 0.05, 1e-3)
+    allv = np.array([float(v) for vals in by_k.values() for v in vals
+                     if math.isfinite(float(v))])
+    lo, hi = (float(np.quantile(allv, 0.005)), float(np.quantile(allv, 0.995))) \
+        if allv.size else (-1.0, 1.0)
+    if hi - lo < 1e-4:  # (nearly) all one value: a small window around it
+        lo, hi = lo - 5e-3, hi + 5e-3
+    pad = (hi - lo) * 0.05
     lo, hi = max(-1.0, lo - pad), min(1.0, hi + pad)
+    # the x range is the central 99 % of the values (a few outliers at ±0.05 squeezed the
+    # rest into one bar); values beyond it are counted in the edge bins, and the share of
+    # sentences per bin (not counts) keeps a k with n=2 visible beside one with n=2000
+    outside = int(((allv < lo) | (allv > hi)).sum()) if allv.size else 0
     for k in sorted(by_k):
-        vals = list(by_k[k])
-        if vals:
-            ax.hist(vals, bins=30, range=(lo, hi), alpha=0.5, label=f"k={k} (n={len(vals)})")
+        vals = np.clip(np.asarray(by_k[k], dtype=float), lo, hi)
+        if vals.size:
+            ax.hist(vals, bins=30, range=(lo, hi), alpha=0.5,
+                    weights=np.full(vals.size, 1.0 / vals.size),
+                    label=f"k={k} (n={vals.size})")
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlim(lo, hi)
-    ax.set_xlabel(f"F_soft(x; {pair}) = ΔP(class 1)")
-    ax.set_ylabel("sentences")
+    ax.locator_params(axis="x", nbins=6)  # ticks of ±0.00075 would run into each other
+    ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 3))
+    ax.set_xlabel(f"F_soft(x; {pair}) = ΔP(class 1)"
+                  + (f"  [{outside} beyond the range, in the edge bins]" if outside else ""))
+    ax.set_ylabel("share of sentences")
     _style(ax)
     legend_outside(fig, ax)
     return fig

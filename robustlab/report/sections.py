@@ -568,6 +568,13 @@ def attack_section(runs: Sequence[RunData], n_examples: int = 8) -> Blocks:
     out: Blocks = [Heading("Attack results (paper 002 Tables 2–3)", 3),
                    Table(cols, rows, "Success rate over attacked (not skipped) examples; "
                          "perplexity only when the run measured it (--ppl-model).")]
+    with plots.width_limit(HALF_WIDTH if len(runs) > 1 else plots.MAX_WIDTH):
+        out += side_by_side([(run, [_png(plots.attack_figure(run.results),
+                                         f"ℓ0 and queries, {run.path.name}",
+                                         "Words changed per vulnerable example (ℓ0) and model "
+                                         "queries per attacked example.",
+                                         f"attack_{run.path.name}.png")])
+                             for run in runs if run.results])
     for run in runs:
         vuln = sorted((r for r in run.results if r.get("result_type") == "successful"
                        and r.get("perturbed")), key=lambda r: r.get("index", 0))
@@ -762,6 +769,10 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
             if lrows:
                 out.append(Table(["system", "domain left out", "mean", "variance", "CoV"], lrows,
                                  f"Leave one domain out, {label}."))
+                if method and all(v in ("0.000", "0.0000", "–") for row in lrows
+                                  for v in row[3:]):
+                    out.append(Para(_zero_bagging_note(run.config, min(
+                        len(r.get("per_domain") or {}) for r in systems)), "warning"))
         curves = [r for r in systems if r.get("gamma_curve")]
         if curves:
             grid = curves[0].get("gamma_grid")
@@ -786,6 +797,21 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
             out.append(Para("No human ranking was given (--human), so agreement is not "
                             "measured.", "note"))
     return out
+
+
+def _zero_bagging_note(cfg: Mapping[str, Any], n_domains: int) -> str:
+    """Why a bagging table is all zero: its bags hold a single domain, and one score has no
+    variance (bag size as robustlab.metrics.consistency draws it: round(fraction · n), ≥ 1)."""
+    frac = cfg.get("fraction")
+    if isinstance(frac, (int, float)) and n_domains:
+        size = max(1, int(round(float(frac) * (n_domains - 1))))
+        if size < 2:
+            return (f"All zero by construction, not a result: with {n_domains} domains (one "
+                    f"left out: {n_domains - 1}) and a bag fraction of {frac:g}, every bag "
+                    f"holds {size} domain, and the variance (so the CoV) of a single score is "
+                    "0. Give more domains or a larger --bag-fraction to measure it.")
+    return ("All zero: every bag's scores were identical (the variance within each bag is 0), "
+            "so resampling measured no spread.")
 
 
 def _cross_domain_comparison(runs: Sequence[RunData]) -> Blocks:
