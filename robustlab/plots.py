@@ -424,7 +424,10 @@ def attack_figure(results: Sequence[Mapping[str, Any]]) -> Any:
     ax2.set_xlabel("model queries per attacked example")
     ax2.set_ylabel("examples")
     ax2.set_title(f"{len(queries)} attacked (not skipped)")
+    from matplotlib.ticker import MaxNLocator
+
     for ax in (ax1, ax2):
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no "1.25 examples"
         _style(ax)
     return fig
 

@@ -103,7 +103,7 @@ table { border-collapse: collapse; margin: .5rem 0 1.2rem; font-size: 13px; max-
 caption { caption-side: top; text-align: left; color: var(--muted); padding-bottom: .3rem; }
 th, td { border: 1px solid var(--rule); padding: .25rem .5rem; vertical-align: top;
   overflow-wrap: break-word; }
-td.long { overflow-wrap: anywhere; min-width: 12rem; }
+td.long { overflow-wrap: anywhere; min-width: 12rem; max-width: 36rem; }
 th[title] { text-decoration: underline dotted; cursor: help; }
 th { background: var(--head); text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
