@@ -238,53 +238,92 @@ def learnability_scatter_figure(pairs: Sequence[Mapping[str, Any]],
     axes = panels(fig, 2)
     cycle = _colours()
     colour = {m: next(cycle) for m in models}
+    to_label: list[tuple[Any, ...]] = []
     for ax, field, label, cname in zip(
             axes, ("robustness", "delta"),
             ("robustness (A1 − A0)", "post-augmentation Δ (A2 − A1)"),
             ("learnability_vs_robustness", "learnability_vs_delta"), strict=True):
-        done: set[str] = set()
+        lab: list[str] = []
+        lx: list[float] = []
+        ly: list[float] = []
+        lc: list[Any] = []
         for model in models:
             sel = [r for r in pairs if r["model"] == model]
             xs = [_mean(r.get("avg_learnability")) for r in sel]
             ys = [_mean(r.get(field)) for r in sel]
             ax.scatter(xs, ys, label=model, s=22, color=colour[model])
-            # a perturbation is labelled once (beside its first model's point): the same
-            # name in every model's colour piled up into an unreadable smear
-            labels = [names[r["perturbation"]] if r["perturbation"] not in done else ""
-                      for r in sel]
-            done.update(r["perturbation"] for r in sel)
-            label_points(ax, labels, xs, ys, colour[model] if len(models) == 1 else "0.2")
-        ax.set_title(rho_text(corr.get(cname) or {}, "\n"))
+            lab += [names[r["perturbation"]] for r in sel]
+            lx += xs
+            ly += ys
+            lc += [colour[model]] * len(sel)
         ax.set_xlabel("average learnability (log-AUC)")
         ax.set_ylabel(f"{label}, accuracy")
+        ax.set_title(rho_text(corr.get(cname) or {}, "\n"))
         _style(ax)
+        to_label.append((ax, lab, lx, ly, lc))
     legend_outside(fig, axes[0])
+    for ax, *rest in to_label:  # last: in the final layout
+        label_points(ax, *rest)
     return fig
 
 
 def label_points(ax: Any, names: Sequence[str], xs: Sequence[float], ys: Sequence[float],
-                 colour: Any = None) -> None:
-    """Label scatter points at a legible size, inside the axes: a label on the right half of
-    the data points left, on the upper half points down, and the limits get room for the
-    text (labels 6 pt and running past the axes were unreadable)."""
-    merged: dict[tuple[float, float], list[str]] = {}
-    for n, x, y in zip(names, xs, ys, strict=False):
-        if n and math.isfinite(x) and math.isfinite(y):  # one spot, one label
-            merged.setdefault((round(x, 6), round(y, 6)), []).append(n)
-    pts = [(", ".join(n), x, y) for (x, y), n in merged.items()]
+                 colours: Any = None) -> None:
+    """Label scatter points legibly (:data:`SMALL` pt) and inside the axes, without piling
+    labels on each other: points on one spot share a label, the same name on nearby points
+    (one perturbation, several models) is written once, and each label takes the first of four
+    places beside its point (inwards first) where it overlaps no other label and stays inside
+    the axes; a label with no free place is left out (the tables have every value). (Labels of
+    6 pt running past the axes and over each other were unreadable.)"""
+    if colours is None or isinstance(colours, (str, tuple)):
+        colours = [colours] * len(names)
+    pts = [(str(n), float(x), float(y), c) for n, x, y, c in zip(names, xs, ys, colours,
+                                                                   strict=False)
+           if n and math.isfinite(x) and math.isfinite(y)]
     if not pts:
         return
-    x0, x1 = min(p[1] for p in pts), max(p[1] for p in pts)
-    y0, y1 = min(p[2] for p in pts), max(p[2] for p in pts)
-    xm, ym = (x0 + x1) / 2, (y0 + y1) / 2
-    for name, x, y in pts:
-        right = x > xm and x1 > x0
-        up = y > ym and y1 > y0
-        ax.annotate(name, (x, y), xytext=(-4 if right else 4, -4 if up else 4),
-                    textcoords="offset points", fontsize=SMALL, color=colour,
-                    ha="right" if right else "left", va="top" if up else "bottom",
-                    annotation_clip=False)
     ax.margins(x=0.25, y=0.2)
+    ax.autoscale_view()
+    ax.figure.canvas.draw()  # the final layout first: labels are placed in its pixels
+    (lx0, lx1), (ly0, ly1) = ax.get_xlim(), ax.get_ylim()
+    near_x, near_y = 0.05 * (lx1 - lx0), 0.05 * (ly1 - ly0)
+    groups: list[tuple[list[str], float, float, Any]] = []
+    for name, x, y, c in pts:
+        for g in groups:
+            if (name in g[0] and abs(g[1] - x) <= near_x and abs(g[2] - y) <= near_y) or \
+                    (abs(g[1] - x) < 1e-9 and abs(g[2] - y) < 1e-9):
+                if name not in g[0]:
+                    g[0].append(name)
+                if len({c, g[3]}) > 1:  # several models: a neutral colour
+                    groups[groups.index(g)] = (g[0], g[1], g[2], "0.2")
+                break
+        else:
+            groups.append(([name], x, y, c))
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    xm, ym = (lx0 + lx1) / 2, (ly0 + ly1) / 2
+    placed: list[Any] = []
+    for name_list, x, y, c in groups:
+        right, up = x > xm, y > ym
+        tries = [(right, up), (right, not up), (not right, up), (not right, not up)]
+        chosen = None
+        for r, u in tries:
+            t = ax.annotate(", ".join(name_list), (x, y), xytext=(-4 if r else 4, -4 if u else 4),
+                            textcoords="offset points", fontsize=SMALL, color=c,
+                            ha="right" if r else "left", va="top" if u else "bottom",
+                            annotation_clip=False)
+            t.set_in_layout(False)  # placed in the final layout; must not move it
+            ext = t.get_window_extent(renderer)
+            inside = ext.x0 >= box.x0 and ext.x1 <= box.x1 and ext.y0 >= box.y0 and \
+                ext.y1 <= box.y1
+            if inside and not any(ext.overlaps(p) for p in placed):
+                chosen = (t, ext)
+                break
+            t.remove()
+        if chosen is None:  # crowded: no free place; an unreadable pile helps nobody
+            continue
+        placed.append(chosen[1])
 
 
 def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
@@ -335,12 +374,17 @@ def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
     if scatter:
         ax = axes[1]
         short = display_names(perts, 18)
+        lab: list[str] = []
+        lx: list[float] = []
+        ly: list[float] = []
         for m in models:
             sel = [r for r in est if r["model"] == m]
             xs = [_mean(r.get("learnability_estimate")) for r in sel]
             ys = [_mean(r.get("robustness")) for r in sel]
             ax.scatter(xs, ys, s=22, label=m)
-            label_points(ax, [short[r["perturbation"]] for r in sel], xs, ys)
+            lab += [short[r["perturbation"]] for r in sel]
+            lx += xs
+            ly += ys
         c = (block.get("correlations") or {}).get("estimate_vs_robustness") or {}
         ax.set_title(rho_text(c, "\n"))
         ax.set_xlabel(f"learnability estimate (p={p})")
@@ -348,6 +392,7 @@ def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
         _style(ax)
         if len(models) > 1:
             ax.legend(fontsize=SMALL)
+        label_points(ax, lab, lx, ly, "0.2")
     return fig
 
 
@@ -462,7 +507,7 @@ def gamma_curves_figure(results: Sequence[Mapping[str, Any]], cfg: Mapping[str, 
     return fig
 
 
-# ---- bias (paper 001) ----------------------------------------------------------------------------
+# ---- bias (paper 002, Sec. 4) ---------------------------------------------------------------------
 
 
 def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | None = None) -> Any:
@@ -528,13 +573,14 @@ def spec_figure(plot: Any) -> Any:
     scatter points labelled when few, legend outside, long series names shortened."""
     fig = new_figure(7.5, 4.5)
     ax = fig.subplots()
+    labels: list[tuple[list[str], Any, Any]] = []
     for s in plot.series:
         label = short_name(s.label, 36)
         if s.style == "scatter":
             ax.scatter(s.x, s.y, label=label, s=18)
             names = getattr(s, "names", None) or []
             if names:
-                label_points(ax, [short_name(n, 18) for n in names], s.x, s.y)
+                labels.append(([short_name(n, 18) for n in names], s.x, s.y))
         elif s.style == "bar":
             ax.bar([str(v) for v in s.x], s.y, label=label)
         elif s.style == "hist":
@@ -549,4 +595,7 @@ def spec_figure(plot: Any) -> Any:
     _style(ax)
     if len(plot.series) > 1:
         legend_outside(fig, ax, ncol=1 if len(plot.series) <= 16 else 2)
+    if labels:  # last: placed in the final layout
+        label_points(ax, [n for ns, _, _ in labels for n in ns],
+                     [x for _, xs, _ in labels for x in xs], [y for _, _, ys in labels for y in ys])
     return fig
