@@ -306,13 +306,15 @@ def label_points(ax: Any, names: Sequence[str], xs: Sequence[float], ys: Sequenc
     placed: list[Any] = []
     for name_list, x, y, c in groups:
         right, up = x > xm, y > ym
-        tries = [(right, up), (right, not up), (not right, up), (not right, not up)]
+        tries = [(right, up), (right, not up), (not right, up), (not right, not up),
+                 (None, up), (None, not up)]  # None: centred above / below the point
         chosen = None
         for r, u in tries:
-            t = ax.annotate(", ".join(name_list), (x, y), xytext=(-4 if r else 4, -4 if u else 4),
+            dx = 0 if r is None else (-4 if r else 4)
+            t = ax.annotate(", ".join(name_list), (x, y), xytext=(dx, -5 if u else 5),
                             textcoords="offset points", fontsize=SMALL, color=c,
-                            ha="right" if r else "left", va="top" if u else "bottom",
-                            annotation_clip=False)
+                            ha="center" if r is None else ("right" if r else "left"),
+                            va="top" if u else "bottom", annotation_clip=False)
             t.set_in_layout(False)  # placed in the final layout; must not move it
             ext = t.get_window_extent(renderer)
             inside = ext.x0 >= box.x0 and ext.x1 <= box.x1 and ext.y0 >= box.y0 and \
