@@ -11,7 +11,7 @@ import pytest
 import report_helpers as rh
 from report_helpers import markdown_html, parse, table
 
-from robustlab.report import build_document, to_markdown, write_report
+from robustlab.report import build_document, to_html, to_markdown, write_report
 from robustlab.report.doc import Document, Table, numeric_columns
 from robustlab.report.sections import compact_json
 
@@ -140,7 +140,7 @@ def test_side_by_side_puts_each_run_in_a_column(tmp_path):
     doc = build_document([a, b])
     cols = [x for x in doc.blocks if isinstance(x, Columns)]
     assert cols and cols[0].labels == ["a", "b"]
-    html = _html([a, b], tmp_path)
+    html = to_html(doc)
     assert html.count('<div class="side">') >= 1 and html.count('<div class="col">') >= 2
     md = write_report([a, b], tmp_path / "r.md", "md").read_text()
     assert "#### a" in md and "#### b" in md  # Markdown: one after the other, labelled
