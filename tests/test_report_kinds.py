@@ -157,3 +157,9 @@ def test_figures_fit_the_report_column(width):
     assert fig.get_size_inches()[0] * plots.DPI <= 1140  # shown at its size, text ≥ 9 pt
     with plots.width_limit(5.0):
         assert plots.new_figure(width, 3).get_size_inches()[0] == 5.0
+
+
+def test_mt_report_states_the_sacrebleu_signature(tmp_path):
+    html = _html([rh.cross_domain_run(tmp_path / "mt", "mt")], tmp_path)
+    assert "sacreBLEU signatures: bleu: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|" \
+        "version:2.5.1." in html

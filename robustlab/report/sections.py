@@ -750,6 +750,15 @@ def cross_domain_section(runs: Sequence[RunData]) -> Blocks:
                 Table(["system", *acc, "mean", "variance", "CoV (σ/μ)",
                        *[f"γ@{e}{unit}" for e in eps], "γ-AUC"] + (["human rank"] if human else []),
                       rows, f"Lower variance, CoV and γ = more consistent. {grid_note}")]
+        sigs: dict[str, list[str]] = {}
+        for r in systems:  # sacreBLEU's signature beside its scores, as sacreBLEU prints it
+            sig = (r.get("corpus") or {}).get("signature") or {}
+            for metric, text in (sig.items() if isinstance(sig, Mapping) else [("bleu", sig)]):
+                if str(text) not in sigs.setdefault(str(metric), []):
+                    sigs[str(metric)].append(str(text))
+        if sigs:
+            out.append(Para("sacreBLEU signatures: " + "; ".join(
+                f"{m}: {' | '.join(v)}" for m, v in sigs.items()) + ".", "note"))
         doms = list(dict.fromkeys(d for r in systems for d in (r.get("per_domain") or {})))
         if doms:
             out.append(Table(["system", *doms],
