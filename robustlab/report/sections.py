@@ -337,8 +337,7 @@ def failures_blocks(run: RunData, n_examples: int = 10) -> Blocks:
         out.append(Table(["model", "perturbation", "original", "perturbed (changes marked)",
                           "label / prediction", "P(label) drop"], body,
                          f"The {len(examples)} worst failing examples (largest drop in the "
-                         "probability of the true label); all of them: `robustlab failures`.",
-                         numeric=False))
+                         "probability of the true label); all of them: `robustlab failures`."))
     return out
 
 
