@@ -24,11 +24,18 @@ from typing import Any
 import numpy as np
 
 #: the house style, applied to every figure through :func:`new_figure`
-STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7,
-         "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.grid": True, "grid.alpha": 0.3,
+#: every text ≥ 9 pt: a report shows figures at their pixel size (DPI 110 on a page ~1150 px
+#: wide), so 9 pt here is 9 pt to the reader
+STYLE = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 9,
+         "xtick.labelsize": 9, "ytick.labelsize": 9, "axes.grid": True, "grid.alpha": 0.3,
          "figure.facecolor": "white", "savefig.facecolor": "white"}
 DPI = 110
+SMALL = 9  # the smallest text a figure draws (labels of points, values in cells)
+#: the widest figure in inches: 10.2 in at DPI 110 is 1122 px, inside the report's 1152 px
+#: column, so no figure is scaled down (and its text shrunk) by the page
+MAX_WIDTH = 10.2
 SHORT_LEN = 32
+_width_limit: list[float] = []
 
 
 def _mean(v: Any) -> float:
@@ -75,8 +82,41 @@ def display_names(specs: Sequence[str], max_len: int = SHORT_LEN) -> dict[str, s
     return out
 
 
+class width_limit:  # noqa: N801 (a context manager used like a function)
+    """``with width_limit(5.0): ...``: figures drawn inside are at most this wide (inches), for
+    a report that puts two runs' figures side by side in columns half the page wide."""
+
+    def __init__(self, inches: float) -> None:
+        self.inches = inches
+
+    def __enter__(self) -> None:
+        _width_limit.append(self.inches)
+
+    def __exit__(self, *exc: Any) -> None:
+        _width_limit.pop()
+
+
+def fig_width(width: float) -> float:
+    """``width`` clamped to :data:`MAX_WIDTH` and to the innermost :class:`width_limit`."""
+    return min([width, MAX_WIDTH, *_width_limit])
+
+
+def narrow() -> bool:
+    """True inside a :class:`width_limit` under 7 in: multi-panel figures stack their panels
+    in rows instead of squeezing them side by side."""
+    return bool(_width_limit) and _width_limit[-1] < 7
+
+
+def panels(fig: Any, n: int, **kw: Any) -> list[Any]:
+    """``n`` axes in a row, or in a column when :func:`narrow`."""
+    grid = fig.subplots(n, 1, squeeze=False, **kw)[:, 0] if narrow() else \
+        fig.subplots(1, n, squeeze=False, **kw)[0]
+    return list(grid)
+
+
 def new_figure(width: float, height: float) -> Any:
-    """A constrained-layout Agg figure in the house style (no pyplot, no display)."""
+    """A constrained-layout Agg figure in the house style (no pyplot, no display); its width
+    is clamped by :func:`fig_width`."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -84,7 +124,7 @@ def new_figure(width: float, height: float) -> Any:
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(STYLE):
-        fig = Figure(figsize=(width, height), layout="constrained")
+        fig = Figure(figsize=(fig_width(width), height), layout="constrained")
     FigureCanvasAgg(fig)  # an Agg canvas: renders (and measures text) without a display
     fig.set_facecolor("white")
     return fig
@@ -92,14 +132,14 @@ def new_figure(width: float, height: float) -> Any:
 
 def _style(ax: Any) -> None:
     ax.grid(alpha=0.3)
-    ax.tick_params(labelsize=8)
+    ax.tick_params(labelsize=SMALL)
 
 
 def legend_outside(fig: Any, ax: Any, ncol: int = 1) -> None:
     """Legend to the right of the figure (outside every axes) so it never covers a curve."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside right upper", fontsize=7, ncol=ncol,
+        fig.legend(handles, labels, loc="outside right upper", fontsize=SMALL, ncol=ncol,
                    frameon=False)
 
 
@@ -125,8 +165,10 @@ def learnability_curves_figure(pairs: Sequence[Mapping[str, Any]], p_grid: Seque
     """Figure 4: learnability against p (log scale), one panel per model, ±1 sd band."""
     models = list(dict.fromkeys(r["model"] for r in pairs))
     names = display_names([r["perturbation"] for r in pairs])
-    fig = new_figure(3.6 * len(models) + 1.8, 3.4)
-    axes = fig.subplots(1, len(models), squeeze=False, sharey=True)[0]
+    rows = len(models) if narrow() else 1
+    fig = new_figure(3.6 * len(models) + 1.8, 3.0 * rows + 0.6 * (rows == 1) + (
+        0.25 * len(names) if narrow() else 0))
+    axes = panels(fig, len(models), sharey=True)
     colours: dict[str, Any] = {}
     cycle = _colours()
     for ax, model in zip(axes, models, strict=True):
@@ -142,14 +184,16 @@ def learnability_curves_figure(pairs: Sequence[Mapping[str, Any]], p_grid: Seque
         ax.set_title(model)
         ax.set_xlabel("perturbation probability p")
         _style(ax)
-    axes[0].set_ylabel("learnability (ATE)")
+    for ax in axes if narrow() else axes[:1]:
+        ax.set_ylabel("learnability (ATE)")
     handles = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
     if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize=7,
-                   frameon=False)
+        fig.legend(list(handles.values()), list(handles),
+                   loc="outside lower center" if narrow() else "outside right upper",
+                   ncol=2 if narrow() else 1, fontsize=SMALL, frameon=False)
     return fig
 
 
@@ -166,7 +210,9 @@ def learnability_table_figure(perts: Sequence[str], models: Sequence[str], mat: 
                               vmax: float) -> Any:
     """Table 2 as a heat map (perturbations × models, value printed in each cell)."""
     names = display_names(perts)
-    fig = new_figure(2.6 + 1.2 * len(models), 1.2 + 0.42 * len(perts))
+    # at least 3 in tall: the colour bar's label runs along it and must fit (a 2.5 in bar
+    # clipped "average learnability (log-AUC)")
+    fig = new_figure(3.4 + 1.2 * len(models), max(3.0, 1.2 + 0.42 * len(perts)))
     ax = fig.subplots()
     im = ax.imshow(mat, cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(models)), list(models), rotation=30, ha="right")
@@ -176,8 +222,9 @@ def learnability_table_figure(perts: Sequence[str], models: Sequence[str], mat: 
         for j in range(len(models)):
             if math.isfinite(mat[i, j]):
                 ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center",
-                        color="w" if mat[i, j] < 0.6 * vmax else "k", fontsize=8)
-    fig.colorbar(im, ax=ax, label="average learnability (log-AUC)")
+                        color="w" if mat[i, j] < 0.6 * vmax else "k", fontsize=SMALL)
+    ax.set_xlabel("model")
+    fig.colorbar(im, ax=ax, label="average learnability\n(log-AUC over p)")
     return fig
 
 
@@ -187,37 +234,104 @@ def learnability_scatter_figure(pairs: Sequence[Mapping[str, Any]],
     its perturbation (colour = model), Spearman ρ, p and n in the titles."""
     models = list(dict.fromkeys(r["model"] for r in pairs))
     names = display_names([r["perturbation"] for r in pairs], 18)
-    fig = new_figure(10.5, 4.2)
-    axes = fig.subplots(1, 2)
+    fig = new_figure(10.2, 7.6 if narrow() else 4.4)
+    axes = panels(fig, 2)
     cycle = _colours()
     colour = {m: next(cycle) for m in models}
+    to_label: list[tuple[Any, ...]] = []
     for ax, field, label, cname in zip(
             axes, ("robustness", "delta"),
             ("robustness (A1 − A0)", "post-augmentation Δ (A2 − A1)"),
             ("learnability_vs_robustness", "learnability_vs_delta"), strict=True):
+        lab: list[str] = []
+        lx: list[float] = []
+        ly: list[float] = []
+        lc: list[Any] = []
         for model in models:
             sel = [r for r in pairs if r["model"] == model]
             xs = [_mean(r.get("avg_learnability")) for r in sel]
             ys = [_mean(r.get(field)) for r in sel]
             ax.scatter(xs, ys, label=model, s=22, color=colour[model])
-            for r, x, y in zip(sel, xs, ys, strict=True):
-                if math.isfinite(x) and math.isfinite(y):
-                    ax.annotate(names[r["perturbation"]], (x, y), xytext=(3, 3),
-                                textcoords="offset points", fontsize=6, color=colour[model])
-        ax.set_title(rho_text(corr.get(cname) or {}))
-        ax.set_xlabel("average learnability")
-        ax.set_ylabel(label)
-        ax.margins(0.15)
+            lab += [names[r["perturbation"]] for r in sel]
+            lx += xs
+            ly += ys
+            lc += [colour[model]] * len(sel)
+        ax.set_xlabel("average learnability (log-AUC)")
+        ax.set_ylabel(f"{label}, accuracy")
+        ax.set_title(rho_text(corr.get(cname) or {}, "\n"))
         _style(ax)
+        to_label.append((ax, lab, lx, ly, lc))
     legend_outside(fig, axes[0])
+    for ax, *rest in to_label:  # last: in the final layout
+        label_points(ax, *rest)
     return fig
+
+
+def label_points(ax: Any, names: Sequence[str], xs: Sequence[float], ys: Sequence[float],
+                 colours: Any = None) -> None:
+    """Label scatter points legibly (:data:`SMALL` pt) and inside the axes, without piling
+    labels on each other: points on one spot share a label, the same name on nearby points
+    (one perturbation, several models) is written once, and each label takes the first of four
+    places beside its point (inwards first) where it overlaps no other label and stays inside
+    the axes; a label with no free place is left out (the tables have every value). (Labels of
+    6 pt running past the axes and over each other were unreadable.)"""
+    if colours is None or isinstance(colours, (str, tuple)):
+        colours = [colours] * len(names)
+    pts = [(str(n), float(x), float(y), c) for n, x, y, c in zip(names, xs, ys, colours,
+                                                                   strict=False)
+           if n and math.isfinite(x) and math.isfinite(y)]
+    if not pts:
+        return
+    ax.margins(x=0.25, y=0.2)
+    ax.autoscale_view()
+    ax.figure.canvas.draw()  # the final layout first: labels are placed in its pixels
+    (lx0, lx1), (ly0, ly1) = ax.get_xlim(), ax.get_ylim()
+    near_x, near_y = 0.05 * (lx1 - lx0), 0.05 * (ly1 - ly0)
+    groups: list[tuple[list[str], float, float, Any]] = []
+    for name, x, y, c in pts:
+        for g in groups:
+            if (name in g[0] and abs(g[1] - x) <= near_x and abs(g[2] - y) <= near_y) or \
+                    (abs(g[1] - x) < 1e-9 and abs(g[2] - y) < 1e-9):
+                if name not in g[0]:
+                    g[0].append(name)
+                if len({c, g[3]}) > 1:  # several models: a neutral colour
+                    groups[groups.index(g)] = (g[0], g[1], g[2], "0.2")
+                break
+        else:
+            groups.append(([name], x, y, c))
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    xm, ym = (lx0 + lx1) / 2, (ly0 + ly1) / 2
+    placed: list[Any] = []
+    for name_list, x, y, c in groups:
+        right, up = x > xm, y > ym
+        tries = [(right, up), (right, not up), (not right, up), (not right, not up),
+                 (None, up), (None, not up)]  # None: centred above / below the point
+        chosen = None
+        for r, u in tries:
+            dx = 0 if r is None else (-4 if r else 4)
+            t = ax.annotate(", ".join(name_list), (x, y), xytext=(dx, -5 if u else 5),
+                            textcoords="offset points", fontsize=SMALL, color=c,
+                            ha="center" if r is None else ("right" if r else "left"),
+                            va="top" if u else "bottom", annotation_clip=False)
+            t.set_in_layout(False)  # placed in the final layout; must not move it
+            ext = t.get_window_extent(renderer)
+            inside = ext.x0 >= box.x0 and ext.x1 <= box.x1 and ext.y0 >= box.y0 and \
+                ext.y1 <= box.y1
+            if inside and not any(ext.overlaps(p) for p in placed):
+                chosen = (t, ext)
+                break
+            t.remove()
+        if chosen is None:  # crowded: no free place; an unreadable pile helps nobody
+            continue
+        placed.append(chosen[1])
 
 
 def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
     """Heat map model × perturbation of the estimate (cells marked ✗ failed the p = 1 check),
     beside the estimate vs robustness scatter when the run measured robustness (the quick
     estimate's ``learnability_estimate.png``)."""
-    from matplotlib.figure import Figure
 
     est = block["pairs"]
     models = list(dict.fromkeys(r["model"] for r in est))
@@ -236,45 +350,133 @@ def learnability_estimate_figure(block: Mapping[str, Any]) -> Any:
            for r in est]
     scatter = any(math.isfinite(b) for _, b, _ in rob)
     p = format(block["estimate_p"], "g")
-    fig = Figure(figsize=(2.4 + 1.3 * len(models) + (4.5 if scatter else 0),
-                          1.2 + 0.45 * len(perts)), layout="constrained")
-    axes = fig.subplots(1, 2 if scatter else 1, squeeze=False)[0]
+    height = max(3.2, 1.2 + 0.45 * len(perts))
+    fig = new_figure(3.6 + 1.3 * len(models) + (4.8 if scatter else 0),
+                     height + (3.4 if scatter and narrow() else 0))
+    axes = panels(fig, 2 if scatter else 1)
     ax = axes[0]
-    low = float(np.nanmin(mat)) if np.isfinite(mat).any() else 0.0
-    im = ax.imshow(mat, cmap="viridis", vmin=min(0.0, low), vmax=1, aspect="auto")
+    finite = mat[np.isfinite(mat)]
+    # the colour range fits the data (an estimate of 0.12 on a 0..1 scale was one dark block)
+    low = min(0.0, float(finite.min())) if finite.size else 0.0
+    high = max(float(finite.max()), low + 0.05) if finite.size else 1.0
+    im = ax.imshow(mat, cmap="viridis", vmin=low, vmax=high, aspect="auto")
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
-    ax.set_yticks(range(len(perts)), perts)
+    ax.set_yticks(range(len(perts)), [display_names(perts, 24)[x] for x in perts])
+    ax.grid(False)
     for i in range(len(perts)):
         for j in range(len(models)):
             if math.isfinite(mat[i, j]):
+                light = mat[i, j] > low + 0.6 * (high - low)
                 ax.text(j, i, f"{mat[i, j]:.2f}" + (" ✗" if flag[i, j] else ""), ha="center",
-                        va="center", color="w", fontsize=8)
+                        va="center", color="k" if light else "w", fontsize=SMALL)
     ax.set_title(f"learnability ESTIMATE = learnability@{p}\n(✗: < {block['learnable_min']} at "
-                 "p=1, not learnable)", fontsize=9)
-    fig.colorbar(im, ax=ax, label=f"learnability at p={p}")
+                 "p=1, not learnable)")
+    ax.set_xlabel("model")
+    fig.colorbar(im, ax=ax, label=f"learnability at p={p}\n(accuracy gain)")
     if scatter:
         ax = axes[1]
+        short = display_names(perts, 18)
+        lab: list[str] = []
+        lx: list[float] = []
+        ly: list[float] = []
         for m in models:
-            pts = [(a, b) for a, b, mm in rob if mm == m and math.isfinite(a) and math.isfinite(b)]
-            ax.scatter([a for a, _ in pts], [b for _, b in pts], s=22, label=m)
+            sel = [r for r in est if r["model"] == m]
+            xs = [_mean(r.get("learnability_estimate")) for r in sel]
+            ys = [_mean(r.get("robustness")) for r in sel]
+            ax.scatter(xs, ys, s=22, label=m)
+            lab += [short[r["perturbation"]] for r in sel]
+            lx += xs
+            ly += ys
         c = (block.get("correlations") or {}).get("estimate_vs_robustness") or {}
-        rho = "n/a" if c.get("rho") is None else f"{c['rho']:.3f}"
-        pv = "" if c.get("p_value") is None else f", p={c['p_value']:.2g}"
-        ax.set_title(f"Spearman ρ = {rho}{pv} (n={c.get('n', 0)})", fontsize=9)
+        ax.set_title(rho_text(c, "\n"))
         ax.set_xlabel(f"learnability estimate (p={p})")
-        ax.set_ylabel("robustness (A1 − A0)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.set_ylabel("robustness (A1 − A0), accuracy")
+        _style(ax)
+        if len(models) > 1:
+            ax.legend(fontsize=SMALL)
+        label_points(ax, lab, lx, ly, "0.2")
     return fig
 
 
-def rho_text(c: Mapping[str, Any]) -> str:
-    """"Spearman ρ = 0.500, p = 0.33 (exact, n=4)" or why ρ is undefined."""
+def robustness_figure(pairs: Sequence[Mapping[str, Any]]) -> Any:
+    """A robustness study at a glance: per perturbation (rows), horizontal bars of the
+    accuracy change on perturbed data (A1 − A0) and after augmentation (A2 − A1), one bar per
+    model, whiskers ± 1 sd over seeds; x ranges fitted to the data around 0."""
+    models = list(dict.fromkeys(r["model"] for r in pairs))
+    perts = list(dict.fromkeys(r["perturbation"] for r in pairs))
+    names = display_names(perts, 28)
+    fields = [(f, lab) for f, lab in (("robustness", "robustness A1 − A0"),
+                                      ("delta", "post-augmentation Δ = A2 − A1"))
+              if any(math.isfinite(_mean(r.get(f))) for r in pairs)]
+    h_one = max(2.6, 1.0 + 0.38 * len(perts) * len(models) ** 0.5)
+    fig = new_figure(3.0 + 3.6 * len(fields), h_one * (len(fields) if narrow() else 1))
+    axes = panels(fig, len(fields), sharey=not narrow())
+    cycle = _colours()
+    colour = {m: next(cycle) for m in models}
+    h = 0.8 / len(models)
+    by = {(r["model"], r["perturbation"]): r for r in pairs}
+    for ax, (field, label) in zip(axes, fields, strict=True):
+        for k, m in enumerate(models):
+            ys = np.arange(len(perts)) - 0.4 + h * (k + 0.5)
+            vals = [_mean((by.get((m, p)) or {}).get(field)) for p in perts]
+            err = [((by.get((m, p)) or {}).get(field) or {}).get("std") or 0.0
+                   if isinstance((by.get((m, p)) or {}).get(field), Mapping) else 0.0
+                   for p in perts]
+            ax.barh(ys, [0.0 if math.isnan(v) else v for v in vals], height=h, xerr=err,
+                    color=colour[m], label=m, capsize=2)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_xlabel(f"{label} (accuracy)")
+        ax.set_yticks(range(len(perts)), [names[p] for p in perts])
+        ax.invert_yaxis()
+        lo, hi = ax.get_xlim()
+        span = max(abs(lo), abs(hi), 0.01)
+        ax.set_xlim(min(lo, -0.1 * span), max(hi, 0.1 * span))
+        _style(ax)
+    if len(models) > 1:
+        legend_outside(fig, axes[0])
+    return fig
+
+
+def rho_text(c: Mapping[str, Any], sep: str = " ") -> str:
+    """"Spearman ρ = 0.500, p = 0.33 (exact, n=4)" or why ρ is undefined (``sep="\n"``: on
+    two lines, for a title over a narrow panel)."""
     if c.get("rho") is None:
-        return f"Spearman ρ undefined (n={c.get('n', 0)}; needs ≥ 3 pairs that vary)"
+        return f"Spearman ρ undefined (n={c.get('n', 0)};{sep}needs ≥ 3 pairs that vary)"
     method = f"{c['p_method']}, " if c.get("p_method") else ""
     pv = "" if c.get("p_value") is None else f", p = {c['p_value']:.2g}"
-    return f"Spearman ρ = {c['rho']:+.3f}{pv} ({method}n={c.get('n', 0)})"
+    return f"Spearman ρ = {c['rho']:+.3f}{pv}{sep}({method}n={c.get('n', 0)})"
+
+
+# ---- second-order attacks (paper 002) -----------------------------------------------------------
+
+
+def attack_figure(results: Sequence[Mapping[str, Any]]) -> Any:
+    """An attack at a glance: how many words the vulnerable examples change (ℓ0, integer bars)
+    and the model queries each attacked example cost (histogram)."""
+    l0 = [int(r["l0"]) for r in results if r.get("result_type") == "successful"
+          and isinstance(r.get("l0"), (int, float))]
+    queries = [float(r["queries"]) for r in results if r.get("result_type") != "skipped"
+               and isinstance(r.get("queries"), (int, float))]
+    fig = new_figure(9.0, 3.6 if not narrow() else 6.4)
+    ax1, ax2 = panels(fig, 2)
+    if l0:
+        ks = list(range(0, max(l0) + 1))
+        ax1.bar(ks, [l0.count(k) for k in ks], color="tab:blue")
+        ax1.set_xticks(ks)
+    ax1.set_xlabel("ℓ0 (words changed in x̃)")
+    ax1.set_ylabel("vulnerable examples")
+    ax1.set_title(f"{len(l0)} vulnerable examples")
+    if queries:
+        ax2.hist(queries, bins=min(20, max(5, len(set(queries)))), color="tab:orange")
+    ax2.set_xlabel("model queries per attacked example")
+    ax2.set_ylabel("examples")
+    ax2.set_title(f"{len(queries)} attacked (not skipped)")
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in (ax1, ax2):
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: no "1.25 examples"
+        _style(ax)
+    return fig
 
 
 # ---- cross-domain (paper 004) --------------------------------------------------------------------
@@ -288,8 +490,8 @@ def gamma_curves_figure(results: Sequence[Mapping[str, Any]], cfg: Mapping[str, 
     curves = np.array([r["gamma_curve"] for r in results])
     x = np.asarray(eps, dtype=float) if eps is not None else np.arange(1, curves.shape[1] + 1)
     norm = cons.normalize_curves(curves)
-    fig = new_figure(11.5, 4.0)
-    axes = fig.subplots(1, 2)
+    fig = new_figure(10.2, 7.0 if narrow() else 4.0)
+    axes = panels(fig, 2)
     cycle = _colours()
     for i, r in enumerate(results):
         c = next(cycle)
@@ -307,7 +509,7 @@ def gamma_curves_figure(results: Sequence[Mapping[str, Any]], cfg: Mapping[str, 
     return fig
 
 
-# ---- bias (paper 001) ----------------------------------------------------------------------------
+# ---- bias (paper 002, Sec. 4) ---------------------------------------------------------------------
 
 
 def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | None = None) -> Any:
@@ -321,8 +523,8 @@ def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | Non
         if pts:
             ax.plot(*zip(*pts, strict=False), marker="o", label=name)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("k (neighbourhood distance)")
-    ax.set_ylabel("B(p, k) = mean F_soft")
+    ax.set_xlabel("k (neighbourhood distance, substitutions)")
+    ax.set_ylabel("B(p, k) = mean F_soft (ΔP)")
     ax.set_xticks(list(ks))
     _style(ax)
     legend_outside(fig, ax, ncol=1 if len(ax.lines) <= 16 else 2)
@@ -330,16 +532,36 @@ def bias_vs_k_figure(table: Sequence[Mapping[str, Any]], ks: Sequence[int] | Non
 
 
 def bias_hist_figure(pair: str, by_k: Mapping[int, Sequence[float]]) -> Any:
-    """F_soft histograms of one word pair, one per k (density, shared bins on [−1, 1])."""
+    """F_soft histograms of one word pair, one per k (shared bins over the data's own range:
+    F_soft lies in [−1, 1] but is usually within a few hundredths, and bins over [−1, 1] drew
+    one spike per k)."""
     fig = new_figure(6.5, 3.4)
     ax = fig.subplots()
+    allv = np.array([float(v) for vals in by_k.values() for v in vals
+                     if math.isfinite(float(v))])
+    lo, hi = (float(np.quantile(allv, 0.005)), float(np.quantile(allv, 0.995))) \
+        if allv.size else (-1.0, 1.0)
+    if hi - lo < 1e-4:  # (nearly) all one value: a small window around it
+        lo, hi = lo - 5e-3, hi + 5e-3
+    pad = (hi - lo) * 0.05
+    lo, hi = max(-1.0, lo - pad), min(1.0, hi + pad)
+    # the x range is the central 99 % of the values (a few outliers at ±0.05 squeezed the
+    # rest into one bar); values beyond it are counted in the edge bins, and the share of
+    # sentences per bin (not counts) keeps a k with n=2 visible beside one with n=2000
+    outside = int(((allv < lo) | (allv > hi)).sum()) if allv.size else 0
     for k in sorted(by_k):
-        vals = list(by_k[k])
-        if vals:
-            ax.hist(vals, bins=40, range=(-1, 1), alpha=0.5, density=True,
-                    label=f"k={k} (n={len(vals)})")
-    ax.set_xlabel(f"F_soft(x; {pair})")
-    ax.set_ylabel("density")
+        vals = np.clip(np.asarray(by_k[k], dtype=float), lo, hi)
+        if vals.size:
+            ax.hist(vals, bins=30, range=(lo, hi), alpha=0.5,
+                    weights=np.full(vals.size, 1.0 / vals.size),
+                    label=f"k={k} (n={vals.size})")
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlim(lo, hi)
+    ax.locator_params(axis="x", nbins=6)  # ticks of ±0.00075 would run into each other
+    ax.ticklabel_format(axis="x", style="sci", scilimits=(-2, 3))
+    ax.set_xlabel(f"F_soft(x; {pair}) = ΔP(class 1)"
+                  + (f"  [{outside} beyond the range, in the edge bins]" if outside else ""))
+    ax.set_ylabel("share of sentences")
     _style(ax)
     legend_outside(fig, ax)
     return fig
@@ -353,13 +575,14 @@ def spec_figure(plot: Any) -> Any:
     scatter points labelled when few, legend outside, long series names shortened."""
     fig = new_figure(7.5, 4.5)
     ax = fig.subplots()
+    labels: list[tuple[list[str], Any, Any]] = []
     for s in plot.series:
         label = short_name(s.label, 36)
         if s.style == "scatter":
             ax.scatter(s.x, s.y, label=label, s=18)
-            for name, x, y in zip(getattr(s, "names", None) or [], s.x, s.y, strict=False):
-                ax.annotate(short_name(name, 18), (x, y), xytext=(3, 3),
-                            textcoords="offset points", fontsize=6)
+            names = getattr(s, "names", None) or []
+            if names:
+                labels.append(([short_name(n, 18) for n in names], s.x, s.y))
         elif s.style == "bar":
             ax.bar([str(v) for v in s.x], s.y, label=label)
         elif s.style == "hist":
@@ -374,4 +597,7 @@ def spec_figure(plot: Any) -> Any:
     _style(ax)
     if len(plot.series) > 1:
         legend_outside(fig, ax, ncol=1 if len(plot.series) <= 16 else 2)
+    if labels:  # last: placed in the final layout
+        label_points(ax, [n for ns, _, _ in labels for n in ns],
+                     [x for _, xs, _ in labels for x in xs], [y for _, _, ys in labels for y in ys])
     return fig

@@ -36,7 +36,8 @@ fi
 apt_pkgs=()
 [ -f /usr/share/wordnet/index.sense ] || apt_pkgs+=(wordnet-base wordnet-sense-index)
 command -v tmux >/dev/null 2>&1 || apt_pkgs+=(tmux)
-# chromium: the headless-browser test of `robustlab report` (tests/test_report_browser.py)
+# chromium: the browser tests of `robustlab report` (tests/test_report_browser.py, and
+# tests/test_report_pages.py through Playwright, which launches this Chromium)
 command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

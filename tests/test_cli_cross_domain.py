@@ -39,6 +39,9 @@ def test_mt_command_writes_run_dir_and_prints_table(tmp_path: Path, capsys) -> N
     assert "by_bleu: B > A" in text and "agreement with human" in text
     summary = json.loads((out / "summary.json").read_text())
     assert summary["kind"] == "cross-domain" and summary["complete"]
+    # sacreBLEU's signature is printed with the scores, as sacreBLEU itself prints it
+    sig = summary["systems"][0]["corpus"]["signature"]["bleu"]
+    assert f"sacreBLEU BLEU signature: {sig}" in text and "tok:13a" in sig
     assert summary["rankings"]["human"] == ["B", "A"]
     assert summary["config"]["eps"] == [5.0, 10.0]
 

@@ -187,8 +187,10 @@ def test_figures_are_not_clipped_and_legends_do_not_cover_curves():
                                                     spearman_test([1, 2, 3], [3, 2, 1])})
     _inside(fig)
     labels = [t.get_text() for t in fig.axes[0].texts]
-    assert labels.count("typo") == 2  # every point labelled (one per model)
-    assert "p = 0.33 (exact, n=3)" in fig.axes[0].get_title()
+    assert labels.count("typo") == 1  # every perturbation labelled, once (not once per model)
+    assert "p = 0.33\n(exact, n=3)" in fig.axes[0].get_title()
+    texts = [t for ax in fig.axes for t in ax.texts]
+    assert min(t.get_fontsize() for t in texts) >= 9  # legible: ≥ 9 pt
 
 
 def test_table4_p_values_are_exact_at_small_n():

@@ -264,6 +264,9 @@ def run_scores(args: argparse.Namespace) -> int:
     return 0
 
 
+_METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF2", "ter": "TER"}
+
+
 def print_table(summary: dict[str, Any]) -> None:
     """One line per system, then rankings and agreement with the human ranking."""
     systems = summary["systems"]
@@ -287,6 +290,16 @@ def print_table(summary: dict[str, Any]) -> None:
                      f"{r['bagging']['cov']:.3f}", f"{r['design_bagging']['cov']:.3f}",
                      f"{min(loo):.3f}–{max(loo):.3f}"])
     echo(align(head, rows))
+    if acc:  # sacreBLEU's users expect the signature with every score it printed
+        seen: dict[str, list[str]] = {}
+        for r in systems:
+            sigs = (r.get("corpus") or {}).get("signature") or {}
+            for metric, sig in (sigs.items() if isinstance(sigs, dict) else [("bleu", sigs)]):
+                if sig not in seen.setdefault(metric, []):
+                    seen[metric].append(str(sig))
+        for metric, found in seen.items():
+            for sig in found:  # one line per metric (systems scored alike share it)
+                echo(f"sacreBLEU {_METRIC_NAMES.get(metric, metric)} signature: {sig}")
     if unit:
         echo(f"ε grid: {grid['t'][0]:g}σ..{grid['t'][1]:g}σ in units of the score spread "
              f"σ = {grid['sigma_ref']:.4g} (--eps-grid sigma)")

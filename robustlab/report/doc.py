@@ -64,7 +64,15 @@ class Figure:
     name: str = "figure.png"
 
 
-Block = Heading | Para | Code | Table | Figure
+@dataclass
+class Columns:
+    """Blocks of several runs truly side by side: one column per run in HTML (a flex row that
+    wraps to one column below ~900 px), one after the other in Markdown (which has no layout)."""
+    columns: list[list[Any]]
+    labels: list[str] = field(default_factory=list)
+
+
+Block = Heading | Para | Code | Table | Figure | Columns
 
 
 @dataclass
@@ -90,9 +98,13 @@ body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: v
   background: var(--bg); max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }
 h1, h2, h3 { line-height: 1.25; } h2 { border-bottom: 1px solid var(--rule); padding-bottom: .2em; }
 a { color: var(--link); }
-table { border-collapse: collapse; margin: .5rem 0 1.2rem; font-size: 13px; }
+table { border-collapse: collapse; margin: .5rem 0 1.2rem; font-size: 13px; max-width: 100%; }
+.scroll { max-width: 100%; overflow-x: auto; }
 caption { caption-side: top; text-align: left; color: var(--muted); padding-bottom: .3rem; }
-th, td { border: 1px solid var(--rule); padding: .25rem .5rem; vertical-align: top; }
+th, td { border: 1px solid var(--rule); padding: .25rem .5rem; vertical-align: top;
+  overflow-wrap: break-word; }
+td.long { overflow-wrap: anywhere; min-width: 12rem; max-width: 36rem; }
+th[title] { text-decoration: underline dotted; cursor: help; }
 th { background: var(--head); text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.best { font-weight: 700; } td.second { text-decoration: underline; }
@@ -106,6 +118,9 @@ figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; backgroun
   padding: 4px; border-radius: 4px; } figcaption { color: var(--muted); font-size: 13px; }
 mark.changed { background: var(--mark); color: inherit; font-weight: 600; }
 mark.patch { background: var(--patch); color: inherit; font-style: italic; }
+.side { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
+.side > .col { flex: 1 1 430px; min-width: 0; max-width: 100%; }
+.side > .col > h4:first-child { margin-top: .3rem; }
 """
 
 
@@ -127,7 +142,14 @@ def to_html(doc: Document) -> str:
            '<meta name="color-scheme" content="light dark">',
            f"<title>{_h(doc.title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
            f"<h1>{_h(doc.title)}</h1>"]
-    for b in doc.blocks:
+    out += _blocks_html(doc.blocks)
+    out += ["</body>", "</html>", ""]
+    return "\n".join(out)
+
+
+def _blocks_html(blocks: Sequence[Block]) -> list[str]:
+    out: list[str] = []
+    for b in blocks:
         if isinstance(b, Heading):
             level = min(max(b.level, 2), 4)
             anchor = f' id="{_h(b.anchor)}"' if b.anchor else ""
@@ -144,31 +166,73 @@ def to_html(doc: Document) -> str:
             out.append(f'<figure><img src="data:image/png;base64,{data}" alt="{_h(b.alt)}">'
                        + (f"<figcaption>{_h(b.caption)}</figcaption>" if b.caption else "")
                        + "</figure>")
-    out += ["</body>", "</html>", ""]
-    return "\n".join(out)
+        elif isinstance(b, Columns):
+            out.append('<div class="side">')
+            for i, col in enumerate(b.columns):
+                out.append('<div class="col">')
+                if i < len(b.labels):
+                    out.append(f"<h4>{_h(b.labels[i])}</h4>")
+                out += _blocks_html(col)
+                out.append("</div>")
+            out.append("</div>")
+    return out
 
 
 _NUMBER = re.compile(r"^(?:[+\-−]?\d|–$)")
+_LONG_TOKEN = re.compile(r"\S{28,}")
+#: a column header longer than this is shown shortened, the whole text in its ``title``
+HEADER_MAX = 36
+
+
+def numeric_columns(t: Table, strict: bool = False) -> list[bool]:
+    """Which columns hold numbers ('–' counts as a missing number): these, and only these,
+    are right-aligned. HTML aligns a cell that looks numeric in a column most of whose cells
+    are numbers (``strict=False``: a "recipe" row in a column of rates); Markdown aligns whole
+    columns, so there one text cell keeps the column left-aligned (``strict=True``)."""
+    out = []
+    for j in range(len(t.columns)):
+        vals = [r[j] for r in t.rows if j < len(r)]
+        filled = [v for v in vals if not isinstance(v, str) or v.strip() not in ("", "–")]
+        nums = [v for v in filled if isinstance(v, str) and _NUMBER.match(v.strip())]
+        ok = bool(nums) and (len(nums) == len(filled) if strict else 2 * len(nums) >= len(filled))
+        out.append(t.numeric and j > 0 and ok)
+    return out
+
+
+def short_header(text: str, limit: int = HEADER_MAX) -> str:
+    """A header cut to ``limit`` characters with an ellipsis (the renderer keeps the whole
+    text in a ``title``): a model id of 200 characters must not widen a column of numbers."""
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _th(c: str) -> str:
+    short = short_header(c)
+    if short == c:
+        return f"<th>{_h(c)}</th>"
+    return f'<th title="{_h(c)}">{_h(short)}</th>'
 
 
 def _table_html(t: Table) -> str:
-    rows = ["<table>"]
+    rows = ['<div class="scroll"><table>']
     if t.caption:
         rows.append(f"<caption>{_h(t.caption)}</caption>")
-    rows.append("<thead><tr>" + "".join(f"<th>{_h(c)}</th>" for c in t.columns) + "</tr></thead>")
+    rows.append("<thead><tr>" + "".join(_th(c) for c in t.columns) + "</tr></thead>")
     rows.append("<tbody>")
+    numeric = numeric_columns(t)
     for i, row in enumerate(t.rows):
         cells = []
         for j, v in enumerate(row):
             cls = []
-            if t.numeric and j > 0 and isinstance(v, str) and _NUMBER.match(v):
+            if j < len(numeric) and numeric[j] and isinstance(v, str) and _NUMBER.match(v):
                 cls.append("num")
             if (i, j) in t.marks:
                 cls.append(t.marks[(i, j)])
+            if isinstance(v, str) and _LONG_TOKEN.search(v):
+                cls.append("long")  # a path or signature: may break anywhere, never widen
             attr = f' class="{" ".join(cls)}"' if cls else ""
             cells.append(f"<td{attr}>{_cell_html(v)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    rows += ["</tbody>", "</table>"]
+    rows += ["</tbody>", "</table></div>"]
     return "\n".join(rows)
 
 
@@ -216,7 +280,13 @@ def to_markdown(doc: Document, figure_dir: str | None = None) -> str:
     """The document as CommonMark with GFM pipe tables; figures are linked as
     ``figure_dir/name`` (written beside the file) or omitted when ``figure_dir`` is None."""
     out = [f"# {md_escape(doc.title)}", ""]
-    for b in doc.blocks:
+    out += _blocks_md(doc.blocks, figure_dir)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _blocks_md(blocks: Sequence[Block], figure_dir: str | None) -> list[str]:
+    out: list[str] = []
+    for b in blocks:
         if isinstance(b, Heading):
             out += ["#" * min(max(b.level, 2), 4) + " " + md_escape(b.text), ""]
         elif isinstance(b, Para):
@@ -236,13 +306,19 @@ def to_markdown(doc: Document, figure_dir: str | None = None) -> str:
             out += [f"![{md_escape(b.alt)}]({quote(f'{figure_dir}/{b.name}')})", ""]
             if b.caption:
                 out += [f"*{md_escape(b.caption)}*", ""]
-    return "\n".join(out).rstrip() + "\n"
+        elif isinstance(b, Columns):
+            for i, col in enumerate(b.columns):
+                if i < len(b.labels):
+                    out += [f"#### {md_escape(b.labels[i])}", ""]
+                out += _blocks_md(col, figure_dir)
+    return out
 
 
 def _table_md(t: Table) -> list[str]:
     lines = [f"*{md_escape(t.caption)}*", ""] if t.caption else []
     lines.append("| " + " | ".join(md_escape(c) for c in t.columns) + " |")
-    lines.append("|" + "|".join(":---" if j == 0 or not t.numeric else "---:"
+    numeric = numeric_columns(t, strict=True)
+    lines.append("|" + "|".join("---:" if numeric[j] else ":---"
                                 for j in range(len(t.columns))) + "|")
     for i, row in enumerate(t.rows):
         lines.append("| " + " | ".join(_cell_md(v, t.marks.get((i, j)))
@@ -251,4 +327,15 @@ def _table_md(t: Table) -> list[str]:
 
 
 def figures(doc: Document) -> Sequence[Figure]:
-    return [b for b in doc.blocks if isinstance(b, Figure)]
+    """Every figure of the document, those inside side-by-side columns too."""
+    def walk(blocks: Sequence[Any]) -> list[Figure]:
+        out: list[Figure] = []
+        for b in blocks:
+            if isinstance(b, Figure):
+                out.append(b)
+            elif isinstance(b, Columns):
+                for col in b.columns:
+                    out += walk(col)
+        return out
+
+    return walk(doc.blocks)
