@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from robustlab.errors import InputError
+from robustlab.options import add_quiet_option
 from robustlab.runs.study import RunContext, run_study
 from robustlab.studies.learnability.config import LearnabilityStudy
 from robustlab.studies.learnability.study import Learnability
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "as one DIR is a quick-estimate run")
     p.add_argument("--estimate-p", type=float, metavar="P",
                    help="p of the estimate (default: the runs' own, 0.02)")
+    add_quiet_option(p, help="accepted by every command; correlate shows no progress")
     p.set_defaults(func=run_correlate)
 
 
