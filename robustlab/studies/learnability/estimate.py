@@ -5,7 +5,7 @@ almost as the log-AUC over the whole grid does. Its σ across pairs peaks at p =
 is the default because there (accuracy-based) learnability@p has its highest Spearman ρ with
 average learnability (0.816), robustness (−0.636) and post-augmentation Δ (0.743). On SST-2
 with robustlab's CPU models learnability@0.02 ranks pairs like the log-AUC with ρ = 0.871
-(issue 9's grid, docs/learnability.md). ``robustlab learnability --estimate quick`` therefore trains
+(the SST-2 grid of docs/learnability.md). ``robustlab learnability --estimate quick`` therefore trains
 only the cells at ``estimate_p`` (every seed) plus one cell at p = 1 (the first seed: is the
 perturbation learnable at all?), i.e. 4 trainings per pair at 3 seeds instead of 24.
 
