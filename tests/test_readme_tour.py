@@ -79,6 +79,7 @@ def test_quick_tour_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(5400)  # every study of the tour, in order: tens of minutes on 2 cores
 def test_whole_tour_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _scratch(tmp_path, monkeypatch)
     has_shared = (tmp_path / "shared" / "data").is_dir()
