@@ -94,20 +94,29 @@ class ExampleLoaded(Loaded):
 
 
 class ExampleDetail(Static):
-    """The selected example, re-wrapped to the pane's width when the terminal is resized."""
+    """The selected example. Its content is the unwrapped record (what tests and copies read);
+    it is drawn with a hanging indent for the pane's width, re-wrapped when resized."""
 
     example: dict | None = None
 
     def show_example(self, ex: dict | None) -> None:
         self.example = ex
-        self.update(render_example(ex, self._width()) if ex else "no record")
+        self.update(render_example(ex) if ex else "no record")
 
-    def _width(self) -> int | None:
-        return self.content_region.width or None
+    def render(self):  # noqa: ANN201 - a Rich renderable, as Static.render
+        if self.example:
+            return render_example(self.example, self.content_region.width or None)
+        return super().render()
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # noqa: ANN001
+        if self.example and width > 0:  # lines the hanging-indented text takes, wraps included
+            text = render_example(self.example, width)
+            return len(text.wrap(Console(width=width, color_system=None), width))
+        return super().get_content_height(container, viewport, width)
 
     def on_resize(self, event: events.Resize) -> None:
         if self.example:
-            self.update(render_example(self.example, self._width()))
+            self.refresh(layout=True)
 
 
 class AttackScreen(RunScreen):
