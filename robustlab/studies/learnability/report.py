@@ -291,13 +291,15 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
              fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
-    return align(head, rows, rule=True) + "\n" + TABLE_LEGEND
+    table = align(head, rows, rule=True)
+    spread = "; x±y: mean ± standard deviation over seeds" if "±" in table else ""
+    return f"{table}\n{TABLE_LEGEND}{spread}"
 
 
-#: printed under :func:`results_table`: what each column is, in words
+#: printed under :func:`results_table`: what each column is, in words (and what x±y is, when a
+#: value has a spread: one seed prints none)
 TABLE_LEGEND = ("learnability: average over p (log10-AUC, at most 3); A0/A1/A2: accuracy "
-                "clean / perturbed test /\nperturbed test after augmented training; "
-                "x±y: mean ± standard deviation over seeds")
+                "clean / perturbed test /\nperturbed test after augmented training")
 
 
 def undertrained_text(pairs: list[dict[str, Any]]) -> str:
