@@ -47,6 +47,11 @@ QUIET_COMMANDS = {  # command -> (required options, dest)
     "bias": (SEED_COMMANDS["bias"], "quiet"),
     "perturb": (SEED_COMMANDS["perturb"], "no_progress"),
     "augment": (SEED_COMMANDS["augment"], "no_progress"),
+    # refused --quiet before every command took it (tests/test_cli_quiet.py checks them all)
+    "train": (SEED_COMMANDS["train"], "quiet"),
+    "report": (["run"], "quiet"),
+    "failures": (["run"], "quiet"),
+    "cross-domain mt": (["--out", "o"], "quiet"),
 }
 MULTI_MODEL = {
     "learnability": ["--out", "o"], "robustness": ["--out", "o"], "demo": [],

@@ -187,7 +187,10 @@ def test_cli_quick_estimate_and_correlate(tmp_path, capsys):
     assert main(["correlate", str(out), "--json", str(tmp_path / "c.json")]) == 0
     printed = capsys.readouterr().out
     assert "measure: learnability ESTIMATE = learnability at p=0.02" in printed
+    # the augmentation advice the README promises, ranked with the estimate
+    assert "augmentation advice" in printed and "(est.)" in printed
     saved = json.loads((tmp_path / "c.json").read_text())
+    assert saved["advice"]["relation"]["learnability"] == "estimate"
     summary = json.loads((out / "summary.json").read_text())
     assert saved["estimate"]["correlations"]["estimate_vs_robustness"] == \
         summary["estimate"]["correlations"]["estimate_vs_robustness"]

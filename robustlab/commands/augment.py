@@ -10,6 +10,14 @@ perturbations the N copies cycle through them in the order given. Copy k of a ro
 ``robustlab perturb`` with that seed. Labels and every other column are carried along; the file
 is streamed (:mod:`robustlab.data.stream`) in constant memory and written atomically.
 
+TextAttack's ``textattack augment`` options are accepted with the same meaning:
+``--input-csv``/``--output-csv`` (``-i``/``-o``), ``--input-column``/``--i`` (``--column``),
+``--transformations-per-example``/``--t`` (``-n``), ``--random-seed`` (``--seed``),
+``--exclude-original``, ``--overwrite`` (the output is always replaced, atomically), and
+``--recipe``/``-r NAME`` with ``--pct-words-to-swap``/``--p F``: TextAttack's own augmentation
+recipe (:data:`TEXTATTACK_RECIPES`) run through the ``textattack:`` adapter, for the recipes
+that run offline; the others are refused naming what they would download.
+
 ``--train-file FILE`` also writes the training set of paper 001's experiment 2 (data
 augmentation): every original plus its perturbed copies, with true labels, as ``label``/``text``
 rows that ``robustlab train --data FILE`` and ``--data`` of the studies read.
@@ -59,13 +67,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "`robustlab list perturbations` shows every name and its parameters.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("-p", "--perturbation", "--perturbations", action="append", required=True,
+    p.add_argument("-p", "--perturbation", "--perturbations", action="append",
                    metavar="NAME[,NAME...]", dest="perturbation",
                    help="perturbation(s) from `robustlab list perturbations`, comma separated or "
-                   "repeated; each may carry parameters as NAME:key=value,...")
-    p.add_argument("-n", "--transformations-per-example", type=int, metavar="N", dest="n",
-                   help="perturbed copies per row (default: one per perturbation given; at most "
-                   "10000)")
+                   "repeated; each may carry parameters as NAME:key=value,... (or --recipe)")
+    p.add_argument("-r", "--recipe", choices=sorted(TEXTATTACK_RECIPES), metavar="NAME",
+                   help="a `textattack augment` recipe instead of -p: "
+                   + ", ".join(k for k, v in TEXTATTACK_RECIPES.items() if v[0])
+                   + " run TextAttack's own augmenter offline; "
+                   + ", ".join(k for k, v in TEXTATTACK_RECIPES.items() if not v[0])
+                   + " are refused (they download models or embeddings)")
+    p.add_argument("--pct-words-to-swap", "--p", type=float, metavar="F", dest="pct_words",
+                   help="with --recipe: fraction of the words each copy changes (at least one; "
+                   "TextAttack's meaning; default 0.1)")
+    p.add_argument("-n", "--transformations-per-example", "--t", type=int, metavar="N", dest="n",
+                   help="perturbed copies per row (default: one per perturbation given, 2 with "
+                   "--recipe as in TextAttack; at most 10000)")
     p.add_argument("--exclude-original", action="store_true",
                    help="do not write the original rows (by default each is written first)")
     p.add_argument("--pps", type=int, metavar="N",
@@ -73,11 +90,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter for every perturbation given (repeatable)")
     add_seed_option(p)
-    p.add_argument("-i", "--input", required=True, metavar="FILE", help="input file")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
+    p.add_argument("-i", "--input", "--input-csv", required=True, metavar="FILE",
+                   help="input file (format from its extension)")
+    p.add_argument("-o", "--output", "--output-csv", required=True, metavar="FILE",
                    help="output file, written atomically (format from its extension)")
-    p.add_argument("--column", metavar="NAME|INDEX", help="column to perturb (default: the "
-                   "text column, as in `robustlab perturb`)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="accepted for `textattack augment`: -o is always replaced (atomically)")
+    p.add_argument("--column", "--input-column", "--i", metavar="NAME|INDEX",
+                   help="column to perturb (default: the text column, as in `robustlab "
+                   "perturb`)")
     p.add_argument("--label-column", metavar="NAME|INDEX",
                    help="label column for --train-file (default: 'label')")
     p.add_argument("--train-file", metavar="FILE",
@@ -90,6 +111,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quiet_option(p, dest="no_progress",
                      help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
     p.set_defaults(func=run)
+
+
+#: ``textattack augment --recipe NAME`` -> (the TextAttack augmenter robustlab runs through its
+#: ``textattack:`` adapter, or None and why it is refused). The refused ones download a model or
+#: embeddings on first use; robustlab never downloads behind the user's back.
+TEXTATTACK_RECIPES: dict[str, tuple[str | None, str]] = {
+    "eda": ("EasyDataAugmenter", ""),
+    "wordnet": ("WordNetAugmenter", ""),
+    "charswap": ("CharSwapAugmenter", ""),
+    "embedding": (None, "needs TextAttack's counter-fitted GloVe embeddings, a download; offline "
+                  "use --recipe wordnet, or -p word_synonym"),
+    "checklist": (None, "needs flair's NER model (a download) to find names and locations"),
+    "clare": (None, "needs the distilroberta-base masked LM and the Universal Sentence Encoder "
+              "(downloads)"),
+    "back_trans": (None, "needs MarianMT translation models (downloads)"),
+    "back_transcription": (None, "needs text-to-speech and speech recognition models "
+                           "(downloads)"),
+}
+
+
+def recipe_spec(name: str, pct_words: float | None) -> str:
+    """``--recipe NAME [--pct-words-to-swap F]`` as a ``textattack:`` perturbation spec: the
+    augmenter makes one augmentation per call (robustlab asks for each of the N copies with its
+    own seed), changing ``max(int(F * words), 1)`` words as in TextAttack."""
+    target, why = TEXTATTACK_RECIPES[name]
+    if target is None:
+        raise InputError(f"--recipe {name}: not run by robustlab augment: it {why}")
+    pct = 0.1 if pct_words is None else pct_words
+    if not 0.0 <= pct <= 1.0:
+        raise InputError(f"--pct-words-to-swap {pct_words}: must be between 0 and 1")
+    return f"textattack:{target}:pct_words_to_swap={pct!r},transformations_per_example=1"
 
 
 def split_specs(values: list[str]) -> list[str]:
@@ -113,11 +165,19 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.errors import RobustlabError
     from robustlab.resources import ResourceMissing
 
-    specs = split_specs(args.perturbation)
+    if args.recipe and args.perturbation:
+        raise InputError("--recipe and -p/--perturbation: give one (a recipe is TextAttack's "
+                         "augmenter, -p names robustlab perturbations)")
+    if args.pct_words is not None and not args.recipe:
+        raise InputError("--pct-words-to-swap goes with --recipe (TextAttack's augmenters); "
+                         "robustlab perturbations take --pps N, the edits per copy")
+    specs = ([recipe_spec(args.recipe, args.pct_words)] if args.recipe
+             else split_specs(args.perturbation or []))
     if not specs:
-        raise InputError("-p/--perturbation: give at least one perturbation name")
+        raise InputError("-p/--perturbation: give at least one perturbation name (or "
+                         "--recipe NAME)")
     if args.n is None:
-        args.n = len(specs)
+        args.n = 2 if args.recipe else len(specs)
     if args.n < 1:
         raise InputError(f"--transformations-per-example {args.n}: must be at least 1")
     if args.n > MAX_COPIES:

@@ -87,6 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     mt.add_argument("--allow-empty", action="store_true",
                     help="accept empty hypothesis lines (scored as sacreBLEU scores them)")
     mt.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    add_quiet_option(mt, help="no set-up lines (the inputs read) on stderr")
     _consistency_args(mt)
     mt.set_defaults(func=run_mt, check=check_consistency)
 
@@ -133,6 +134,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="with --wmt-da: the domain of each segment (line = SID)")
     sc.add_argument("--out", default=None, metavar="DIR",
                     help="also write a run directory (default: stdout only)")
+    add_quiet_option(sc, help="no set-up lines (the inputs read) on stderr")
     _consistency_args(sc)
     sc.set_defaults(func=run_scores, check=check_consistency)
 

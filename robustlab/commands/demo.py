@@ -31,6 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "minutes) and print where the results are",
                        description=__doc__.splitlines()[0])
     add_study_options(p, learnability=True, out_required=False)
+    p.add_argument("--export", metavar="DIR",
+                   help="only write the demo data as DIR/train.tsv and DIR/dev.tsv "
+                   "('sentence<TAB>label') and a sample test plan DIR/plan.toml (the README "
+                   "tour's inputs), then stop; runs no study")
     p.set_defaults(func=run, check=check, out="robustlab-demo", study_kind="learnability",
                    command_name="learnability", **DEMO)
 
@@ -39,6 +43,11 @@ def check(args: argparse.Namespace) -> None:
     """The learnability command's pre-run checks, with the demo's models when none is given."""
     from robustlab.commands.learnability import check_args
 
+    if args.export:
+        from robustlab.outputs import check_out_dir
+
+        check_out_dir(args.export, "--export")
+        return
     args.model = args.model or list(DEMO_MODELS)
     check_args(args)
 
@@ -48,6 +57,14 @@ def run(args: argparse.Namespace) -> int:
 
     from robustlab.commands.learnability import execute
 
+    if args.export:
+        from robustlab.data.demo import export_demo
+
+        for path in export_demo(args.export):
+            echo(f"wrote {path}")
+        echo("train.tsv and dev.tsv: the demo sentences ('sentence<TAB>label', label 1 = "
+             "positive); plan.toml: a sample plan for `robustlab check plan.toml`")
+        return 0
     args.model = args.model or list(DEMO_MODELS)
     echo(f"robustlab demo: {', '.join(args.model)} × {args.perturbations} on "
          f"{args.dataset}; output in {args.out}/", flush=True)

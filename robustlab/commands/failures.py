@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from robustlab.options import add_quiet_option
 from robustlab.textfmt import echo
 
 
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="failing examples to print (default 10; 0: counts only)")
     p.add_argument("--csv", "--export", dest="export", metavar="FILE",
                    help="write every matching failing example to FILE (.csv, .tsv or .jsonl)")
+    add_quiet_option(p, help="no '-> FILE' line on stderr after --csv")
     p.set_defaults(func=run)
 
 
@@ -90,5 +92,6 @@ def _run(args: argparse.Namespace) -> int:
             echo(f"  + {e['perturbed']}")
     if args.export:
         export_examples(rows, args.export, user=True)
-        echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
+        if not args.quiet:
+            echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from robustlab.errors import InputError
+from robustlab.options import add_quiet_option
 from robustlab.runs.study import RunContext, run_study
 from robustlab.studies.learnability.config import LearnabilityStudy
 from robustlab.studies.learnability.study import Learnability
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "as one DIR is a quick-estimate run")
     p.add_argument("--estimate-p", type=float, metavar="P",
                    help="p of the estimate (default: the runs' own, 0.02)")
+    add_quiet_option(p, help="accepted by every command; correlate shows no progress")
     p.set_defaults(func=run_correlate)
 
 
@@ -70,7 +72,12 @@ def check_args(args: argparse.Namespace) -> None:
 
 def execute(args: argparse.Namespace, name: str) -> int:
     """Run the study described by ``args`` and print the results; shared with ``demo``."""
-    from robustlab.studies.learnability.report import chance_text, correlations_text, results_table
+    from robustlab.studies.learnability.report import (
+        chance_text,
+        correlations_text,
+        results_table,
+        undertrained_text,
+    )
 
     study = study_from_args(args)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -79,8 +86,9 @@ def execute(args: argparse.Namespace, name: str) -> int:
     outcome = run_study(Learnability(study), args.out, ctx)
     summary = outcome.summary
     echo(results_table(summary["pairs"]))
-    if chance_text(summary["pairs"]):
-        echo(chance_text(summary["pairs"]))
+    for warn in (chance_text(summary["pairs"]), undertrained_text(summary["pairs"])):
+        if warn:
+            echo(warn)
     if study.kind == "learnability":
         echo()
         echo(correlations_text(summary["correlations"]) if study.estimate != "quick" else

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from robustlab.options import add_quiet_option
 from robustlab.textfmt import align, echo
 
 
@@ -76,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "transformations/augmenters usable as textattack:NAME; imports TextAttack)")
     p.add_argument("--json", action="store_true",
                    help="print a JSON array of objects instead of a table (for scripts)")
+    add_quiet_option(p, help="accepted by every command; this one shows no progress")
     p.set_defaults(func=run)
 
 

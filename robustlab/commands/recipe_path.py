@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
+from robustlab.options import add_quiet_option
 from robustlab.textfmt import echo
 
 #: recipe name -> the stable module TextAttack loads (robustlab/recipes/so_*.py)
@@ -22,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("name", choices=sorted(RECIPE_FILES), help="recipe name")
     p.add_argument("--build", action="store_true",
                    help="append TextAttack's '^build' (the function that builds the attack)")
+    add_quiet_option(p, help="accepted by every command; this one shows no progress")
     p.set_defaults(func=run)
 
 

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from robustlab.options import add_quiet_option
 from robustlab.textfmt import echo
 
 
@@ -27,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("html", "md"), default=None,
                    help="html (default; self-contained) or md (CommonMark; figures as PNGs in "
                    "FILE_figures/); default from the --out suffix")
+    add_quiet_option(p, help="no 'report: FILE' line when the report goes to stdout")
     p.set_defaults(func=run)
 
 
@@ -35,5 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.report import write_report
 
     path = write_report([Path(d) for d in args.run_dirs], args.out, args.format)
-    echo(f"report: {path}", file=sys.stderr if is_stdout(args.out) else sys.stdout)
+    if is_stdout(args.out):
+        if not args.quiet:
+            echo(f"report: {path}", file=sys.stderr)
+    else:
+        echo(f"report: {path}")
     return 0

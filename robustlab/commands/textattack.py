@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from robustlab.options import add_quiet_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("textattack", add_help=False,
@@ -21,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Everything after `textattack` goes to TextAttack's CLI.")
     t.add_argument("-h", "--help", dest="ta_help", action="store_true",
                    help="TextAttack's own help")
+    add_quiet_option(t, help="accepted by every command (before TextAttack's arguments); "
+                     "TextAttack prints its own progress")
     t.add_argument("ta_args", nargs=argparse.REMAINDER)
     t.set_defaults(func=run)
 

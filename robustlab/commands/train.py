@@ -15,6 +15,7 @@ from pathlib import Path
 from robustlab.options import (
     add_dataset_options,
     add_model_option,
+    add_quiet_option,
     add_seed_option,
     load_options,
 )
@@ -49,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from robustlab.models.device import add_device_option
 
     add_device_option(p)
+    add_quiet_option(p, help="no training progress (steps, loss, ETA) on stderr")
     p.set_defaults(func=run, check=check)
 
 
@@ -123,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if args.steps is not None:
         params["steps"] = args.steps  # so the stored model id names the steps actually used
     model = make_model(args.model, **{"seed": args.seed, **params, "device": args.device})
+    model.show_progress = not args.quiet  # steps, loss and ETA on stderr while it trains
     echo(f"training {model.model_id()} on {train.name}: {len(train)} examples, "
          f"{train.n_classes} classes; held out: {len(test)}", flush=True)
     t0 = time.perf_counter()

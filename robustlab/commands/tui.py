@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from robustlab.options import add_quiet_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -17,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--poll", type=float, default=1.0,
                    help="seconds between store reads while following a run (default: 1)")
     p.add_argument("--light", action="store_true", help="start with the light theme")
+    add_quiet_option(p, help="accepted by every command; this one shows no progress")
     p.set_defaults(func=run)
 
 

@@ -30,9 +30,12 @@ NL-Augmenter (GEM-benchmark/NL-Augmenter, not on PyPI) defines a transformation 
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import importlib
+import inspect
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from robustlab.perturbations.base import Level, Perturbation, PerturbationError
@@ -290,28 +293,150 @@ def _operation_in(module: Any) -> type | None:
     return found[0] if len(found) == 1 else None
 
 
+class _DownloadRefused(Exception):
+    """Raised in place of ``nltk.download`` while an NL-Augmenter transformation is imported,
+    built or run: robustlab never downloads behind the user's back."""
+
+    def __init__(self, resource: str) -> None:
+        super().__init__(resource)
+        self.resource = resource
+
+
+@contextlib.contextmanager
+def _no_downloads(spec: str) -> Iterator[None]:
+    """Refuse NLTK downloads (some transformations call ``nltk.download`` when imported or
+    built, which offline ends in a traceback) and turn whatever the third-party code raises into
+    one :class:`PerturbationError` that names the real cause: a missing module (``torchtext``),
+    a refused download, a missing model or resource. Only ``nltk`` modules already loaded are
+    patched; a transformation that imports nltk itself gets the patched function too, since
+    nltk is imported here first when it is installed."""
+    try:
+        import nltk
+    except ImportError:
+        nltk = None  # type: ignore[assignment]
+    original = getattr(nltk, "download", None)
+
+    def refuse(info_or_id: Any = None, *args: Any, **kwargs: Any) -> bool:
+        raise _DownloadRefused(str(info_or_id))
+
+    if nltk is not None:
+        nltk.download = refuse
+    try:
+        yield
+    except PerturbationError:
+        raise
+    except _DownloadRefused as exc:
+        raise PerturbationError(
+            f"{spec}: the transformation tries to download the NLTK resource "
+            f"{exc.resource!r}; robustlab does not download: install it yourself "
+            f"(python -m nltk.downloader {exc.resource}) and rerun") from None
+    except ModuleNotFoundError as exc:
+        raise PerturbationError(f"{spec}: {_missing_module(exc)}") from None
+    except Exception as exc:  # the transformation's own failure: one line, never a traceback
+        what = " ".join(str(exc).split()) or type(exc).__name__
+        raise PerturbationError(f"{spec}: the transformation failed while loading: "
+                                f"{type(exc).__name__}: {what[:300]}") from None
+    finally:
+        if nltk is not None:
+            nltk.download = original
+
+
+def _missing_module(exc: ModuleNotFoundError) -> str:
+    """``needs the Python module 'torchtext', which is not installed``: a transformation's own
+    dependency, named (not "is NL-Augmenter on PYTHONPATH?")."""
+    top = (exc.name or str(exc)).split(".")[0]
+    return (f"the transformation needs the Python module {exc.name!r}, which is not installed "
+            f"(install {top!r} into this environment, or choose another transformation)")
+
+
+def _is_the_module(exc: ImportError, name: str) -> bool:
+    """Whether ``exc`` says ``name`` itself (or a package on its path) is absent, as opposed to
+    something ``name`` imports."""
+    missing = getattr(exc, "name", None)
+    return isinstance(exc, ModuleNotFoundError) and bool(missing) and (
+        missing == name or name.startswith(missing + "."))
+
+
 def _resolve_folder(folder: str) -> type:
     """The transformation class of NL-Augmenter's folder ``folder`` (its short name)."""
+    spec = f"nlaugmenter:{folder}"
     if not folder.isidentifier():
-        raise PerturbationError(f"nlaugmenter:{folder}: not a transformation folder name or a "
+        raise PerturbationError(f"{spec}: not a transformation folder name or a "
                                 "module.ClassName path")
-    errors = []
+    absent = []
     for pattern in _FOLDER_MODULES:
         name = pattern.format(folder)
         try:
-            module = importlib.import_module(name)
-        except ImportError as exc:
-            errors.append(f"{name}: {exc}")
-            continue
+            with _no_downloads(spec):
+                try:
+                    module = importlib.import_module(name)
+                except ModuleNotFoundError as exc:
+                    if not _is_the_module(exc, name):
+                        raise  # the transformation is there; one of its imports is not
+                    absent.append(exc.name)
+                    continue
+        except PerturbationError as exc:
+            raise PerturbationError(f"{exc} (NL-Augmenter's {name})") from None
         cls = _operation_in(module)
         if cls is None:
             raise PerturbationError(
-                f"nlaugmenter:{folder}: {name} does not define exactly one class with "
+                f"{spec}: {name} does not define exactly one class with "
                 "generate(); give nlaugmenter:<module.ClassName>")
         return cls
-    raise PerturbationError(
-        f"nlaugmenter:{folder}: cannot import NL-Augmenter's transformation {folder!r} "
-        f"({'; '.join(errors)}); is NL-Augmenter on PYTHONPATH? (or give module.ClassName)")
+    raise PerturbationError(f"{spec}: cannot import NL-Augmenter's transformation {folder!r}: "
+                            f"{_not_found(folder, absent)}")
+
+
+def _not_found(folder: str, absent: list[str]) -> str:
+    """No such folder: where NL-Augmenter was looked for and, when it is importable, which
+    transformation folders it has."""
+    try:
+        pkg = importlib.import_module("nlaugmenter.transformations")
+    except ImportError:
+        return (f"NL-Augmenter is not importable (no module {absent[0]!r}); put its checkout on "
+                "PYTHONPATH, or give nlaugmenter:<module.ClassName>")
+    import pkgutil
+
+    have = sorted(m.name for m in pkgutil.iter_modules(list(pkg.__path__)) if m.ispkg)
+    where = ", ".join(str(p) for p in pkg.__path__)
+    return (f"the NL-Augmenter checkout at {where} has no transformation folder {folder!r} "
+            f"(it has: {', '.join(have) or 'none'})")
+
+
+def _constructor_params(cls: type) -> str:
+    """``seed=0, max_outputs=1``: the parameters ``cls(...)`` takes, for a message."""
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return "unknown"
+    shown = [str(p) for n, p in sig.parameters.items() if n != "self"
+             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        shown.append("**kwargs")
+    return ", ".join(shown) or "none"
+
+
+def _construct(spec: str, cls: type, params: dict[str, Any]) -> Any:
+    """``cls(**params)``; an unknown parameter names the constructor's actual ones, a failure
+    inside the constructor (a missing model, a refused download) its real cause."""
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        try:
+            sig.bind(**params)
+        except TypeError as exc:
+            wrapper = ", ".join(sorted(_WRAPPER_KEYS))
+            raise PerturbationError(
+                f"{spec}: {cls.__name__}() {exc}; its constructor takes "
+                f"({_constructor_params(cls)}), the adapter {wrapper}") from None
+    with _no_downloads(spec):
+        try:
+            return cls(**params)
+        except TypeError as exc:
+            raise PerturbationError(
+                f"{spec}: {exc}; {cls.__name__} takes ({_constructor_params(cls)})") from None
 
 
 def from_spec(target: str, **params: Any) -> NLAugmenterPerturbation:
@@ -323,25 +448,24 @@ def from_spec(target: str, **params: Any) -> NLAugmenterPerturbation:
     (e.g. ``max_outputs``, ``seed``) go to the operation's constructor.
     """
     module_name, _, cls_name = target.rpartition(".")
+    spec = f"nlaugmenter:{target}"
     if not module_name:
         cls = _resolve_folder(target)
     else:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise PerturbationError(
-                f"nlaugmenter:{target}: cannot import {module_name} ({exc}); is NL-Augmenter (or "
-                "your module) on PYTHONPATH?"
-            ) from None
+        with _no_downloads(spec):
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError as exc:
+                if not _is_the_module(exc, module_name):
+                    raise  # the module is there; one of its own imports is missing
+                raise PerturbationError(
+                    f"{spec}: cannot import {module_name} (no module {exc.name!r}); is "
+                    "NL-Augmenter (or your module) on PYTHONPATH?") from None
         cls = getattr(module, cls_name, None)
         if not isinstance(cls, type):
-            raise PerturbationError(f"nlaugmenter:{target}: {module_name} has no class {cls_name}")
+            raise PerturbationError(f"{spec}: {module_name} has no class {cls_name}")
     wrapper = {k: params.pop(k) for k in list(params) if k in _WRAPPER_KEYS}
-    try:
-        op = cls(**params)
-    except TypeError as exc:
-        raise PerturbationError(f"nlaugmenter:{target}: {exc}") from None
-    return from_nlaugmenter(op, **wrapper)
+    return from_nlaugmenter(_construct(spec, cls, params), **wrapper)
 
 
 # ---- robustlab -> NL-Augmenter -------------------------------------------------------------------

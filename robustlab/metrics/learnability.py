@@ -61,7 +61,7 @@ DEFAULT_P_GRID: tuple[float, ...] = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1
 #: the quick estimate's p. Paper 000 Table 4 (accuracy-based): σ across pairs peaks at p = 0.01
 #: (0.263 vs 0.257 at 0.02), but at 0.02 learnability@p correlates best with average learnability
 #: (ρ = 0.816), robustness (−0.636) and post-augmentation Δ (0.743); on SST-2 with robustlab's CPU
-#: models its ρ with the log-AUC is 0.871 (issue 9, docs/learnability.md)
+#: models its ρ with the log-AUC is 0.871 (docs/learnability.md)
 DEFAULT_ESTIMATE_P = 0.02
 #: the p of the learnable-at-all check (every treated training example perturbed)
 CHECK_P = 1.0

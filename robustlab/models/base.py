@@ -28,6 +28,9 @@ class TextClassifier:
     pretrained: ClassVar[bool] = False
 
     n_classes_: int
+    #: set by ``robustlab train`` (not a parameter): ``fit`` shows steps, loss and ETA on stderr
+    #: (:mod:`robustlab.models.progress`); studies leave it off and show per-cell progress
+    show_progress: bool = False
 
     def fit(self, texts: Sequence[str] | Sequence[tuple[str, str]], labels: Sequence[int],
             *, steps: int | None = None) -> TextClassifier:

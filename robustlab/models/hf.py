@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
+from robustlab.models.progress import TrainProgress
 from robustlab.textfmt import echo
 
 META_FILE = "robustlab_model.json"
@@ -444,6 +445,8 @@ class HFClassifier(TextClassifier):
         callback = getattr(self, "step_callback_", None)
         self.fwd_bwd_seconds_ = self.callback_seconds_ = 0.0
         t_loop = time.perf_counter()
+        bar = TrainProgress(steps, f"fine-tuning {self.name or self.checkpoint}",
+                            enabled=self.show_progress)
         for step in range(1, steps + 1):
             idx = next(batches)
             width = int(enc.lengths[idx].max())
@@ -471,12 +474,14 @@ class HFClassifier(TextClassifier):
                     torch.cuda.synchronize(dev)
                 self.fwd_bwd_seconds_ += time.perf_counter() - t_s
             losses.append(loss.detach())  # no per-step host sync; read once at the end
+            bar.update(step, losses[-1].item)  # read (a sync) only when a line is shown
             if callback is not None:
                 t_c = time.perf_counter()
                 model.eval()
                 callback(step)
                 model.train()
                 self.callback_seconds_ += time.perf_counter() - t_c
+        bar.close()
         self.losses_: list[float] = torch.stack(losses).float().cpu().tolist()
         self.train_loop_seconds_ = time.perf_counter() - t_loop - self.callback_seconds_
 

@@ -30,6 +30,7 @@ from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
 from robustlab.models.device import resolve_device  # re-exported: hf.py and older callers
+from robustlab.models.progress import TrainProgress
 from robustlab.models.vocab import (
     PAD_ID,
     Vocab,
@@ -239,7 +240,8 @@ class TorchClassifier(TextClassifier):
         lengths = (X != PAD_ID).sum(1).numpy()
         batches = _batches(rng, lengths, min(int(self.batch_size), len(y)))
         self.losses_: list[float] = []
-        for _ in range(steps):
+        bar = TrainProgress(steps, f"training {self.family}", enabled=self.show_progress)
+        for step in range(1, steps + 1):
             idx = torch.from_numpy(next(batches))
             width = max(int(lengths[idx].max()), self._min_width())
             xb, yb = X[idx, :width].to(dev), y[idx].to(dev)
@@ -248,6 +250,8 @@ class TorchClassifier(TextClassifier):
             loss.backward()
             opt.step()
             self.losses_.append(float(loss.detach()))
+            bar.update(step, self.losses_[-1])
+        bar.close()
 
     # -- prediction --
 

@@ -77,7 +77,7 @@ async def test_runs_list_and_detail(bad, settings):
 
 
 @pytest.mark.parametrize("name, expect", [
-    ("learn", "cnn\\x1b]0;pwned-title"), ("attack", "the film \\x1b]0;pwned-title"),
+    ("learn", "cnn\\x1b]0;pwned-title"), ("attack", "\\x1b]0;pwned-title"),
     ("bias", "he/she\\x1b]0;pwned"), ("xd", "sys\\x1b]0;pwned-title"),
     ("generic", "value \\x1b]0;pwned")])
 async def test_results_screens(bad, settings, name, expect):
@@ -107,7 +107,10 @@ async def test_attack_example_texts_and_markup(bad, settings):
         # words are split on whitespace for the diff: U+2028 separates two of them
         assert (f"original   the film {SHOWN_ALL.replace(chr(92) + 'u2028', ' ')} is a charming "
                 "story") in detail
-        assert "[/b][link=https://evil.example]click[/link]" in assert_clean(app)
+        # markup in a text is shown as typed (the pane wraps it with a hanging indent)
+        assert "[/b][link=https://evil.example]click[/link]" in detail
+        shown = assert_clean(app)
+        assert "[/b][link=https://evil" in shown, shown
 
 
 async def test_failing_examples_screen(bad, settings):

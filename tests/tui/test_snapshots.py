@@ -1,5 +1,7 @@
-"""Snapshots of the main screens at 80×24 and 160×48 (review a failing report before updating:
-``pytest tests/tui/test_snapshots.py --snapshot-update``). Fixture data and the clock are fixed."""
+"""Snapshots of every screen at 80×24 and 120×40 (review a failing report before updating:
+``pytest tests/tui/test_snapshots.py --snapshot-update``, then look at each changed SVG, e.g.
+rendered with ``chromium --headless --no-sandbox --screenshot=x.png file.svg``). Fixture data
+and the clock are fixed."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from robustlab.tui.app import RobustlabApp
 from .conftest import make_settings
 from .test_app import wait_for
 
-SIZES = [(80, 24), (160, 48)]
+SIZES = [(80, 24), (120, 40)]
 
 
 def _app(snap_runs) -> RobustlabApp:
@@ -107,5 +109,21 @@ def test_failing_examples(snap_compare, snap_runs, size):
         await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "FailuresScreen"
                        and pilot.app.screen.view is not None)
         await pilot.pause(0.3)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_bias(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await _open(pilot, "bias-gender", lambda s: s.view is not None)
+
+    assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_cross_domain(snap_compare, snap_runs, size):
+    async def ready(pilot):
+        await _open(pilot, "xd-mt", lambda s: s.view is not None)
 
     assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)

@@ -28,6 +28,9 @@ ALPHA = 0.05
 MIN_N = 5
 #: a model is "at chance" when its clean accuracy is within this margin of 1/n_classes
 CHANCE_MARGIN = 0.03
+#: a seed "under-trained" when its clean accuracy A0 is more than this (10 points) below the
+#: median A0 of the same model's other seeds (docs/learnability.md, "Reading the output")
+UNDERTRAINED_MARGIN = 0.10
 
 
 def _num(v: Any) -> float | None:
@@ -62,6 +65,41 @@ def chance_models(pairs: Sequence[Mapping[str, Any]], n_classes: int | None = No
             accs.setdefault(r["model"], []).append(a)
     return {m: sum(v) / len(v) for m, v in accs.items()
             if v and sum(v) / len(v) <= chance + CHANCE_MARGIN}
+
+
+def undertrained_seeds(pairs: Sequence[Mapping[str, Any]]
+                       ) -> dict[tuple[str, Any], tuple[float, float]]:
+    """{(model, seed): (its clean accuracy A0, the median A0 of the model's other seeds)} for
+    seeds whose A0 is more than :data:`UNDERTRAINED_MARGIN` below that median.
+
+    One seed's model that under-trained (A0 0.67 where the other seeds reach 0.99) drags every
+    mean of its model; the means stay as measured (the run's numbers are not edited), but the
+    seed is named so the reader can rerun with more ``--steps`` or leave it out with ``--seeds``.
+    The other seeds' median (not the mean of all) keeps one bad seed from hiding itself; at
+    least one other seed is needed.
+    """
+    per_model: dict[str, dict[Any, float]] = {}
+    for r in pairs:
+        a0 = r.get("accuracy_standard") or {}
+        values = a0.get("values") if isinstance(a0, Mapping) else None
+        seeds = r.get("seeds") or []
+        if not values or len(values) != len(seeds):
+            continue
+        mine = per_model.setdefault(r["model"], {})
+        for seed, v in zip(seeds, values, strict=True):
+            if v is not None and math.isfinite(float(v)):
+                mine.setdefault(seed, float(v))  # exp 0 is per (model, seed): same in every pair
+    out: dict[tuple[str, Any], tuple[float, float]] = {}
+    for model, accs in per_model.items():
+        for seed, a0 in accs.items():
+            others = sorted(v for s, v in accs.items() if s != seed)
+            if not others:
+                continue
+            mid = len(others) // 2
+            median = others[mid] if len(others) % 2 else (others[mid - 1] + others[mid]) / 2
+            if median - a0 > UNDERTRAINED_MARGIN:
+                out[(model, seed)] = (a0, median)
+    return out
 
 
 def relation(pairs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

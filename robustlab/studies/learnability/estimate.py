@@ -5,7 +5,7 @@ almost as the log-AUC over the whole grid does. Its σ across pairs peaks at p =
 is the default because there (accuracy-based) learnability@p has its highest Spearman ρ with
 average learnability (0.816), robustness (−0.636) and post-augmentation Δ (0.743). On SST-2
 with robustlab's CPU models learnability@0.02 ranks pairs like the log-AUC with ρ = 0.871
-(issue 9's grid, docs/learnability.md). ``robustlab learnability --estimate quick`` therefore trains
+(the SST-2 grid of docs/learnability.md). ``robustlab learnability --estimate quick`` therefore trains
 only the cells at ``estimate_p`` (every seed) plus one cell at p = 1 (the first seed: is the
 perturbation learnable at all?), i.e. 4 trainings per pair at 3 seeds instead of 24.
 
@@ -38,6 +38,7 @@ from robustlab.metrics.learnability import (
 )
 from robustlab.outputs import atomic_write, save_figure, write_json
 from robustlab.signature import make_signature
+from robustlab.studies.learnability.advice import advice_text, advise
 from robustlab.textfmt import align, echo
 
 MEASURE = "learnability@p"
@@ -241,8 +242,8 @@ def _fmt(v: Any) -> str:
 
 def estimate_table(block: dict[str, Any]) -> str:
     p = format(block["estimate_p"], "g")
-    head = ["model", "perturbation", f"estimate (learn.@{p})", "learn.@1", "learnable",
-            "3-point area", "robustness", "Δ aug"]
+    head = ["model", "perturbation", f"estimate: learnability@{p}", "learnability@1",
+            "learnable", "3-point area", "robustness A1-A0", "gain Δ A2-A1"]
     rows = [[r["model"], r["perturbation"], _fmt(r.get("learnability_estimate")),
              _fmt(r.get("learnability_at_1")),
              {True: "yes", False: "NO", None: "?"}[r.get("learnable")],
@@ -411,7 +412,11 @@ def correlate_estimate(run_dirs: list[Path], *, estimate_p: float | None = None,
     if dup:
         echo(f"({dup} cells present in more than one run were counted once)")
     echo(estimate_text(block))
+    # the augmentation advice, ranked by the estimate where exp 2 did not measure Δ
+    adv = advise(block["pairs"])
+    echo()
+    echo(advice_text(adv))
     if json_path:
         write_json(json_path, {"run_dirs": [str(d) for d in run_dirs], "measure": MEASURE,
-                               "estimate": block}, user=True)
+                               "estimate": block, "advice": adv}, user=True)
     return 0

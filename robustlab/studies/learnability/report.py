@@ -285,12 +285,34 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
     def fmt(v: dict[str, Any] | None) -> str:
         return spread_text(v, plain="-")
 
-    head = ["model", "perturbation", "avg learn.", "robustness", "Δ aug", "acc std", "no-op"]
+    head = ["model", "perturbation", "learnability", "robustness A1-A0", "gain Δ A2-A1",
+            "clean acc. A0", "no-op rate"]
     rows = [[r["model"], display_label(r["perturbation"]), fmt(r.get("avg_learnability")),
              fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]
-    return align(head, rows, rule=True)
+    table = align(head, rows, rule=True)
+    spread = "; x±y: mean ± standard deviation over seeds" if "±" in table else ""
+    return f"{table}\n{TABLE_LEGEND}{spread}"
+
+
+#: printed under :func:`results_table`: what each column is, in words (and what x±y is, when a
+#: value has a spread: one seed prints none)
+TABLE_LEGEND = ("learnability: average over p (log10-AUC, at most 3); A0/A1/A2: accuracy "
+                "clean / perturbed test /\nperturbed test after augmented training")
+
+
+def undertrained_text(pairs: list[dict[str, Any]]) -> str:
+    """One warning line per seed whose clean accuracy is far below its model's other seeds
+    (:func:`robustlab.studies.learnability.advice.undertrained_seeds`); '' when none."""
+    from robustlab.studies.learnability.advice import UNDERTRAINED_MARGIN, undertrained_seeds
+
+    return "\n".join(
+        f"WARNING {m} seed {s}: clean accuracy A0 {a0:.3f} is more than "
+        f"{UNDERTRAINED_MARGIN:.2f} below the median of its other seeds ({med:.3f}); that model "
+        "probably under-trained and is included in the means above (more --steps, or leave the "
+        "seed out with --seeds)"
+        for (m, s), (a0, med) in sorted(undertrained_seeds(pairs).items(), key=str))
 
 
 def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> str:
@@ -367,9 +389,9 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
     grid = list(next(iter(grids)))
     corr = correlations(pairs, grid)
     echo(results_table(pairs))
-    warn = chance_text(pairs)
-    if warn:
-        echo(warn)
+    for warn in (chance_text(pairs), undertrained_text(pairs)):
+        if warn:
+            echo(warn)
     echo()
     echo(correlations_text(corr))
     if corr.get("at_p"):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -34,9 +35,25 @@ def _proba(p) -> str:
     return "[" + ", ".join(fmt(float(x)) for x in p) + "]" if isinstance(p, list) else fmt(p)
 
 
-def render_example(ex: dict) -> Text:
+#: the width of the labels of :func:`render_example` ("vulnerable " and the others)
+LABEL_WIDTH = 11
+
+
+def hang(value: Text, width: int | None) -> Text:
+    """``value`` wrapped to ``width - LABEL_WIDTH`` cells with its continuation lines indented
+    under the first (a hanging indent), so a long sentence does not wrap back under its label
+    at 80 columns. ``width`` None: unwrapped (the terminal wraps it)."""
+    room = (width or 0) - LABEL_WIDTH
+    if room < 20 or value.cell_len <= room:
+        return value
+    lines = value.wrap(Console(width=room, color_system=None), room)
+    return Text("\n" + " " * LABEL_WIDTH).join(line.rstrip() or line for line in lines)
+
+
+def render_example(ex: dict, width: int | None = None) -> Text:
     """Original, vulnerable x̃ and patched x̃ ⊕ p (changed words highlighted), the patch words,
-    every prediction with its probabilities, queries and time. Every value of the record is
+    every prediction with its probabilities, queries and time; sentences get a hanging indent
+    under their label when ``width`` (the pane's) is given. Every value of the record is
     :func:`printable` (the record is data from the store)."""
     orig, pert = word_diff(ex.get("original") or "", ex.get("perturbed"))
     out = Text()
@@ -47,24 +64,26 @@ def render_example(ex: dict) -> Text:
     if ex.get("skip_reason"):
         out.append(printable(f" ({ex['skip_reason']})"))
     out.append("\n\noriginal   ", style="bold")
-    out.append_text(highlighted(orig, "bold reverse red"))
+    out.append_text(hang(highlighted(orig, "bold reverse red"), width))
     out.append("\nvulnerable ", style="bold")
-    out.append_text(highlighted(pert, "bold reverse green") if ex.get("perturbed")
+    out.append_text(hang(highlighted(pert, "bold reverse green"), width) if ex.get("perturbed")
                     else Text("—", style="dim"))
     if ex.get("patched"):
         _, patched = word_diff(ex.get("perturbed") or "", ex["patched"])
         out.append("\n⊕ patch    ", style="bold")
-        out.append_text(highlighted(patched, "bold reverse magenta"))
+        out.append_text(hang(highlighted(patched, "bold reverse magenta"), width))
     patch = ex.get("patch")
     out.append("\n\npatch      ", style="bold")
     out.append(printable(f"{patch[0]} → {patch[1]}" if patch else "none"))
     out.append("\nlabel      " + printable(ex.get("ground_truth")))
-    out.append("\nprediction " + printable(
+    prediction = Text(printable(
         f"{fmt(ex.get('original_output'))} {_proba(ex.get('original_proba'))}  →  "
         f"{fmt(ex.get('perturbed_output'))} {_proba(ex.get('perturbed_proba'))}"))
     if ex.get("patched_output") is not None:
-        out.append(printable(f"  ⊕ p: {fmt(ex.get('patched_output'))} "
-                             f"{_proba(ex.get('patched_proba'))}"))
+        prediction.append(printable(f"  ⊕ p: {fmt(ex.get('patched_output'))} "
+                                    f"{_proba(ex.get('patched_proba'))}"))
+    out.append("\nprediction ")
+    out.append_text(hang(prediction, width))
     out.append("\n" + printable(f"ℓ0 {fmt(ex.get('l0'))} · queries {fmt(ex.get('queries'))} · "
                                 f"{fmt(ex.get('seconds'), 2)} s · source {ex.get('source')}"))
     return out
@@ -72,6 +91,32 @@ def render_example(ex: dict) -> Text:
 
 class ExampleLoaded(Loaded):
     """One example's full record, read in a worker."""
+
+
+class ExampleDetail(Static):
+    """The selected example. Its content is the unwrapped record (what tests and copies read);
+    it is drawn with a hanging indent for the pane's width, re-wrapped when resized."""
+
+    example: dict | None = None
+
+    def show_example(self, ex: dict | None) -> None:
+        self.example = ex
+        self.update(render_example(ex) if ex else "no record")
+
+    def render(self):  # noqa: ANN201 - a Rich renderable, as Static.render
+        if self.example:
+            return render_example(self.example, self.content_region.width or None)
+        return super().render()
+
+    def get_content_height(self, container, viewport, width: int) -> int:  # noqa: ANN001
+        if self.example and width > 0:  # lines the hanging-indented text takes, wraps included
+            text = render_example(self.example, width)
+            return len(text.wrap(Console(width=width, color_system=None), width))
+        return super().get_content_height(container, viewport, width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.example:
+            self.refresh(layout=True)
 
 
 class AttackScreen(RunScreen):
@@ -91,7 +136,7 @@ class AttackScreen(RunScreen):
         with Horizontal(id="split"):
             yield HeatTable(cursor_type="row", id="examples")
             with VerticalScroll(id="detail-box"):
-                yield Static("select an example", id="detail")
+                yield ExampleDetail("select an example", id="detail")
 
     def load(self) -> AttackView:
         return load_attack(self.path)
@@ -127,9 +172,12 @@ class AttackScreen(RunScreen):
 
     def on_example_loaded(self, message: ExampleLoaded) -> None:
         message.stop()
-        detail = self.query_one("#detail", Static)
-        detail.update(plain(message.error, lines=True) if message.error else
-                      render_example(message.view) if message.view else "no record")
+        detail = self.query_one("#detail", ExampleDetail)
+        if message.error:
+            detail.example = None
+            detail.update(plain(message.error, lines=True))
+        else:
+            detail.show_example(message.view)
 
     def action_cycle_filter(self) -> None:
         names = list(FILTERS)

@@ -16,7 +16,7 @@ TABS = ["systems", "domains", "loo", "gamma", "agreement"]
 
 
 class CrossDomainScreen(RunScreen):
-    BINDINGS = [Binding(str(i + 1), f"tab('{t}')", t.capitalize(), show=i < 4)
+    BINDINGS = [Binding(str(i + 1), f"tab('{t}')", t.capitalize(), show=False)
                 for i, t in enumerate(TABS)] + [Binding("a", "all_systems", "All systems")]
 
     def __init__(self, path) -> None:

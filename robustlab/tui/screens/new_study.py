@@ -38,6 +38,10 @@ from robustlab.tui.plain import PlainInput, plain
 _NO_CHOICE = getattr(Select, "NULL", Select.BLANK)
 
 
+#: bounds of the form's label column (cells): the inputs keep at least ~28 cells at 80 columns
+LABEL_MIN, LABEL_MAX = 12, 24
+
+
 class NewStudyScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -128,6 +132,10 @@ class NewStudyScreen(Screen):
         # help texts, errors and the command are plain text: "hf:NAME[/CONFIG]" in a message
         # or "[/b]" typed into a field is shown as it is, never parsed as markup
         widgets: list[Any] = [Static(plain(r.help or r.name, lines=True), classes="recipe-help")]
+        # the label column is as wide as this recipe's longest label (--checkpoint-interval was
+        # cut at a fixed 20), within bounds that leave the inputs room at 80 columns
+        width = min(LABEL_MAX, max([len(f.label) + (2 if f.required else 0) for f in r.fields
+                                    if f.kind != "flag"] + [LABEL_MIN]) + 1)
         for f in r.fields:
             wid = f"f{gen}-{f.dest}"
             label = f.label + (" *" if f.required else "")
@@ -143,9 +151,12 @@ class NewStudyScreen(Screen):
                                             self.app.settings.clock()) if f.flag == "--out"
                          else f.default_text())
                 control = PlainInput(value, id=wid, compact=True)
-            row = Horizontal(Label(plain("" if f.kind == "flag" else label), classes="field-label"),
-                             control, classes="field-row")
-            widgets += [row, Static("", id=f"e{gen}-{f.dest}", classes="field-error")]
+            name = Label(plain("" if f.kind == "flag" else label), classes="field-label")
+            name.styles.width = width
+            row = Horizontal(name, control, classes="field-row")
+            error = Static("", id=f"e{gen}-{f.dest}", classes="field-error")
+            error.styles.padding = (0, 0, 0, width)
+            widgets += [row, error]
         await form.mount_all(widgets)
         self.call_after_refresh(self._update_command)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
@@ -98,6 +100,43 @@ class HeatTable(DataTable):
         if keep_cursor and self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1))
 
+    #: a text column is never elided below this many cells
+    MIN_TEXT_WIDTH = 10
+
+    def _on_resize(self, event: events.Resize) -> None:
+        super()._on_resize(event)
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """Fit the table to the widget's width (80 columns included) by eliding the widest text
+        column with '…' instead of cutting the table at the screen edge: the full value stays in
+        the row (detail panes, sorting, export). A table that fits keeps its natural widths;
+        when even the elided column would be narrower than :data:`MIN_TEXT_WIDTH`, the table
+        scrolls sideways as before."""
+        if self.spec is None or not self.columns:
+            return
+        avail = self.scrollable_content_region.width
+        cols = self.ordered_columns
+        if avail <= 0 or len(cols) != len(self.spec.columns):
+            return
+        lo = self.page * self.page_size
+        shown = [self.spec.rows[i] for i in self._order[lo:lo + self.page_size]]
+        natural = [max([cell_len(printable(h))] + [cell_len(printable(fmt(r[j]))) for r in shown])
+                   for j, h in enumerate(self.spec.headers())]
+        text_cols = [j for j in range(len(cols)) if j not in self._ranges
+                     and any(isinstance(r[j], str) for r in shown)]
+        for col in cols:
+            col.auto_width = True
+        excess = sum(w + 2 * self.cell_padding for w in natural) - avail
+        if excess > 0 and text_cols:
+            j = max(text_cols, key=natural.__getitem__)
+            if natural[j] - excess >= self.MIN_TEXT_WIDTH:
+                cols[j].auto_width = False
+                cols[j].width = natural[j] - excess
+        self._require_update_dimensions = True
+        self._clear_caches()
+        self.refresh()
+
     def _keys(self) -> list[str]:
         assert self.spec is not None
         return self.spec.keys or [str(i) for i in range(len(self.spec.rows))]
@@ -121,12 +160,13 @@ class HeatTable(DataTable):
             notes.append(f"sorted by {printable(self.spec.columns[col])} "
                          f"{'↓' if reverse else '↑'}")
         self.border_subtitle = Text(" · ".join(notes)) if notes else None
+        self.fit_width()
 
     @staticmethod
     def _cell(v: Any, rng: tuple[float, float] | None) -> Text:
         text = printable(fmt(v))
         if rng is None or not isinstance(v, (int, float)) or isinstance(v, bool):
-            return Text(text)
+            return Text(text, no_wrap=True, overflow="ellipsis")  # elided by fit_width
         return Text(text, style=heat_style(float(v), *rng), justify="right")
 
     def action_page(self, step: int) -> None:

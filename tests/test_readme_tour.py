@@ -1,0 +1,93 @@
+"""README's tour runs as written, from an empty directory.
+
+The commands are parsed out of README.md's tour block (the first ``bash`` block under
+"## A tour"), so a changed tour is tested as changed. Nothing is substituted: each test runs in
+a scratch directory ``tmp/tour`` whose sibling ``tmp/shared`` is the team's shared folder (the
+tour's ``../shared/data`` path) when it exists. The quick commands (export, list, perturb,
+augment) run in the fast suite; the whole tour, in order, is a slow test.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from robustlab.cli import main
+from robustlab.resources import shared_data_dir
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+#: commands that take seconds: run in the fast suite
+FAST = {"demo", "list", "perturb", "augment"}
+#: commands whose documented exit status 1 means "a check failed" (the sample plan has one)
+GATES = {"check": {0, 1}}
+
+
+def tour_commands() -> list[list[str]]:
+    """The tour block's command lines as argv lists (comments dropped)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## A tour")
+    block = text[text.index("```bash\n", start) + len("```bash\n"):]
+    block = block[: block.index("```")]
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    return [shlex.split(ln, comments=True) for ln in lines]
+
+
+def _scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    tour = tmp_path / "tour"
+    tour.mkdir()
+    shared = shared_data_dir().parent
+    if shared.is_dir():
+        os.symlink(shared, tmp_path / "shared")
+    monkeypatch.chdir(tour)
+    return tour
+
+
+def _run(argv: list[str]) -> int:
+    assert argv[0] == "robustlab", f"tour line is not a robustlab command: {argv}"
+    return main(argv[1:])
+
+
+def test_tour_is_parsed() -> None:
+    cmds = tour_commands()
+    assert cmds[0][:3] == ["robustlab", "demo", "--export"], "the tour starts with the export"
+    names = [c[1] for c in cmds]
+    for expected in ("perturb", "train", "learnability", "check", "augment", "tui"):
+        assert expected in names
+
+
+def test_quick_tour_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    tour = _scratch(tmp_path, monkeypatch)
+    ran = []
+    for argv in tour_commands():
+        if argv[1] not in FAST:
+            continue
+        assert _run(argv) == 0, argv
+        ran.append(argv[1])
+    out = capsys.readouterr().out
+    assert ran[0] == "demo" and {"perturb", "augment", "list"} <= set(ran)
+    # the files the later lines read exist and have the README's column
+    assert (tour / "dev.tsv").read_text().splitlines()[0] == "sentence\tlabel"
+    typos = (tour / "dev.typos.tsv").read_text().splitlines()
+    assert typos[0].startswith("sentence\tlabel") and len(typos) == 401
+    assert typos != (tour / "dev.tsv").read_text().splitlines()
+    aug = (tour / "train.aug.tsv").read_text().splitlines()
+    assert len(aug) > 1600  # originals plus their perturbed copies
+    assert "butter_fingers_perturbation" in out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(5400)  # every study of the tour, in order: tens of minutes on 2 cores
+def test_whole_tour_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _scratch(tmp_path, monkeypatch)
+    has_shared = (tmp_path / "shared" / "data").is_dir()
+    for argv in tour_commands():
+        if argv[1] == "tui":  # interactive: tests/tui drive it (tmux, snapshots)
+            continue
+        if argv[1] == "cross-domain" and not has_shared:
+            continue  # the shared data folder is absent on this machine
+        rc = _run(argv)
+        assert rc in GATES.get(argv[1], {0}), f"{shlex.join(argv)} exited {rc}"
+    assert (Path("robustness.xml")).is_file() and Path("learn.html").is_file()
