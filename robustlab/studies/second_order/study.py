@@ -308,6 +308,8 @@ class Attack:
         if self.victim is None:
             items.append(("model", *model_input(cfg.model)))
         items.append(("ppl_model", cfg.ppl_model, "--ppl-model"))
+        if cfg.lm_check and "lm_check" not in self.overrides:
+            items.append(("lm_check", cfg.lm_check.removeprefix("mlm:"), "--lm-check"))
         return [*items, *attack_inputs(self.recipe_kwargs())]
 
     def plan(self, ctx: RunContext, out: Path) -> Plan:
