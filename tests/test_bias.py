@@ -344,3 +344,33 @@ def test_cli_wordnet_fallback_is_said_and_recorded(bias_files, monkeypatch, caps
     s = json.loads((out / "summary.json").read_text())
     assert s["config"]["source"] == "wordnet" and "lm_check" not in s["config"]  # no check
     assert s["config"]["inputs"]["neighbourhood"]["origin"].startswith("fallback: WordNet")
+
+
+def test_cli_lm_check_with_a_saved_random_bert(bias_files, tmp_path_factory, capsys):
+    """--lm-check DIR: X_test passes through the check with that model, recorded in the
+    signature and the inputs; the count of rejected sentences is the check's own verdict."""
+    from _so_toys import tiny_mlm
+
+    from robustlab.studies.second_order.neighbourhood import MaskedLMSource
+
+    model, tok = tiny_mlm(tmp_path_factory.mktemp("tiny"))
+    mlm = bias_files / "tiny-mlm"
+    model.save_pretrained(mlm)
+    tok.save_pretrained(mlm)
+    lines = ["1 he was a good man", "0 she was a thin man", "1 he liked the plot",
+             "0 the plot is thin and he is good"]
+    (bias_files / "g.txt").write_text("\n".join(lines) + "\n")
+    out = bias_files / "lm"
+    assert main(bias_cli(bias_files, out, "--source", f"table:{bias_files / 'table.json'}",
+                         "--lm-check", str(mlm), "--k", "0")) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert f"lm_check:mlm:{mlm}" in s["signature"]
+    assert s["config"]["inputs"]["lm_check"]["path"] == str(mlm)
+    cell = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    check = LanguageModelCheck(MaskedLMSource(str(mlm), device="cpu"))
+    texts = [t.split(" ", 1)[1] for t in lines]
+    other = {"he": "she", "she": "he"}
+    swaps = [(t, " ".join(other.get(w, w) for w in t.split())) for t in texts]
+    verdict = check.passes_many(swaps)
+    assert cell["lm_rejected"] == verdict.count(False)
+    assert cell["n_test"] == verdict.count(True)

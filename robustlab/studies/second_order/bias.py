@@ -407,8 +407,6 @@ class Bias:
         device = str(resolve_device(ctx.device))
         source = self.source or make_source(cfg.source, blacklist=self.protected(),
                                             kappa=cfg.kappa, delta=cfg.delta, device=device)
-        if cfg.source_from and cfg.source_from.startswith("fallback"):
-            ctx.say(f"neighbourhood: {cfg.source_from}")
         lm_check = self.lm_check or lm_check_for(cfg.lm_check, source, device)
         texts = self.texts
         where = cfg.dataset.get("path") or cfg.dataset.get("name")

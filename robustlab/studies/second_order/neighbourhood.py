@@ -223,6 +223,7 @@ class MaskedLMSource(NeighbourhoodSource):
         self.lm_seconds = 0.0      # wall time inside LM forward passes
         self._word_ok: Any = None
         self._pll: dict[str, float] = {}
+        self._target_ids: dict[str, int] = {}
 
     # loading is lazy so that building a recipe costs nothing until the first sentence
     def _load(self) -> None:
@@ -334,16 +335,17 @@ class MaskedLMSource(NeighbourhoodSource):
     # ---- pseudo-log-likelihood (the authors' language-model score) ----------------------------
 
     def _target_id(self, word: str) -> int:
-        """The vocabulary id scored for ``word``: the word as one token (lower-cased for an
-        uncased tokenizer), else the unknown token, as the authors' ``convert_tokens_to_ids``
-        does (robustlab lower-cases first: their uncased model scored capitalised words as
-        [UNK])."""
-        tok = self._tok
-        lower = getattr(tok, "do_lower_case", None)
-        if lower is None:
-            lower = bool(tok.init_kwargs.get("do_lower_case", False))
-        tid = tok.convert_tokens_to_ids(word.lower() if lower else word)
-        return int(tok.unk_token_id if tid is None else tid)
+        """The vocabulary id scored for ``word``: the word's token when the tokenizer makes it
+        one token, else the unknown token, as the authors' ``convert_tokens_to_ids(word)``
+        does. robustlab lets the tokenizer normalise first (their uncased model scored every
+        capitalised word as [UNK])."""
+        tid = self._target_ids.get(word)
+        if tid is None:
+            tok = self._tok
+            pieces = tok.tokenize(word)
+            tid = tok.convert_tokens_to_ids(pieces[0]) if len(pieces) == 1 else None
+            tid = self._target_ids[word] = int(tok.unk_token_id if tid is None else tid)
+        return tid
 
     def pseudo_log_likelihood(self, texts: Sequence[str]) -> list[float]:
         """The authors' sentence score (their ``MaskedLanguageModelScorer.get_text_score``): the
@@ -489,8 +491,7 @@ def default_source() -> tuple[str, str]:
     try:
         path, origin = masked_lm_origin()
     except ResourceMissing as exc:
-        return "wordnet", (f"fallback: WordNet, not the paper's masked-LM neighbourhood "
-                           f"({exc})")
+        return "wordnet", f"fallback: WordNet, no masked LM found (fix: {exc.fix})"
     return f"mlm:{path}", f"default: masked LM from the {origin}"
 
 
