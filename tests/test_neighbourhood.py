@@ -202,13 +202,14 @@ def test_lm_check_on_a_random_bert_is_the_rule(tiny):
 
 
 class RejectWord:
-    """A language-model check that rejects every swap producing ``word``."""
+    """A language-model check that rejects every swap producing one of ``words``."""
 
-    def __init__(self, word):
-        self.word, self.checked, self.rejected = word, 0, 0
+    def __init__(self, *words):
+        self.words, self.calls = set(words), []
 
     def passes_many(self, swaps):
-        return [self.word not in new.split() for _, new in swaps]
+        self.calls.append(len(swaps))
+        return [not self.words & set(new.split()) for _, new in swaps]
 
 
 def test_patch_choice_takes_the_best_pair_that_passes_the_check():
@@ -224,6 +225,10 @@ def test_patch_choice_takes_the_best_pair_that_passes_the_check():
     sel = PatchSelector(pairs, lm_check=RejectWord("de"))
     assert sel.choose(words, predict).as_list() == ["to", "towards"]
     assert sel.last_lm_rejected == 1
+    check = RejectWord("de", "towards")
+    sel = PatchSelector(pairs, lm_check=check)
+    assert sel.choose(words, predict).as_list() == ["to", "unto"]
+    assert sel.last_lm_rejected == 2 and check.calls == [1, 2]  # 1 checked, then 2 more
     sel = PatchSelector({"to": ["de"]}, lm_check=RejectWord("de"))
     assert sel.choose(words, predict) is None and sel.last_lm_rejected == 1
 

@@ -209,8 +209,9 @@ class PatchSelector:
     function of the example alone (not of which examples ran before, e.g. after a resume).
     """
 
-    #: candidates checked by the language model per batched call (most sentences need one)
-    LM_CHUNK = 8
+    #: candidates checked by the first batched language-model call; each further call checks
+    #: twice as many (most sentences need one: checking 8 at once cost 8x the masked-LM work)
+    LM_FIRST_CHUNK = 1
 
     def __init__(self, pairs: str | dict[str, list[str]] | None = None, *,
                  blacklist: Sequence[str] = (), lm_check: LanguageModelCheck | None = None
@@ -278,8 +279,10 @@ class PatchSelector:
             return ranked[0][1] if ranked else None
         # the authors' order: the best-scoring pair whose swap passes the language model
         text = " ".join(words)
-        for b in range(0, len(ranked), self.LM_CHUNK):
-            chunk = [p for _, p in ranked[b: b + self.LM_CHUNK]]
+        b, size = 0, self.LM_FIRST_CHUNK
+        while b < len(ranked):
+            chunk = [p for _, p in ranked[b: b + size]]
+            b, size = b + size, size * 2
             swaps = []
             for p in chunk:
                 w = list(words)
