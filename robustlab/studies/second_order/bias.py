@@ -391,7 +391,9 @@ class Bias:
         if cfg.blacklist_from not in (None, "gendered", "pairs"):
             items.append(("blacklist", cfg.blacklist_from, "--blacklist"))
         if cfg.lm_check and not cfg.model.startswith(OBJECT):
-            items.append(("lm_check", cfg.lm_check.removeprefix("mlm:"), "--lm-check"))
+            items.append(("lm_check", cfg.lm_check.removeprefix("mlm:"),
+                          "default: the neighbourhood's masked LM" if cfg.lm_check == cfg.source
+                          else "--lm-check"))
         return items
 
     def plan(self, ctx: RunContext, out: Path) -> Plan:
