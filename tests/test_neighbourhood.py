@@ -233,6 +233,23 @@ def test_patch_choice_takes_the_best_pair_that_passes_the_check():
     assert sel.choose(words, predict) is None and sel.last_lm_rejected == 1
 
 
+def test_so_beam_recipe_takes_its_patch_through_the_check():
+    from _so_toys import make_wrapper, planted_proba
+
+    from robustlab.studies.second_order import so_beam
+
+    def run(check):
+        atk = so_beam.build(make_wrapper(planted_proba), source=TableSource({"good": ["great"]}),
+                            pairs={"film": ["movie"]}, lm_check=check)
+        return atk.attack("the plot is good film .", 1)
+
+    assert type(run(RejectWord("cinema"))).__name__ == "SuccessfulAttackResult"
+    res = run(RejectWord("movie"))  # the only pair fails the check: no patch, skipped
+    assert type(res).__name__ == "SkippedAttackResult"
+    assert "fail the language-model check" in \
+        res.original_result.attacked_text.attack_attrs["skip_reason"]
+
+
 def test_real_minilm_check_rejects_foreign_patch_words(minilm_mlm):
     check = LanguageModelCheck(MaskedLMSource(str(minilm_mlm), device="cpu"))
     swaps = [("the film is a delight .", "the film is una delight ."),

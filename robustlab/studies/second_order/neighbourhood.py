@@ -467,11 +467,11 @@ def mlm_device(device: str | None) -> Iterator[None]:
         _MLM_DEVICE[0] = old
 
 
-def lm_check_for(spec: str | LanguageModelCheck | None, source: Any = None,
-                 device: str | None = None) -> LanguageModelCheck | None:
-    """The language-model check of ``spec`` (``mlm:PATH``; an object is used as it is),
-    sharing the neighbourhood's masked LM when it is the same model (one load, one cache)."""
-    if spec is None or isinstance(spec, LanguageModelCheck):
+def lm_check_for(spec: Any, source: Any = None, device: str | None = None) -> Any:
+    """The language-model check of ``spec`` (``mlm:PATH``; an object with ``passes_many`` is
+    used as it is), sharing the neighbourhood's masked LM when it is the same model (one
+    load, one cache)."""
+    if spec is None or not isinstance(spec, str):
         return spec
     model = spec.removeprefix("mlm:")
     if isinstance(source, MaskedLMSource) and source.model_id == model:
