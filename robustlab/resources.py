@@ -29,7 +29,10 @@ Resources:
   run's inputs when the papers' own realisation of a perturbation is used
   (:func:`nlaugmenter_transformation`). robustlab never puts a checkout on the path itself.
 * ``shared_data`` / ``minilm_mlm``: the team's ``../shared`` data and fill-mask model, used by
-  tests and benchmarks only (never copied into the repository).
+  tests and benchmarks (never copied into the repository).
+* ``masked_lm``: the fill-mask model the bias study uses by default (neighbourhoods and the
+  language-model check): ``$ROBUSTLAB_MLM`` or the shared ``models/minilm-mlm``
+  (:func:`masked_lm_origin`); absent, the study falls back to WordNet and says so.
 
 ``python -m robustlab.resources check [NAME]`` and ``python -m robustlab.resources prepare``
 (also ``robustlab resources …``) report and prepare them.
@@ -57,6 +60,7 @@ __all__ = [
     "minilm_path",
     "nlaugmenter_transformation",
     "minilm_mlm_path",
+    "masked_lm_origin",
     "nltk_data_dir",
     "prepare",
     "shared_data_dir",
@@ -408,6 +412,25 @@ def shared_data_dir() -> Path:
 def minilm_mlm_path() -> Path:
     """``../shared/models/minilm-mlm``, the small real fill-mask model; may not exist."""
     return shared_dir() / "models" / "minilm-mlm"
+
+
+def masked_lm_origin() -> tuple[Path, str]:
+    """``(directory, origin)`` of the fill-mask model used by default for bias neighbourhoods
+    and the language-model check: ``$ROBUSTLAB_MLM``, else ``models/minilm-mlm`` of the shared
+    folder (:func:`shared_dir_origin`). ResourceMissing naming the fix when there is none: the
+    caller then falls back to WordNet and says so."""
+    fix = ("pass --mlm DIR (a Hugging Face fill-mask model directory), set $ROBUSTLAB_MLM=DIR, "
+           "or put one at $ROBUSTLAB_SHARED/models/minilm-mlm")
+    env = os.environ.get("ROBUSTLAB_MLM")
+    if env:
+        path, origin = Path(env).expanduser().resolve(), "$ROBUSTLAB_MLM"
+    else:
+        root, rule = shared_dir_origin()
+        path, origin = root / "models" / "minilm-mlm", f"shared folder ({rule})"
+    if not (path / "config.json").is_file():
+        raise ResourceMissing("masked LM (fill-mask model)", fix,
+                              f"{origin}: no config.json in {path}")
+    return path, origin
 
 
 def named_source_path(name: str) -> Path | None:

@@ -10,6 +10,7 @@ from _so_toys import tiny_mlm
 
 from robustlab.errors import InputError
 from robustlab.studies.second_order.neighbourhood import (
+    LanguageModelCheck,
     MaskedLMSource,
     TableSource,
     WordNetSource,
@@ -17,6 +18,7 @@ from robustlab.studies.second_order.neighbourhood import (
     match_case,
     word_spans,
 )
+from robustlab.studies.second_order.patch_words import PatchSelector
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +152,107 @@ def test_real_fill_mask_minilm(minilm_mlm):
     assert src.name == "mlm:minilm-mlm"
     assert {"great", "bad"} & set(got[3])
     assert 0 < len(got[3]) <= 20
+
+
+# ---- the authors' language-model check (pseudo-log-likelihood) ------------------------------
+
+
+def pll_by_hand(model, tok, text: str) -> float:
+    """Their get_text_score: mean over words of log softmax(logits at the masked word)[word id],
+    one full forward per word, unbatched; punctuation not scored; words that are not one
+    token score [UNK]."""
+    words = text.split()
+    logs = []
+    for i, w in enumerate(words):
+        if not any(c.isalnum() for c in w):
+            continue
+        masked = " ".join(words[:i] + [tok.mask_token] + words[i + 1:])
+        enc = tok(masked, return_tensors="pt")
+        pos = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0])
+        with torch.no_grad():
+            logp = torch.log_softmax(model(**enc).logits[0, pos], dim=0)
+        pieces = tok.tokenize(w)  # the word as the tokenizer normalises it, when one token
+        tid = tok.convert_tokens_to_ids(pieces[0]) if len(pieces) == 1 else tok.unk_token_id
+        logs.append(float(logp[tid]))
+    return sum(logs) / len(logs)
+
+
+def test_pll_batched_equals_one_sentence_at_a_time(tiny):
+    model, tok = tiny
+    texts = ["the acting is good and the plot is thin .", "he was a good man",
+             "Good zzqx film !", "the plot"]
+    # batch_size 3: masked sentences of different sentences share batches and are split
+    src = MaskedLMSource("tiny", model_obj=model, tokenizer=tok, batch_size=3)
+    got = src.pseudo_log_likelihood(texts)
+    assert got == pytest.approx([pll_by_hand(model, tok, t) for t in texts], abs=1e-5)
+    calls = src.lm_calls
+    assert calls == sum(1 for t in texts for w in t.split() if any(c.isalnum() for c in w))
+    assert src.pseudo_log_likelihood(texts[:1]) == got[:1] and src.lm_calls == calls  # cached
+    assert src.pseudo_log_likelihood(["! ."]) == [0.0]  # no word: nothing scored
+
+
+def test_lm_check_on_a_random_bert_is_the_rule(tiny):
+    model, tok = tiny
+    src = MaskedLMSource("tiny", model_obj=model, tokenizer=tok)
+    check = LanguageModelCheck(src)
+    a, b = "he was a good man", "he was a thin man"
+    pa, pb = src.pseudo_log_likelihood([a, b])
+    assert check.passes_many([(a, b)]) == [pb >= pa - 1.5]
+    assert check.passes_many([(b, a)]) == [pa >= pb - 1.5]
+
+
+class RejectWord:
+    """A language-model check that rejects every swap producing one of ``words``."""
+
+    def __init__(self, *words):
+        self.words, self.calls = set(words), []
+
+    def passes_many(self, swaps):
+        self.calls.append(len(swaps))
+        return [not self.words & set(new.split()) for _, new in swaps]
+
+
+def test_patch_choice_takes_the_best_pair_that_passes_the_check():
+    import numpy as np
+
+    def predict(words):  # single-word outputs: "de" moves the model most, then "towards"
+        score = {"to": 0.5, "de": 0.0, "towards": 0.2, "unto": 0.45}
+        return np.array([[1 - score.get(w, 0.5), score.get(w, 0.5)] for w in words])
+
+    words = "go to the film".split()
+    pairs = {"to": ["de", "towards", "unto"]}
+    assert PatchSelector(pairs).choose(words, predict).as_list() == ["to", "de"]
+    sel = PatchSelector(pairs, lm_check=RejectWord("de"))
+    assert sel.choose(words, predict).as_list() == ["to", "towards"]
+    assert sel.last_lm_rejected == 1
+    check = RejectWord("de", "towards")
+    sel = PatchSelector(pairs, lm_check=check)
+    assert sel.choose(words, predict).as_list() == ["to", "unto"]
+    assert sel.last_lm_rejected == 2 and check.calls == [1, 2]  # 1 checked, then 2 more
+    sel = PatchSelector({"to": ["de"]}, lm_check=RejectWord("de"))
+    assert sel.choose(words, predict) is None and sel.last_lm_rejected == 1
+
+
+def test_so_beam_recipe_takes_its_patch_through_the_check():
+    from _so_toys import make_wrapper, planted_proba
+
+    from robustlab.studies.second_order import so_beam
+
+    def run(check):
+        atk = so_beam.build(make_wrapper(planted_proba), source=TableSource({"good": ["great"]}),
+                            pairs={"film": ["movie"]}, lm_check=check)
+        return atk.attack("the plot is good film .", 1)
+
+    assert type(run(RejectWord("cinema"))).__name__ == "SuccessfulAttackResult"
+    res = run(RejectWord("movie"))  # the only pair fails the check: no patch, skipped
+    assert type(res).__name__ == "SkippedAttackResult"
+    assert "fail the language-model check" in \
+        res.original_result.attacked_text.attack_attrs["skip_reason"]
+
+
+def test_real_minilm_check_rejects_foreign_patch_words(minilm_mlm):
+    check = LanguageModelCheck(MaskedLMSource(str(minilm_mlm), device="cpu"))
+    swaps = [("the film is a delight .", "the film is una delight ."),
+             ("i want to go to the movies .", "i want to go de the movies ."),
+             ("he liked the film .", "she liked the film .")]
+    assert check.passes_many(swaps) == [False, False, True]

@@ -51,8 +51,12 @@ class StudyConfig:
 
     Subclasses set :attr:`KIND` and write :meth:`validate`; everything else is derived from the
     fields: the stored dict, its strict reading, and the signature. A field's metadata may give
-    ``sig`` (its short name in the signature, or ``None`` to leave it out: e.g. a display name)
-    and ``flag`` (the option that sets it, for messages).
+    ``sig`` (its short name in the signature, or ``None`` to leave it out: e.g. a display name),
+    ``flag`` (the option that sets it, for messages) and ``digest`` (a long list enters the
+    signature by its fingerprint). A field added after runs were stored carries
+    ``added=True``: while it holds its default (which must be the behaviour of runs stored
+    without it) it is left out of the stored dict and of the signature, so those runs still
+    open, resume and keep their signature.
     """
 
     KIND: ClassVar[str] = ""
@@ -67,7 +71,8 @@ class StudyConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The stored identity: JSON types only, tuples as lists."""
-        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                if not _added_at_default(self, f)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, trusted: bool = False) -> Any:
@@ -101,9 +106,11 @@ class StudyConfig:
         parts: dict[str, Any] = dict(self.signature_prefix())
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             short = f.metadata.get("sig", f.name)
-            if short is None or f.name == "kind":  # the kind leads the signature already
-                continue
-            parts[short] = _sig_value(getattr(self, f.name))
+            if short is None or f.name == "kind" or _added_at_default(self, f):
+                continue  # the kind leads the signature already
+            v = getattr(self, f.name)  # ``digest``: a long list enters by its fingerprint
+            parts[short] = fingerprint(_jsonable(v), n=8) if f.metadata.get("digest") and \
+                v is not None else _sig_value(v)
         return make_signature(self.study_kind(), **parts)
 
     def signature_prefix(self) -> dict[str, Any]:
@@ -118,6 +125,11 @@ class StudyConfig:
     def describe(self) -> str:
         """One line naming the study (the run's name in lists)."""
         return self.KIND
+
+
+def _added_at_default(config: Any, f: dataclasses.Field) -> bool:
+    """A field added after runs were stored, holding its default (see :class:`StudyConfig`)."""
+    return bool(f.metadata.get("added")) and getattr(config, f.name) == f.default
 
 
 def _jsonable(v: Any) -> Any:

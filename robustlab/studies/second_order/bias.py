@@ -7,6 +7,14 @@ P(class 1). Neighbourhoods are built one substitution at a time by a neighbourho
 the protected words of every pair blacklisted and the patch word frozen; Neighbor_k is the
 deduplicated union of Neighbor_1 over Neighbor_{k−1} (so it holds sentences within ℓ0 ≤ k).
 
+**As the paper ran it** (runs stored before these options keep their behaviour): the
+neighbourhood is a masked LM when one is found offline (WordNet otherwise, said on stderr and
+recorded among the run's inputs); when a pair is gendered, robustlab's gendered word list
+(:mod:`~robustlab.studies.second_order.gendered`) is blacklisted too, so a neighbour never
+gains another gendered word (footnote 7); and X_test keeps only sentences whose pair-swapped
+form passes the authors' language-model check (:class:`~robustlab.studies.second_order.
+neighbourhood.LanguageModelCheck`; ``lm_rejected`` counts the others).
+
 **Sampling (stated budget).** Neighbor_k grows exponentially. When a level holds more than
 ``budget`` sentences, ``budget`` of them are drawn (seeded, uniformly) and the next level is
 built from at most ``parents`` of those: a two-stage sample of Neighbor_k, flagged ``sampled``.
@@ -37,7 +45,12 @@ from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.studies.second_order.config import OBJECT, BiasConfig
-from robustlab.studies.second_order.neighbourhood import NeighbourhoodSource, match_case
+from robustlab.studies.second_order.neighbourhood import (
+    LanguageModelCheck,
+    NeighbourhoodSource,
+    lm_check_for,
+    match_case,
+)
 
 EPSILON = 0.005
 BUILTIN_PAIRS: tuple[tuple[str, str], ...] = (
@@ -110,12 +123,15 @@ def resolve_pairs(spec: str | None) -> list[tuple[str, str]]:
 
 
 class BiasEvaluator:
-    """B(p, k) with cached model outputs and neighbourhoods (cells recompute levels cheaply)."""
+    """B(p, k) with cached model outputs and neighbourhoods (cells recompute levels cheaply).
+
+    ``lm_check`` (the authors' language-model check) keeps in X_test only the sentences whose
+    pair-swapped form passes it (:meth:`checked_test_set`)."""
 
     def __init__(self, predict: Callable[[list[str]], np.ndarray], source: NeighbourhoodSource,
                  *, budget: int = 2000, parents: int = 200, seed: int = 0,
-                 batch_size: int = 256) -> None:
-        self.predict, self.source = predict, source
+                 batch_size: int = 256, lm_check: LanguageModelCheck | None = None) -> None:
+        self.predict, self.source, self.lm_check = predict, source, lm_check
         self.budget, self.parents, self.seed, self.batch_size = budget, parents, seed, batch_size
         self._proba: dict[str, float] = {}
         self.model_queries, self.model_seconds = 0, 0.0
@@ -140,18 +156,39 @@ class BiasEvaluator:
         """(words, index of p1) for sentences with one of the pair exactly once and the other
         absent. Both directions, as the authors' ``is_good_biaswords``: a sentence holding p2 is
         taken in its p1 form, so F_soft = f_soft(x with p2) − f_soft(x with p1) either way."""
+        return [(w, i) for w, i, _ in BiasEvaluator._test_items(texts, pair)]
+
+    @staticmethod
+    def _test_items(texts: Sequence[str], pair: tuple[str, str]
+                    ) -> list[tuple[list[str], int, tuple[str, str]]]:
+        """:meth:`test_set` with each sentence's (original, pair-swapped) texts."""
         p1, p2 = pair
         out = []
         for t in texts:
             words = t.split()
             low = [w.lower() for w in words]
             if low.count(p1) == 1 and p2 not in low:
-                out.append((words, low.index(p1)))
+                i = low.index(p1)
+                swap = BiasEvaluator.patched(words, i, p2)
+                out.append((words, i, (" ".join(words), swap)))
             elif low.count(p2) == 1 and p1 not in low:
                 i = low.index(p2)
+                orig = " ".join(words)
                 words[i] = match_case(words[i], p1)
-                out.append((words, i))
+                out.append((words, i, (orig, " ".join(words))))
         return out
+
+    def checked_test_set(self, texts: Sequence[str], pair: tuple[str, str]
+                         ) -> tuple[list[tuple[list[str], int]], int]:
+        """X_test after the language-model check (when there is one) and how many sentences it
+        took out: a sentence stays when its pair-swapped form scores at least the original's
+        PLL − 1.5, or has more than 20 words (the authors' ``is_good_biaswords``)."""
+        items = self._test_items(texts, pair)
+        if self.lm_check is None or not items:
+            return [(w, i) for w, i, _ in items], 0
+        ok = self.lm_check.passes_many([sw for _, _, sw in items])
+        kept = [(w, i) for (w, i, _), good in zip(items, ok, strict=True) if good]
+        return kept, len(items) - len(kept)
 
     @staticmethod
     def patched(words: Sequence[str], idx: int, p2: str) -> str:
@@ -196,7 +233,7 @@ class BiasEvaluator:
 
     def cell(self, texts: Sequence[str], pair: tuple[str, str], k: int,
              start: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        base = self.test_set(texts, pair)
+        base, lm_rejected = self.checked_test_set(texts, pair)
         fs0 = self.f_soft_change(base, pair[1]) if base else np.zeros(0)
         filtered = [b for b, f in zip(base, fs0, strict=False) if abs(f) < EPSILON]
         if start == "filter":
@@ -210,6 +247,8 @@ class BiasEvaluator:
             "n_test": len(fs0), "n_filter": len(filtered), "start": start,
             "source": self.source.name,
         }
+        if self.lm_check is not None:
+            result["lm_rejected"] = lm_rejected
         records = [{"text": " ".join(w), "f_soft": float(f)}
                    for (w, _), f in zip(items, fs, strict=False)]
         return result, records
@@ -263,10 +302,11 @@ class BiasCells:
 
     def __init__(self, texts: Sequence[str], model: Any, source: Any, *, budget: int,
                  parents: int, seed: int, start: str, sig: str,
-                 evaluator: BiasEvaluator | None = None) -> None:
+                 evaluator: BiasEvaluator | None = None, lm_check: str | None = None) -> None:
         import uuid
 
         self.texts, self.model, self.source = list(texts), model, source
+        self.lm_check = lm_check  # the check's masked LM (a make_source spec) or None
         self.budget, self.parents, self.seed, self.start, self.sig = (budget, parents, seed,
                                                                       start, sig)
         self.key = uuid.uuid4().hex
@@ -292,7 +332,7 @@ class BiasCells:
                 src = make_source(src["spec"], blacklist=src.get("blacklist", ()),
                                   kappa=src.get("kappa", 20), delta=src.get("delta", 3.0))
             ev = BiasEvaluator(predict, src, budget=self.budget, parents=self.parents,
-                               seed=self.seed)
+                               seed=self.seed, lm_check=lm_check_for(self.lm_check, src))
             _EVALUATORS.clear()  # one study per process at a time
             _EVALUATORS[self.key] = ev
         return ev
@@ -319,10 +359,13 @@ class Bias:
     predict: Callable[[list[str]], np.ndarray] | None = None
     texts: Sequence[str] | None = None
     source: NeighbourhoodSource | None = None
+    #: from Python: a language-model check object standing in for ``config.lm_check``
+    lm_check: LanguageModelCheck | None = None
     kind: ClassVar[str] = "bias"
 
     def protected(self) -> list[str]:
-        return sorted({w for p in self.config.pairs for w in p})
+        """The pairs' words and the blacklist (module gendered: footnote 7)."""
+        return sorted({w for p in self.config.pairs for w in p} | set(self.config.blacklist or ()))
 
     def source_spec(self) -> dict[str, Any]:
         cfg = self.config
@@ -343,7 +386,14 @@ class Bias:
         named = cfg.pairs_from in ("builtin", "checklist", "all")
         items.append(("pairs", None if named else cfg.pairs_from, "--pairs"))
         if self.source is None:
-            items.append(("neighbourhood", *source_input(cfg.source)))
+            value, origin = source_input(cfg.source)
+            items.append(("neighbourhood", value, cfg.source_from or origin))
+        if cfg.blacklist_from not in (None, "gendered", "pairs"):
+            items.append(("blacklist", cfg.blacklist_from, "--blacklist"))
+        if cfg.lm_check and not cfg.model.startswith(OBJECT):
+            items.append(("lm_check", cfg.lm_check.removeprefix("mlm:"),
+                          "default: the neighbourhood's masked LM" if cfg.lm_check == cfg.source
+                          else "--lm-check"))
         return items
 
     def plan(self, ctx: RunContext, out: Path) -> Plan:
@@ -359,6 +409,7 @@ class Bias:
         device = str(resolve_device(ctx.device))
         source = self.source or make_source(cfg.source, blacklist=self.protected(),
                                             kappa=cfg.kappa, delta=cfg.delta, device=device)
+        lm_check = self.lm_check or lm_check_for(cfg.lm_check, source, device)
         texts = self.texts
         where = cfg.dataset.get("path") or cfg.dataset.get("name")
         if texts is None:
@@ -376,7 +427,7 @@ class Bias:
                   "start": cfg.start, "sig": sig}
         if ctx.executor == "sequential":
             ev = BiasEvaluator(predict, source, budget=cfg.budget, parents=cfg.parents,
-                               seed=cfg.seed)
+                               seed=cfg.seed, lm_check=lm_check)
             fn = BiasCells(texts, None, None, evaluator=ev, **common)
         else:
             spec_model = None if self.predict is not None else cfg.model
@@ -387,7 +438,7 @@ class Bias:
                     model_for = predict
                 if isinstance(src, dict) and str(src.get("spec") or "").startswith("table:"):
                     src = source
-            fn = BiasCells(texts, model_for, src, **common)
+            fn = BiasCells(texts, model_for, src, lm_check=cfg.lm_check, **common)
         return Plan(cells=cells, cell_fn=fn, name=f"bias {name}",
                     pins={"data": (fingerprint(list(texts)), f"--dataset {where}")},
                     state={"source": source.name, "model_name": name})
@@ -427,17 +478,20 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
                    dataset_name: str = "", progress: bool = True, executor: str = "sequential",
                    workers: int = 1, ray_address: str | None = None, gpus_per_task: float = 0.0,
                    cpus_per_task: float = 1.0, log: Callable[[str], None] | None = None,
+                   lm_check: LanguageModelCheck | None = None,
                    **_ignored: Any) -> dict[str, Any]:
     """B(p, k) of ``predict`` on ``texts`` (the Python API): the :class:`Bias` study with these
-    objects standing in for a model spec, a dataset and a neighbourhood source."""
+    objects standing in for a model spec, a dataset, a neighbourhood source (its blacklist is
+    the caller's) and the language-model check (recorded by its model's name)."""
     from robustlab.runs.study import run_study
 
     config = BiasConfig(model=OBJECT + model_name, dataset={"name": dataset_name or "python"},
                         pairs=tuple((str(a), str(b)) for a, b in pairs),
                         ks=tuple(sorted(set(int(k) for k in ks))), budget=budget,
                         parents=parents, seed=seed, start=start,
-                        source=getattr(source, "name", None), pairs_from="python")
-    study = Bias(config, predict=predict, texts=list(texts), source=source)
+                        source=getattr(source, "name", None), pairs_from="python",
+                        lm_check=f"mlm:{lm_check.lm.model_id}" if lm_check else None)
+    study = Bias(config, predict=predict, texts=list(texts), source=source, lm_check=lm_check)
     ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
                      gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
                      progress=progress, trusted=True, log=log)

@@ -217,12 +217,12 @@ class SecondOrderGoal(GoalFunction):
 
     def __init__(self, model_wrapper: Any, *, pairs: Any = None, blacklist: Sequence[str] = (),
                  query_budget: float = float("inf"), model_batch_size: int = 512,
-                 state: AttackState | None = None) -> None:
+                 state: AttackState | None = None, lm_check: Any = None) -> None:
         with textattack_quiet():  # its model/goal compatibility table does not list ours
             super().__init__(model_wrapper, maximizable=False, use_cache=True,
                              query_budget=query_budget, model_batch_size=model_batch_size)
         self.state = state or AttackState()
-        self.selector = PatchSelector(pairs, blacklist=blacklist)
+        self.selector = PatchSelector(pairs, blacklist=blacklist, lm_check=lm_check)
         self.total_model_queries = 0
         self.total_model_seconds = 0.0
 
@@ -267,7 +267,10 @@ class SecondOrderGoal(GoalFunction):
                 # charge every single-word input this sentence needs, cached or not: the
                 # per-example count must not depend on the examples attacked before it
                 st.model_queries = self.selector.last_queries
-                if st.patch is None:
+                if st.patch is None and self.selector.last_lm_rejected:
+                    st.skip_reason = (f"no patch word: all {self.selector.last_lm_rejected} "
+                                      "candidate pairs fail the language-model check")
+                elif st.patch is None:
                     st.skip_reason = ("no patch word: no candidate pair has p1 exactly once "
                                       "and p2 absent in this sentence")
         if st.skip_reason is None:
@@ -409,20 +412,21 @@ class NeighbourSwap(Transformation):
 def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
                  source: Any = None, pairs: Any = None, blacklist: Sequence[str] = (),
                  kappa: int = 20, delta: float = 3.0, query_budget: float = float("inf"),
-                 model_batch_size: int = 512):
+                 model_batch_size: int = 512, lm_check: Any = None):
     """Goal + NeighbourSwap + (PatchFrozen, ℓ0 ball) + ``search`` -> ``textattack.Attack``
     (a :class:`~robustlab.studies.second_order.results.SecondOrderAttack`, whose results print
-    the patch pair)."""
+    the patch pair). ``lm_check`` (``mlm:PATH`` or a LanguageModelCheck): the authors'
+    language-model check on the patch words."""
     from textattack.constraints.overlap import MaxWordsPerturbed
 
-    from robustlab.studies.second_order.neighbourhood import make_source
+    from robustlab.studies.second_order.neighbourhood import lm_check_for, make_source
     from robustlab.studies.second_order.results import SecondOrderAttack
 
     state = AttackState()
     src = make_source(source, blacklist=blacklist, kappa=kappa, delta=delta)
     goal = SecondOrderGoal(model_wrapper, pairs=pairs, blacklist=blacklist,
                            query_budget=query_budget, model_batch_size=model_batch_size,
-                           state=state)
+                           state=state, lm_check=lm_check_for(lm_check, src))
     transformation = NeighbourSwap(src, state)
     constraints = [PatchFrozen(state), MaxWordsPerturbed(max_num_words=max_distance)]
     with textattack_quiet():

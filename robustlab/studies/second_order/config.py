@@ -159,6 +159,9 @@ class AttackConfig(StudyConfig):
     ppl_model: str | None = None
     #: the name of a TextAttack-style CSV written into the run directory (an output, not a result)
     log_to_csv: str | None = field(default=None, metadata={"sig": None})
+    #: added after runs were stored (None: what they did): the masked LM of the authors'
+    #: language-model check on the patch words (``mlm:PATH``)
+    lm_check: str | None = field(default=None, metadata={"added": True, "flag": "--lm-check"})
 
     def validate(self, *, trusted: bool = False) -> None:
         if self.recipe not in RECIPE_NAMES:
@@ -186,6 +189,11 @@ class AttackConfig(StudyConfig):
         if self.ppl_model and self.ppl_model.startswith(("/", ".", "~")) and \
                 not Path(self.ppl_model).expanduser().is_dir():
             raise InputError(f"--ppl-model {self.ppl_model}: no such directory")
+        if self.lm_check is not None and not self.model.startswith(OBJECT):
+            if not self.lm_check.startswith("mlm:"):
+                raise InputError(f"--lm-check {self.lm_check!r}: expected a masked LM "
+                                 "(mlm:PATH_OR_HUB_ID), auto or none")
+            check_source(self.lm_check, "--lm-check")
         if self.log_to_csv is not None and (not self.log_to_csv or Path(self.log_to_csv).name
                                             != self.log_to_csv or self.log_to_csv[0] == "."):
             raise InputError(f"--log-to-csv {self.log_to_csv!r}: a file name inside the run "
@@ -199,6 +207,8 @@ class AttackConfig(StudyConfig):
                               "model_batch_size": self.model_batch_size}
         if self.query_budget is not None:
             kw["query_budget"] = self.query_budget
+        if self.lm_check is not None:
+            kw["lm_check"] = self.lm_check
         k = self.max_distance
         if self.recipe == "so-beam":
             kw.update(beam_width=self.beam_width, max_rounds=k or 6)
@@ -236,6 +246,10 @@ class AttackConfig(StudyConfig):
         src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
         p.add_argument("--patch-table", default=None,
                        help="synonym pairs: a JSON neighbour table, or 'wordnet'")
+        p.add_argument("--lm-check", default="auto", metavar="MLM",
+                       help="masked LM of the authors' check on the patch words (PLL of the "
+                       "swapped sentence >= original - 1.5, sentences <= 20 words): auto (the "
+                       "neighbourhood's masked LM; none for a lexical one), none, or a path")
         p.add_argument("--kappa", type=int, default=d["kappa"])
         p.add_argument("--delta", type=float, default=d["delta"])
         p.add_argument("--beam-width", type=int, default=d["beam_width"])
@@ -257,7 +271,8 @@ class AttackConfig(StudyConfig):
                    patch_table=table if table in NAMED_TABLES else _local(table),
                    kappa=args.kappa, delta=args.delta, beam_width=args.beam_width,
                    max_distance=args.max_distance, model_batch_size=args.model_batch_size,
-                   ppl_model=_local(args.ppl_model), log_to_csv=args.log_to_csv)
+                   ppl_model=_local(args.ppl_model), log_to_csv=args.log_to_csv,
+                   lm_check=resolve_lm_check_option(args.lm_check, canonical_source(source)))
 
     def argv(self) -> list[str]:
         argv = ["attack", "--recipe", self.recipe, "--model", self.model,
@@ -274,6 +289,7 @@ class AttackConfig(StudyConfig):
                                  ("--log-to-csv", self.log_to_csv, None)):
             if v != default:
                 argv += [flag, format(v, "g") if isinstance(v, float) else str(v)]
+        argv += ["--lm-check", self.lm_check.removeprefix("mlm:") if self.lm_check else "none"]
         return argv
 
 
@@ -309,6 +325,17 @@ class BiasConfig(StudyConfig):
     seed: int = 0
     #: where the pairs came from (builtin, checklist, all or the file), for people
     pairs_from: str = field(default="builtin", metadata={"sig": None})
+    # ---- added after runs were stored: None is what those runs did (runs/study.py) ----
+    #: words blacklisted from neighbourhoods besides the pairs' own, resolved (``--blacklist``:
+    #: the gendered list when the pairs are gendered); None: the pairs' words only (as before)
+    blacklist: tuple[str, ...] | None = field(
+        default=None, metadata={"added": True, "digest": True, "flag": "--blacklist"})
+    #: where the blacklist came from (gendered, pairs or the file), for people
+    blacklist_from: str | None = field(default=None, metadata={"added": True, "sig": None})
+    #: the masked LM of the authors' language-model check on X_test (``mlm:PATH``); None: none
+    lm_check: str | None = field(default=None, metadata={"added": True, "flag": "--lm-check"})
+    #: how the neighbourhood source was chosen when no --source/--mlm was given, for people
+    source_from: str | None = field(default=None, metadata={"added": True, "sig": None})
 
     def validate(self, *, trusted: bool = False) -> None:
         check_dataset(self.dataset)
@@ -336,6 +363,14 @@ class BiasConfig(StudyConfig):
             raise InputError(f"--seed {self.seed} is out of range: 0 <= seed < 2**32")
         if not self.model.startswith(OBJECT):  # from Python, a source may be an object's name
             check_source(self.source)
+            if self.lm_check is not None:
+                if not self.lm_check.startswith("mlm:"):
+                    raise InputError(f"--lm-check {self.lm_check!r}: expected a masked LM "
+                                     "(mlm:PATH_OR_HUB_ID), auto or none")
+                check_source(self.lm_check, "--lm-check")
+        if self.blacklist is not None and not all(isinstance(w, str) and w and " " not in w
+                                                  for w in self.blacklist):
+            raise InputError("--blacklist: every entry must be one word")
         check_trained_model(self.model, trusted=trusted)
 
     def describe(self) -> str:
@@ -357,8 +392,18 @@ class BiasConfig(StudyConfig):
         p.add_argument("--k", dest="ks", default=",".join(map(str, d["ks"])),
                        help="distances, e.g. 0,1,2,3")
         src = p.add_mutually_exclusive_group()
-        src.add_argument("--mlm", default=None, help="masked LM directory or hub id")
+        src.add_argument("--mlm", default=None,
+                         help="masked LM directory or hub id (default: $ROBUSTLAB_MLM or the "
+                         "shared minilm-mlm when found; else WordNet, said on stderr)")
         src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
+        p.add_argument("--blacklist", default=None, metavar="FILE",
+                       help="words never put into a neighbourhood besides the pairs' own: a "
+                       "file (one word per line), 'gendered' or 'pairs' (default: robustlab's "
+                       "gendered list when a pair is gendered, as the paper's footnote 7)")
+        p.add_argument("--lm-check", default="auto", metavar="MLM",
+                       help="masked LM of the authors' check on X_test (PLL of the swapped "
+                       "sentence >= original - 1.5, sentences <= 20 words): auto (the "
+                       "neighbourhood's masked LM; none for a lexical one), none, or a path")
         p.add_argument("--kappa", type=int, default=d["kappa"])
         p.add_argument("--delta", type=float, default=d["delta"])
         p.add_argument("--budget", type=int, default=d["budget"],
@@ -375,15 +420,19 @@ class BiasConfig(StudyConfig):
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BiasConfig:
         from robustlab.studies.second_order.bias import resolve_pairs
+        from robustlab.studies.second_order.gendered import resolve_blacklist
 
-        source = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
+        source, source_from = resolve_source_option(args)
         pairs_from = args.pairs if args.pairs in NAMED_PAIRS else _local(args.pairs) or ""
+        pairs = tuple((a, b) for a, b in resolve_pairs(args.pairs))
+        blacklist, blacklist_from = resolve_blacklist(args.blacklist, pairs)
         return cls(model=canonical_model_spec(args.model), dataset=dataset_from_args(args),
-                   pairs=tuple((a, b) for a, b in resolve_pairs(args.pairs)),
-                   num_examples=args.num_examples, ks=_ks(args.ks),
-                   source=canonical_source(source), kappa=args.kappa, delta=args.delta,
+                   pairs=pairs, num_examples=args.num_examples, ks=_ks(args.ks),
+                   source=source, kappa=args.kappa, delta=args.delta,
                    budget=args.budget, parents=args.parents, start=args.start, seed=args.seed,
-                   pairs_from=pairs_from)
+                   pairs_from=pairs_from, blacklist=blacklist, blacklist_from=blacklist_from,
+                   lm_check=resolve_lm_check_option(args.lm_check, source),
+                   source_from=source_from)
 
     def argv(self) -> list[str]:
         argv = ["bias", "--model", self.model, *dataset_argv(self.dataset),
@@ -395,4 +444,30 @@ class BiasConfig(StudyConfig):
                                  ("--start", self.start, "test"), ("--seed", self.seed, 0)):
             if v != default:
                 argv += [flag, format(v, "g") if isinstance(v, float) else str(v)]
+        argv += ["--blacklist", self.blacklist_from or "pairs",
+                 "--lm-check", self.lm_check.removeprefix("mlm:") if self.lm_check else "none"]
         return argv
+
+
+def resolve_source_option(args: argparse.Namespace) -> tuple[str, str]:
+    """``--source``/``--mlm`` in stored form and where it came from; neither given: the masked
+    LM found offline, else WordNet as a named fallback (neighbourhood.default_source)."""
+    from robustlab.studies.second_order.neighbourhood import default_source
+
+    if args.source:
+        return canonical_source(args.source) or "", "--source"
+    if args.mlm:
+        return canonical_source(f"mlm:{args.mlm}") or "", "--mlm"
+    spec, origin = default_source()
+    return canonical_source(spec) or spec, origin
+
+
+def resolve_lm_check_option(value: str | None, source: str | None) -> str | None:
+    """``--lm-check auto|none|MLM`` in stored form (``mlm:ABS`` or None)."""
+    from robustlab.studies.second_order.neighbourhood import default_lm_check
+
+    if value in (None, "auto"):
+        return canonical_source(default_lm_check(source)[0])
+    if value == "none":
+        return None
+    return canonical_source(value if value.startswith("mlm:") else f"mlm:{value}")

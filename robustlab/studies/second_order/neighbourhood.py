@@ -222,6 +222,8 @@ class MaskedLMSource(NeighbourhoodSource):
         self.lm_calls = 0          # masked sentences actually sent to the LM
         self.lm_seconds = 0.0      # wall time inside LM forward passes
         self._word_ok: Any = None
+        self._pll: dict[str, float] = {}
+        self._target_ids: dict[str, int] = {}
 
     # loading is lazy so that building a recipe costs nothing until the first sentence
     def _load(self) -> None:
@@ -330,6 +332,121 @@ class MaskedLMSource(NeighbourhoodSource):
         return {**super().describe(), "model": self.model_id, "kappa": self.kappa,
                 "delta": self.delta, "max_length": self._max_length}
 
+    # ---- pseudo-log-likelihood (the authors' language-model score) ----------------------------
+
+    def _target_id(self, word: str) -> int:
+        """The vocabulary id scored for ``word``: the word's token when the tokenizer makes it
+        one token, else the unknown token, as the authors' ``convert_tokens_to_ids(word)``
+        does. robustlab lets the tokenizer normalise first (their uncased model scored every
+        capitalised word as [UNK])."""
+        tid = self._target_ids.get(word)
+        if tid is None:
+            tok = self._tok
+            pieces = tok.tokenize(word)
+            tid = tok.convert_tokens_to_ids(pieces[0]) if len(pieces) == 1 else None
+            tid = self._target_ids[word] = int(tok.unk_token_id if tid is None else tid)
+        return tid
+
+    def pseudo_log_likelihood(self, texts: Sequence[str]) -> list[float]:
+        """The authors' sentence score (their ``MaskedLanguageModelScorer.get_text_score``): the
+        mean over the sentence's words of log P(word | the sentence with that word masked).
+
+        One masked sentence per word, batched across words and sentences (``batch_size`` per
+        forward, under ``torch.inference_mode``) and cached per sentence. Words are the
+        space-separated tokens holding a letter or digit (punctuation is not scored, as
+        TextAttack's word split drops it). A word whose mask is truncated away is left out
+        (the authors' code took log(-1) there); a sentence with no word scores 0."""
+        import time
+
+        import torch
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._pll]
+        if todo:
+            self._load()
+            mask = self._tok.mask_token
+            masked, owner, target = [], [], []
+            for n, t in enumerate(todo):
+                words = t.split()
+                for w, (a, b) in zip(words, word_spans(t, words), strict=True):
+                    if a >= 0 and _SCORED.search(w):
+                        masked.append(t[:a] + mask + t[b:])
+                        owner.append(n)
+                        target.append(self._target_id(w))
+            sums, counts = [0.0] * len(todo), [0] * len(todo)
+            t0 = time.perf_counter()
+            with torch.inference_mode():
+                for b in range(0, len(masked), self.batch_size):
+                    batch = masked[b: b + self.batch_size]
+                    enc = self._tok(batch, return_tensors="pt", padding=True, truncation=True,
+                                    max_length=self._max_length).to(self.device)
+                    is_mask = enc["input_ids"] == self._tok.mask_token_id
+                    rows = torch.nonzero(is_mask.any(dim=1)).flatten()
+                    if not len(rows):
+                        continue
+                    cols = is_mask.float().argmax(dim=1)[rows]
+                    logp = torch.log_softmax(self._mask_logits(dict(enc), rows, cols).float(),
+                                             dim=1)
+                    ids = torch.tensor([target[b + r] for r in rows.tolist()],
+                                       device=logp.device)
+                    got = logp.gather(1, ids[:, None]).squeeze(1).cpu().tolist()
+                    for r, v in zip(rows.tolist(), got, strict=True):
+                        sums[owner[b + r]] += v
+                        counts[owner[b + r]] += 1
+                    self.lm_calls += len(batch)
+            self.lm_seconds += time.perf_counter() - t0
+            for n, t in enumerate(todo):
+                self._pll[t] = sums[n] / counts[n] if counts[n] else 0.0
+        return [self._pll[t] for t in texts]
+
+
+#: the authors' margin: a swapped sentence may score at most this much below the original
+LM_MARGIN = 1.5
+#: sentences with more words than this are not checked (the authors skip them for time)
+LM_MAX_WORDS = 20
+_SCORED = re.compile(r"[^\W_]")
+
+
+def lm_words(text: str) -> int:
+    """The number of words the check counts (tokens holding a letter or digit)."""
+    return sum(1 for w in text.split() if _SCORED.search(w))
+
+
+class LanguageModelCheck:
+    """The authors' language-model check on a word swap (``BiasGoalFunction._get_active_
+    biaswords``): the swapped sentence passes when PLL(swapped) >= PLL(original) − 1.5, where
+    PLL is :meth:`MaskedLMSource.pseudo_log_likelihood`; an original of more than 20 words
+    passes unchecked, as in their code. Used for X_test of the bias study and for the choice of
+    SO-Beam's patch words, so that swaps like to -> de or a -> una are not taken."""
+
+    def __init__(self, lm: MaskedLMSource, margin: float = LM_MARGIN,
+                 max_words: int = LM_MAX_WORDS) -> None:
+        self.lm, self.margin, self.max_words = lm, float(margin), int(max_words)
+        self.checked = self.rejected = 0
+
+    @property
+    def name(self) -> str:
+        return self.lm.name
+
+    def passes_many(self, swaps: Sequence[tuple[str, str]]) -> list[bool]:
+        """For each (original, swapped): whether the swap passes (scored in one batched call)."""
+        need = [s for s in swaps if lm_words(s[0]) <= self.max_words]
+        scores = dict(zip([t for s in need for t in s],
+                          self.lm.pseudo_log_likelihood([t for s in need for t in s]),
+                          strict=True))
+        out = []
+        for orig, new in swaps:
+            if lm_words(orig) > self.max_words:
+                out.append(True)
+                continue
+            ok = scores[new] >= scores[orig] - self.margin
+            self.checked += 1
+            self.rejected += not ok
+            out.append(ok)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.lm.model_id, "margin": self.margin, "max_words": self.max_words}
+
 
 #: device of masked-LM sources built without one (set by a command's --device via mlm_device)
 _MLM_DEVICE: list[str] = ["auto"]
@@ -348,6 +465,43 @@ def mlm_device(device: str | None) -> Iterator[None]:
         yield
     finally:
         _MLM_DEVICE[0] = old
+
+
+def lm_check_for(spec: Any, source: Any = None, device: str | None = None) -> Any:
+    """The language-model check of ``spec`` (``mlm:PATH``; an object with ``passes_many`` is
+    used as it is), sharing the neighbourhood's masked LM when it is the same model (one
+    load, one cache)."""
+    if spec is None or not isinstance(spec, str):
+        return spec
+    model = spec.removeprefix("mlm:")
+    if isinstance(source, MaskedLMSource) and source.model_id == model:
+        return LanguageModelCheck(source)
+    return LanguageModelCheck(MaskedLMSource(model, device=device))
+
+
+def default_source() -> tuple[str, str]:
+    """``(spec, origin)`` of the neighbourhood when none is named: ``$ROBUSTLAB_NEIGHBOURHOOD``;
+    else the paper's kind, a masked LM found offline (:func:`robustlab.resources.
+    masked_lm_origin`); else WordNet, with an origin that says it is a fallback and the fix."""
+    from robustlab.resources import ResourceMissing, masked_lm_origin
+
+    env = os.environ.get("ROBUSTLAB_NEIGHBOURHOOD")
+    if env:
+        return env, "default: $ROBUSTLAB_NEIGHBOURHOOD"
+    try:
+        path, origin = masked_lm_origin()
+    except ResourceMissing as exc:
+        return "wordnet", f"fallback: WordNet, no masked LM found (fix: {exc.fix})"
+    return f"mlm:{path}", f"default: masked LM from the {origin}"
+
+
+def default_lm_check(source: str | None) -> tuple[str | None, str]:
+    """``(mlm:PATH or None, origin)`` of the language-model check when none is named: the
+    neighbourhood's masked LM (the authors score with the model that proposes the words);
+    a lexical neighbourhood gets no check unless ``--lm-check PATH`` names a model."""
+    if source and source.startswith("mlm:"):
+        return source, "default: the neighbourhood's masked LM"
+    return None, "no language-model check (a lexical neighbourhood; --lm-check PATH adds one)"
 
 
 def make_source(spec: str | NeighbourhoodSource | None, *, blacklist: Iterable[str] = (),

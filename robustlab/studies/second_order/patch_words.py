@@ -13,6 +13,11 @@ TextAttack's counter-fitted embedding neighbours when already in TextAttack's ca
 downloaded here); the team's ``counterfitted_neighbors.json`` when present; WordNet synonyms.
 Multi-class models: |f_soft(p2) − f_soft(p1)| is the largest absolute change of any class
 probability (binary models: the class-1 difference, see :func:`pair_score`).
+
+With a language-model check (:class:`~robustlab.studies.second_order.neighbourhood.
+LanguageModelCheck`, the authors' ``_get_active_biaswords``) the pair chosen is the best-scoring
+one whose swapped sentence passes it, so ungrammatical swaps such as (to, de) or (a, una) from a
+multilingual synonym table are not used; none passing means no patch (the example is skipped).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.studies.second_order.neighbourhood import load_table
+from robustlab.studies.second_order.neighbourhood import LanguageModelCheck, load_table, match_case
 
 
 @dataclass(frozen=True)
@@ -204,13 +209,20 @@ class PatchSelector:
     function of the example alone (not of which examples ran before, e.g. after a resume).
     """
 
+    #: candidates checked by the first batched language-model call; each further call checks
+    #: twice as many (most sentences need one: checking 8 at once cost 8x the masked-LM work)
+    LM_FIRST_CHUNK = 1
+
     def __init__(self, pairs: str | dict[str, list[str]] | None = None, *,
-                 blacklist: Sequence[str] = ()) -> None:
+                 blacklist: Sequence[str] = (), lm_check: LanguageModelCheck | None = None
+                 ) -> None:
         self.table = pair_table(pairs)
         self.neighbours, self.source_name = self.table.forward, self.table.name
         self.blacklist = {b.lower() for b in blacklist}
+        self.lm_check = lm_check
         self._single: dict[str, np.ndarray] = {}
         self.last_queries = 0
+        self.last_lm_rejected = 0
 
     def clear_cache(self) -> None:
         """Forget cached single-word predictions (per-example query counts then do not depend
@@ -253,15 +265,31 @@ class PatchSelector:
         :class:`PairTable`); None when no pair applies."""
         cands = self._ranked_candidates(words)
         self.last_queries = len(dict.fromkeys(w for c in cands for w in c[:2]))
+        self.last_lm_rejected = 0
         if not cands:
             return None
         proba = self.single_word_proba([w for c in cands for w in c[:2]], predict)
-        best, best_key = None, None
+        ranked = []
         for p1, p2, i, rank in cands:
             score = pair_score(proba[p1], proba[p2])
-            if not np.isfinite(score):
-                continue
-            key = (-score, rank)
-            if best_key is None or key < best_key:
-                best, best_key = Patch(p1, p2, i, score), key
-        return best
+            if np.isfinite(score):
+                ranked.append(((-score, rank), Patch(p1, p2, i, score)))
+        ranked.sort(key=lambda kp: kp[0])
+        if self.lm_check is None:
+            return ranked[0][1] if ranked else None
+        # the authors' order: the best-scoring pair whose swap passes the language model
+        text = " ".join(words)
+        b, size = 0, self.LM_FIRST_CHUNK
+        while b < len(ranked):
+            chunk = [p for _, p in ranked[b: b + size]]
+            b, size = b + size, size * 2
+            swaps = []
+            for p in chunk:
+                w = list(words)
+                w[p.index] = match_case(w[p.index], p.p2)
+                swaps.append((text, " ".join(w)))
+            for p, ok in zip(chunk, self.lm_check.passes_many(swaps), strict=True):
+                if ok:
+                    return p
+                self.last_lm_rejected += 1
+        return None

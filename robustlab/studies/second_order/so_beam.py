@@ -13,7 +13,9 @@ Settled ambiguities (see docs/attacks.md):
 * neighbourhood source: ``source`` (``wordnet`` | ``table:FILE`` | ``mlm:PATH``), default
   ``$ROBUSTLAB_NEIGHBOURHOOD`` or WordNet (the paper's distilbert-base-uncased needs the hub);
 * patch pairs: ``pairs`` (table file, dict or ``wordnet``), default per
-  :func:`robustlab.studies.second_order.patch_words.default_pair_source`;
+  :func:`robustlab.studies.second_order.patch_words.default_pair_source`; ``lm_check``
+  (``mlm:PATH``; ``robustlab attack`` finds one by default) keeps only pairs whose swap passes
+  the authors' language-model check (PLL ≥ original − 1.5, sentences ≤ 20 words);
 * query budget counts candidates x̃ (TextAttack's count); each costs two model inputs, all of
   which are counted in ``attack.so_state.model_queries``;
 * multi-class models: success = the predicted class changes; f_soft = P(original prediction).
@@ -28,7 +30,8 @@ NAME = "so-beam"
 
 def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklist=(),
           beam_width: int = 20, max_rounds: int = 6, kappa: int = 20, delta: float = 3.0,
-          query_budget: float = float("inf"), model_batch_size: int = 512, **_: Any):
+          query_budget: float = float("inf"), model_batch_size: int = 512, lm_check: Any = None,
+          **_: Any):
     """A ``textattack.Attack`` running SO-Beam against ``model_wrapper``."""
     from robustlab.studies.second_order.components import build_attack
     from robustlab.studies.second_order.search import BeamSearch
@@ -36,4 +39,5 @@ def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklis
     return build_attack(model_wrapper, BeamSearch(beam_width, max_rounds),
                         max_distance=max_rounds, source=source, pairs=pairs,
                         blacklist=blacklist, kappa=kappa, delta=delta,
-                        query_budget=query_budget, model_batch_size=model_batch_size)
+                        query_budget=query_budget, model_batch_size=model_batch_size,
+                        lm_check=lm_check)

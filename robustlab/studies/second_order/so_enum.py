@@ -19,11 +19,13 @@ NAME = "so-enum"
 
 def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklist=(),
           max_distance: int = 2, kappa: int = 20, delta: float = 3.0,
-          query_budget: float = float("inf"), model_batch_size: int = 512, **_: Any):
+          query_budget: float = float("inf"), model_batch_size: int = 512, lm_check: Any = None,
+          **_: Any):
     """A ``textattack.Attack`` running SO-Enum (k ≤ 2) against ``model_wrapper``."""
     from robustlab.studies.second_order.components import build_attack
     from robustlab.studies.second_order.search import Enumerate
 
     return build_attack(model_wrapper, Enumerate(max_distance), max_distance=max_distance,
                         source=source, pairs=pairs, blacklist=blacklist, kappa=kappa,
-                        delta=delta, query_budget=query_budget, model_batch_size=model_batch_size)
+                        delta=delta, query_budget=query_budget, model_batch_size=model_batch_size,
+                        lm_check=lm_check)

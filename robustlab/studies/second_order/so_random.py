@@ -18,7 +18,7 @@ NAME = "so-random"
 def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklist=(),
           max_changes: int = 6, walks: int = 20, seed: int = 0, kappa: int = 20,
           delta: float = 3.0, query_budget: float = float("inf"), model_batch_size: int = 512,
-          **_: Any):
+          lm_check: Any = None, **_: Any):
     """A ``textattack.Attack`` running the random baseline against ``model_wrapper``."""
     from robustlab.studies.second_order.components import build_attack
     from robustlab.studies.second_order.search import RandomWalks
@@ -26,4 +26,5 @@ def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklis
     return build_attack(model_wrapper, RandomWalks(max_changes, walks, seed),
                         max_distance=max_changes, source=source, pairs=pairs,
                         blacklist=blacklist, kappa=kappa, delta=delta,
-                        query_budget=query_budget, model_batch_size=model_batch_size)
+                        query_budget=query_budget, model_batch_size=model_batch_size,
+                        lm_check=lm_check)

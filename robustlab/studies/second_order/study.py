@@ -308,6 +308,8 @@ class Attack:
         if self.victim is None:
             items.append(("model", *model_input(cfg.model)))
         items.append(("ppl_model", cfg.ppl_model, "--ppl-model"))
+        if cfg.lm_check and "lm_check" not in self.overrides:
+            items.append(("lm_check", cfg.lm_check.removeprefix("mlm:"), "--lm-check"))
         return [*items, *attack_inputs(self.recipe_kwargs())]
 
     def plan(self, ctx: RunContext, out: Path) -> Plan:
@@ -429,7 +431,8 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                                                            "delta", "beam_width",
                                                            "model_batch_size")},
                           source=kw["source"] if isinstance(kw.get("source"), str) else None,
-                          patch_table=kw["pairs"] if isinstance(kw.get("pairs"), str) else None)
+                          patch_table=kw["pairs"] if isinstance(kw.get("pairs"), str) else None,
+                          lm_check=_lm_check_name(kw.get("lm_check")))
     overrides = {key: v for key, v in kw.items() if key not in plain and key != "max_rounds"
                  and key != "max_distance" and key != "max_changes" and key != "walks"
                  and not isinstance(v, (int, float, str, type(None)))}
@@ -438,6 +441,13 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                      gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
                      progress=progress, trusted=True, log=log)
     return run_study(study, out, ctx).summary
+
+
+def _lm_check_name(check: Any) -> str | None:
+    """The config's ``lm_check`` for a recipe option: a spec as it is, an object by its model."""
+    if check is None or isinstance(check, str):
+        return check
+    return f"mlm:{getattr(getattr(check, 'lm', None), 'model_id', type(check).__name__)}"
 
 
 #: recipe options that are AttackConfig fields (max_rounds/max_distance/max_changes/walks are
