@@ -111,8 +111,12 @@ def test_pool_workers_exit_when_their_parent_is_killed(tmp_path):
         workers: list[int] = []
         while time.time() < end:  # both workers started and running a (30 s) cell
             if (out / "store.sqlite").exists():
-                with RunStore(out, readonly=True) as store:
-                    running = store.counts()["running"]
+                try:
+                    with RunStore(out, readonly=True) as store:
+                        running = store.counts()["running"]
+                except StoreError:  # caught between the file's creation and its schema
+                    time.sleep(0.2)
+                    continue
                 workers = _children(proc.pid)
                 if running >= 2 and len(workers) >= 2:
                     break
