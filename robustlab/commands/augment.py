@@ -128,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
         perts = [build_perturbation(s, args.param, args.pps) for s in specs]
         plan = plan_output(args)
         train = None
+        if args.label_column is not None and not args.train_file:
+            plan.reader.column_name(args.label_column)  # an unknown column: one line, as below
+            raise InputError("--label-column names the label column of --train-file (the "
+                             "output keeps every column as it is); give --train-file too")
         if args.train_file:
             label = plan.reader.column_name(args.label_column or "label")
             if label == plan.column:

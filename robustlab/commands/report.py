@@ -34,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.outputs import is_stdout
     from robustlab.report import write_report
 
-    path = write_report([Path(d) for d in args.run_dirs], args.out, args.format)
+    def warn(line: str) -> None:
+        echo(f"robustlab report: warning: {line}", file=sys.stderr)
+
+    path = write_report([Path(d) for d in args.run_dirs], args.out, args.format, warn=warn)
     echo(f"report: {path}", file=sys.stderr if is_stdout(args.out) else sys.stdout)
     return 0

@@ -69,7 +69,8 @@ def check(args: argparse.Namespace) -> None:
     """Pre-run checks (options only; the data is read by ``run``): run before anything exists."""
     from robustlab.data.datasets import resolve_dataset
     from robustlab.errors import InputError
-    from robustlab.models.registry import check_model_spec, is_saved_model
+    from robustlab.models.params import check_params, family_of
+    from robustlab.models.registry import check_model_spec, is_saved_model, parse_model_spec
     from robustlab.options import at_least
 
     check_model_spec(args.model)
@@ -82,7 +83,9 @@ def check(args: argparse.Namespace) -> None:
     at_least(args, 1, "steps", "max_examples")
     if not 0 < args.test_size < 1:
         raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
-    _params(args.param)
+    name, spec_params = parse_model_spec(args.model)  # with --param and --steps, in range
+    extra = {**_params(args.param), **({"steps": args.steps} if args.steps is not None else {})}
+    check_params(family_of(name), {**spec_params, **extra})
 
 
 #: most training examples scored for the printed training accuracy

@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
+from robustlab.models.params import check_params
 from robustlab.textfmt import echo
 
 META_FILE = "robustlab_model.json"
@@ -327,6 +328,9 @@ class HFClassifier(TextClassifier):
         self.num_threads = num_threads
         self.device = device
         self.predict_batch_size = predict_batch_size
+        # values out of range are one InputError here, not a torch traceback in fit
+        for key, value in check_params("hf", vars(self)).items():
+            setattr(self, key, value)
 
     def model_id(self) -> str:
         label = self.name or Path(self.checkpoint).name or self.checkpoint
@@ -378,9 +382,7 @@ class HFClassifier(TextClassifier):
 
         texts = list(texts)
         y = check_labels(labels, len(texts), where="hf.fit")
-        steps = int(self.steps if steps is None else steps)
-        if steps < 1:
-            raise InputError(f"hf: steps must be >= 1, got {steps}")
+        steps = check_params("hf", {"steps": self.steps if steps is None else steps})["steps"]
         dev = resolve_device(self.device)
         amp = autocast_dtype(dev, self.precision)
         enable_fast_math(dev)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.models.params import check_params, family_of
 
 META_FILE = "robustlab_model.json"
 
@@ -89,6 +90,7 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     text = str(spec).strip()
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():
+        check_params(name, params)  # unknown names, values out of range (models/params.py)
         return text
     p = Path(text).expanduser()
     if is_saved_model(p):
@@ -149,7 +151,7 @@ def _check_hub_id(hub: str, spec: str) -> None:
 def make_model(name_or_checkpoint: str, **params: Any):
     """A new, untrained classifier for a family name or a Hugging Face checkpoint."""
     name, spec_params = parse_model_spec(name_or_checkpoint)
-    params = {**spec_params, **params}
+    params = check_params(family_of(name), {**spec_params, **params})
     key = name.lower()
     if key in TORCH_FAMILIES:
         from robustlab.models.torch_models import FAMILIES

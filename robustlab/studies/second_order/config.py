@@ -22,6 +22,7 @@ from robustlab.options import (
     add_seed_option,
     column,
 )
+from robustlab.resources import check_checkpoint
 from robustlab.runs.study import StudyConfig
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
@@ -113,10 +114,8 @@ def check_source(spec: str | None, option: str = "--source") -> None:
         if not Path(spec[6:]).is_file():
             raise InputError(f"{option} {spec}: no such table file")
         return
-    if spec.startswith("mlm:"):
-        target = spec[4:]
-        if target.startswith(("/", ".", "~")) and not Path(target).expanduser().is_dir():
-            raise InputError(f"{option} {spec}: no such masked-LM directory")
+    if spec.startswith("mlm:"):  # a masked LM that cannot load stops here, not in a cell
+        check_checkpoint(spec[4:], option)
         return
     raise InputError(f"{option} {spec!r}: expected wordnet, table:FILE or mlm:PATH_OR_HUB_ID")
 
@@ -183,9 +182,7 @@ class AttackConfig(StudyConfig):
                 not Path(self.patch_table).is_file():
             raise InputError(f"--patch-table {self.patch_table}: no such file (a JSON neighbour "
                              f"table, or one of {', '.join(NAMED_TABLES)})")
-        if self.ppl_model and self.ppl_model.startswith(("/", ".", "~")) and \
-                not Path(self.ppl_model).expanduser().is_dir():
-            raise InputError(f"--ppl-model {self.ppl_model}: no such directory")
+        check_checkpoint(self.ppl_model, "--ppl-model")  # used after the attack: checked first
         if self.log_to_csv is not None and (not self.log_to_csv or Path(self.log_to_csv).name
                                             != self.log_to_csv or self.log_to_csv[0] == "."):
             raise InputError(f"--log-to-csv {self.log_to_csv!r}: a file name inside the run "
