@@ -21,6 +21,7 @@ from typing import Any
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.textfmt import echo, printable
+from robustlab.trust import REGISTERED_ONLY_ENV
 
 
 class Parser(argparse.ArgumentParser):
@@ -154,6 +155,9 @@ def _main(argv: list[str]) -> int:
         parser.print_help()
         return 1
     _SHUTDOWN["command"] = args.command
+    # specs typed on this command line may name a module:Class, unless the TUI launched it from
+    # a form (then they are data: registered names only; see robustlab.trust)
+    args.trusted = os.environ.get(REGISTERED_ONLY_ENV) != "1"
     try:
         check = getattr(args, "check", None)
         if callable(check):  # the command's pre-run checks: nothing exists yet when one fails

@@ -59,14 +59,17 @@ ROBUST = ("robustness --model bow --dataset {W}/good.txt --format label-text --p
 CENT = ("cent --model bow --dataset {W}/good.txt --format label-text --perturbations "
         "leet_letters --steps 5 --quiet --no-plots --out {T}/r")
 DEMO = "demo --steps 5 --quiet --no-plots --out {T}/r"
+EVIL = "nlaugmenter:subprocess.Popen:args=touch\\s{T}/pwned,shell=true"
 PERTURB = "perturb -p leet_letters -i {W}/good.tsv -o {T}/o.tsv"
 AUGMENT = "augment -p leet_letters -i {W}/good.tsv -o {T}/o.tsv"
 ATTACK = ("attack --recipe so-beam --model {W}/model --dataset {W}/good.txt --dataset-format "
           "label-text -n 2 --no-progress --out {T}/r")
+ATTACK_NO_MODEL = ATTACK.replace(" --model {W}/model", "")
 BIAS = ("bias --model {W}/model --dataset {W}/good.txt --dataset-format label-text -n 2 "
         "--no-progress --out {T}/r")
+BIAS_NO_MODEL = BIAS.replace(" --model {W}/model", "")
 MT = ("cross-domain mt --systems {W}/mt/a.txt {W}/mt/b.txt {W}/mt/c.txt --refs {W}/mt/ref.txt "
-      "--domains {W}/mt/domains.txt --quiet --no-plots --out {T}/r")
+      "--domains {W}/mt/domains.txt --no-plots --out {T}/r")
 CLF = ("cross-domain clf --model bow --data-dir {W}/domains --domains alpha beta gamma "
        "--steps 3 --quiet --no-plots --out {T}/r")
 SCORES = "cross-domain scores {W}/scores.csv --no-plots"
@@ -99,8 +102,20 @@ CASES: list[Bad] = [
     bad(f"{PERTURB} --seed x", "invalid seed"),
     bad("perturb -p leet_letters -i {W}/good.tsv", "required"),
     bad("perturb -i {W}/good.tsv -o {T}/o.tsv", "required"),
-    bad("perturb -p leet_letters -i {W}/good.tsv -o {T}/no/such/dir/o.tsv", "no/such/dir"),
     bad("perturb -p leet_letters -i {W}/good.tsv -o {T}/keep.txt/o.tsv", "keep.txt"),
+    # a class named by its import path (typed here, so trusted) must be of the slot's kind
+    bad(f"perturb -p {EVIL} -i {{W}}/good.tsv -o {{T}}/o.tsv",
+        "is not an NL-Augmenter SentenceOperation subclass"),
+    bad("perturb -p textattack:subprocess.Popen -i {W}/good.tsv -o {T}/o.tsv",
+        "is not a TextAttack Transformation or Augmenter subclass"),
+    bad("perturb -p textattack:Transformation -i {W}/good.tsv -o {T}/o.tsv",
+        "is not a TextAttack Transformation or Augmenter subclass"),
+    bad("perturb -p json.decoder:JSONDecoder -i {W}/good.tsv -o {T}/o.tsv",
+        "is not a robustlab Perturbation subclass"),
+    bad("perturb -p os.path:join -i {W}/good.tsv -o {T}/o.tsv", "has no class join"),
+    bad("perturb -p no_such_pkg.mod:Cls -i {W}/good.tsv -o {T}/o.tsv", "cannot import"),
+    bad("perturb -p nlaugmenter:no_such_pkg.mod.Cls -i {W}/good.tsv -o {T}/o.tsv",
+        "cannot import"),
     # ---- augment ----
     bad(f"{AUGMENT} -n 0", "at least 1"),
     bad(f"{AUGMENT} -n -4", "at least 1"),
@@ -109,7 +124,7 @@ CASES: list[Bad] = [
     bad(f"{AUGMENT} --label-column label", "give --train-file too"),
     bad(f"{AUGMENT} --label-column nope --train-file {{T}}/t.tsv", "no column 'nope'"),
     bad(f"{AUGMENT} --label-column text --train-file {{T}}/t.tsv", "cannot be the text column"),
-    bad(f"{AUGMENT} --train-file {{T}}/o.tsv", "must differ from --output"),
+    bad(f"{AUGMENT} --train-file {{T}}/o.tsv", "is the same file as -o/--output"),
     bad("augment -p nosuch -i {W}/good.tsv -o {T}/o.tsv", "nosuch"),
     bad("augment -p , -i {W}/good.tsv -o {T}/o.tsv", "at least one perturbation"),
     bad(f"{AUGMENT} --column nope", "no column 'nope'"),
@@ -119,6 +134,10 @@ CASES: list[Bad] = [
     bad(f"{AUGMENT} --format xml", "invalid choice"),
     bad(f"{AUGMENT} --encoding no-such-encoding", "no-such-encoding"),
     bad(f"{AUGMENT} --seed -1", "out of range"),
+    bad("augment -p json.decoder:JSONDecoder -i {W}/good.tsv -o {T}/o.tsv",
+        "is not a robustlab Perturbation subclass"),
+    bad("augment -p nlaugmenter:subprocess.Popen -i {W}/good.tsv -o {T}/o.tsv",
+        "is not an NL-Augmenter SentenceOperation subclass"),
     bad("augment -p leet_letters -i {W}/latin1.txt -o {T}/o.txt --format label-text",
         "--encoding"),
     # ---- train ----
@@ -197,6 +216,11 @@ CASES: list[Bad] = [
     bad(f"{LEARN} --model bow,bow", "duplicate models"),
     bad(f"{LEARN} --model bow:hidden=-3", "hidden=-3 is out of range"),
     bad(f"{LEARN} --model bow:steps=1e20", "steps=1e+20 is out of range"),
+    bad(f"{LEARN} --perturbations nlaugmenter:subprocess.Popen:shell=true",
+        "is not an NL-Augmenter SentenceOperation subclass"),
+    bad(f"{LEARN} --model subprocess:Popen", "is not a robustlab TextClassifier subclass"),
+    bad(f"{ROBUST} --model json.decoder:JSONDecoder", "is not a robustlab TextClassifier"),
+    bad(f"{ROBUST} --model no_such_pkg.mod:Model", "cannot import no_such_pkg.mod"),
     bad(f"{LEARN} --model bow$(x)", "robustlab list models"),
     bad(f"{LEARN} --workers 0", "--workers must be >= 1"),
     bad(f"{LEARN} --threads 0", "--threads must be >= 1"),
@@ -251,7 +275,6 @@ CASES: list[Bad] = [
     bad("report {W}/emptystore --out {T}/r.html", "no run row"),
     bad("report {W}/run --format pdf --out {T}/r.pdf", "invalid choice"),
     bad("report {W}/run --out {T}", "is a directory"),
-    bad("report {W}/run --out {T}/no/such/r.html", "no/such"),
     bad("report", "required"),
     # ---- failures ----
     bad("failures {W}/notrun", "not a robustlab run directory"),
@@ -274,7 +297,7 @@ CASES: list[Bad] = [
     bad("check {W}/plans/steps_float.toml", "steps must be an integer from 1 to"),
     bad("check {W}/plans/steps_zero.toml", "steps must be an integer from 1 to"),
     bad("check {W}/plans/bad_model.toml", "hidden=-3 is out of range"),
-    bad("check {W}/plans/user_class.toml", "unknown model"),
+    bad("check {W}/plans/user_class.toml", "accepted only when typed on the command line"),
     bad("check {W}/plans/bad_seeds.toml", "out of range"),
     bad("check {W}/plans/seeds_text.toml", "seeds must be a list of integers"),
     bad("check {W}/plans/max_train.toml", "max_train must be an integer >= 2"),
@@ -288,6 +311,16 @@ CASES: list[Bad] = [
     bad("check {W}/plans/test_only.toml", "test_data needs data"),
     bad("check {W}/plans/missing_data.toml", "no such file"),
     bad("check {W}/plans/dup_models.toml", "duplicate models"),
+    bad("check {W}/plans/pert_class.toml", "accepted only when typed on the command line"),
+    bad("check {W}/plans/pert_plain_class.toml", "accepted only when typed on the command line"),
+    # ---- resume: a run directory is data ----
+    bad("resume {W}/missing", "not a robustlab run directory"),
+    bad("resume {W}/notrun", "not a robustlab run directory"),
+    bad("resume {W}/good.txt", "not a robustlab run directory"),
+    bad("resume {W}/evil_pert", "accepted only when typed on the command line"),
+    bad("resume {W}/evil_model", "accepted only when typed on the command line"),
+    bad("resume {W}/evil_textattack", "accepted only when typed on the command line"),
+    bad("resume {W}/evil_unknown_key", "unknown key"),
     bad("check", "required"),
     # ---- attack ----
     bad(f"{ATTACK} --recipe nosuch", "unknown recipe"),
@@ -300,22 +333,23 @@ CASES: list[Bad] = [
     bad(f"{ATTACK} --delta -1", "--delta must be >= 0"),
     bad(f"{ATTACK} --delta nan", "--delta must be >= 0"),
     bad(f"{ATTACK} --model-batch-size 0", "--model-batch-size must be >= 1"),
-    bad(f"{ATTACK} --mlm /nonexistent", "--mlm /nonexistent: no such directory"),
+    bad(f"{ATTACK} --mlm /nonexistent", "/nonexistent: no such directory"),
     bad(f"{ATTACK} --mlm {{W}}/notrun", "not a checkpoint directory"),
     bad(f"{ATTACK} --mlm not/a/valid/id", "not a valid Hugging Face id"),
-    bad(f"{ATTACK} --source foo", "unknown neighbourhood source"),
+    bad(f"{ATTACK} --source foo", "expected wordnet, table:FILE or mlm:"),
     bad(f"{ATTACK} --source mlm:/nonexistent", "no such directory"),
     bad(f"{ATTACK} --ppl-model /nonexistent", "--ppl-model /nonexistent: no such directory"),
     bad(f"{ATTACK} --ppl-model gpt2", "not in the local Hugging Face cache"),
-    bad(f"{ATTACK} --patch-table {{W}}/missing.json", "does not exist"),
+    bad(f"{ATTACK} --patch-table {{W}}/missing.json", "missing.json: no such file"),
     bad(f"{ATTACK} --patch-table {{W}}/list.json", "must be a JSON object"),
     bad(f"{ATTACK} --seed -1", "out of range"),
     bad(f"{ATTACK} --workers 0", "--workers must be >= 1"),
     bad(f"{ATTACK} --executor nosuch", "invalid choice"),
     bad(f"{ATTACK} --model {{W}}/model --model bow", "takes one model"),
-    bad(f"{ATTACK} --model bow-$(x)", "not a valid Hugging Face id"),
-    bad(f"{ATTACK} --model bow", "needs a trained model"),
-    bad(f"{ATTACK} --model bow:hidden=0", "hidden=0 is out of range"),
+    bad(f"{ATTACK_NO_MODEL} --model bow-$(x)", "not a valid Hugging Face id"),
+    bad(f"{ATTACK_NO_MODEL} --model bow", "untrained bow model"),
+    bad(f"{ATTACK_NO_MODEL} --model bow:hidden=0", "hidden=0 is out of range"),
+    bad(f"{ATTACK_NO_MODEL} --model subprocess:Popen", "is not a robustlab TextClassifier"),
     bad("attack --recipe so-beam --model {W}/model --dataset nosuchset --out {T}/r",
         "unknown dataset name"),
     bad("attack --recipe so-beam --model {W}/model --dataset {W}/empty.txt "
@@ -323,22 +357,22 @@ CASES: list[Bad] = [
     bad(f"{ATTACK.replace('{T}/r', '{T}/keep.txt')}", "exists and is not a directory"),
     bad("attack --model {W}/model --dataset demo --out {T}/r", "required"),
     # ---- bias ----
-    bad(f"{BIAS} --k 99", "distances must be >= 0 and <= 6"),
-    bad(f"{BIAS} --k -1", "distances must be >= 0"),
+    bad(f"{BIAS} --k 99", "distances above 6 are not computable"),
+    bad(f"{BIAS} --k -1", "distances must be distinct integers >= 0"),
     bad(f"{BIAS} --k x", "--k 'x'"),
-    bad(f"{BIAS} --k ,", "distances must be >= 0"),
+    bad(f"{BIAS} --k ,", "distances must be distinct integers >= 0"),
     bad(f"{BIAS} -n 0", "--num-examples must be >= 1"),
     bad(f"{BIAS} --kappa 0", "--kappa must be >= 1"),
     bad(f"{BIAS} --budget 0", "--budget must be >= 1"),
     bad(f"{BIAS} --parents 0", "--parents must be >= 1"),
     bad(f"{BIAS} --delta inf", "--delta must be >= 0"),
-    bad(f"{BIAS} --mlm /nonexistent", "--mlm /nonexistent: no such directory"),
-    bad(f"{BIAS} --source foo", "unknown neighbourhood source"),
+    bad(f"{BIAS} --mlm /nonexistent", "/nonexistent: no such directory"),
+    bad(f"{BIAS} --source foo", "expected wordnet, table:FILE or mlm:"),
     bad(f"{BIAS} --source mlm:nosuch-model-xyz", "not in the local Hugging Face cache"),
     bad(f"{BIAS} --pairs {{W}}/missing.txt", "missing.txt"),
     bad(f"{BIAS} --pairs {{W}}/pairs_bad.txt", "pairs_bad.txt"),
     bad(f"{BIAS} --start nosuch", "invalid choice"),
-    bad(f"{BIAS} --model bow", "needs a trained model"),
+    bad(f"{BIAS_NO_MODEL} --model bow", "untrained bow model"),
     bad(f"{BIAS} --seed 4294967296", "out of range"),
     bad("bias --model {W}/model --dataset {W}/missing.tsv --out {T}/r", "no such file"),
     bad(f"{BIAS.replace('{T}/r', '{T}/keep.txt/r')}", "is a file, not a directory"),
@@ -372,9 +406,10 @@ CASES: list[Bad] = [
     bad(f"{CLF} --workers 0", "--workers"),
     bad(f"{CLF} --domains alpha", "domains"),
     bad(f"{CLF} --domains alpha beta nosuch", "nosuch"),
-    bad("cross-domain clf --model bow --data-dir {W}/missing --domains a b --out {T}/r",
+    bad("cross-domain clf --model bow --data-dir {W}/missing --domains a b c --out {T}/r",
         "missing"),
     bad(f"{CLF} --train-domains nosuch", "nosuch"),
+    bad(f"{CLF} --model subprocess:Popen", "is not a robustlab TextClassifier subclass"),
     bad(f"{SCORES.replace('scores.csv', 'missing.csv')}", "missing.csv"),
     bad(f"{SCORES} --score-column nope", "nope"),
     bad(f"{SCORES} --system-column nope", "nope"),
@@ -399,6 +434,7 @@ CASES: list[Bad] = [
     bad("tui --poll inf", "--poll must be positive"),
     bad("tui --poll x", "invalid float"),
     bad("tui --runs-root {T}/keep.txt", "keep.txt"),
+    bad("tui {W}/good.txt", "not a directory"),
 ]
 
 RAY = ("robustness --model bow --dataset {W}/good.txt --format label-text --perturbations "
@@ -445,6 +481,10 @@ def _plans(d: Path, good: Path) -> None:
         "test_only": f"test_data = '{good}'\n{test}",
         "missing_data": f"data = 'missing.txt'\nformat = 'label-text'\nsteps = 3\n{test}",
         "dup_models": f"models = ['bow', 'bow']\nsteps = 3\n{test}",
+        "pert_class": "[[test]]\nperturbation = 'nlaugmenter:subprocess.Popen:args=touch "
+                      f"{d}/pwned,shell=true'\nmax_drop = 0.1\n",
+        "pert_plain_class": "[[test]]\nperturbation = 'json.decoder:JSONDecoder'\n"
+                            "max_drop = 0.1\n",
     }
     for name, text in plans.items():
         (d / f"{name}.toml").write_text(text, encoding="utf-8")
@@ -469,6 +509,29 @@ def _domains(root: Path) -> None:
         rows = ["reviews,labels"] + [f"{t} {d},1" for t in good * 4] + [
             f"{t} {d},0" for t in badw * 4]
         (root / f"{d}.csv").write_text("\n".join(rows) + "\n")
+
+
+def _crafted_runs(w: Path) -> None:
+    """Run directories whose stored configuration names code (as an attacker's could)."""
+    from robustlab.runs.store import RunStore
+    from robustlab.runs.study import CONFIG_FORMAT, CONFIG_FORMAT_KEY
+    from robustlab.studies.learnability.config import LearnabilityStudy
+
+    good = LearnabilityStudy(models=("bow",), perturbations=("leet_letters",), p_grid=(),
+                             seeds=(0,), steps=2, kind="robustness",
+                             experiments=("standard", "robustness")).to_dict()
+    for name, change in (
+            ("evil_pert", {"perturbations": [
+                f"nlaugmenter:subprocess.Popen:args=touch {w}/pwned,shell=true"]}),
+            ("evil_model", {"models": ["subprocess:Popen"]}),
+            ("evil_textattack", {"perturbations": ["textattack:subprocess.Popen"]}),
+            ("evil_unknown_key", {"run": "touch pwned"})):
+        store = RunStore(w / name)
+        store.init_run("robustness", "crafted", {**good, **change},
+                       command=f"robustlab robustness --out {name}")
+        store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
+        store.set_run_status("interrupted", "interrupted by the user (Ctrl-C); rerun to resume")
+        store.close()
 
 
 @pytest.fixture(scope="module")
@@ -500,6 +563,7 @@ def world(tmp_path_factory) -> Path:
     from robustlab.runs.store import RunStore
 
     RunStore(w / "emptystore").conn.close()  # a store with a schema and no run row
+    _crafted_runs(w)
     assert main(["train", "--model", "bow", "--dataset", str(w / "good.txt"), "--format",
                  "label-text", "--steps", "5", "--out", str(w / "model")]) == 0
     assert main(["robustness", "--model", "bow", "--dataset", str(w / "good.txt"), "--format",
@@ -509,9 +573,13 @@ def world(tmp_path_factory) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
-    """Every file under ``root`` with its size and content (small files: these fixtures)."""
+    """Every file under ``root`` with its size and content (small files: these fixtures).
+    SQLite's shared-memory index (``-shm``) and an empty write-ahead log (``-wal``), which a
+    reader of a WAL store creates beside it, are left out: they hold no data."""
     out = {}
     for p in sorted(root.rglob("*")):
+        if p.name.endswith("-shm") or (p.name.endswith("-wal") and p.stat().st_size == 0):
+            continue
         if p.is_file() or p.is_symlink():
             out[str(p.relative_to(root))] = (p.stat().st_size, p.read_bytes())
         elif p.is_dir():

@@ -129,7 +129,7 @@ def _tokenizer(path: str) -> _Tokenizer:
 
     with _quiet_transformers():
         try:
-            tok = AutoTokenizer.from_pretrained(path)
+            tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         except (OSError, ValueError) as exc:
             raise _load_error(path, exc) from exc
     backend = getattr(tok, "backend_tokenizer", None)
@@ -155,7 +155,7 @@ def _pretrained(checkpoint: str, n_labels: int, dev: Any, vocab_len: int) -> _Pr
         try:
             model, info = AutoModelForSequenceClassification.from_pretrained(
                 checkpoint, num_labels=int(n_labels), ignore_mismatched_sizes=True,
-                output_loading_info=True)
+                output_loading_info=True, trust_remote_code=False)
         except (OSError, ValueError) as exc:
             raise _load_error(checkpoint, exc) from exc
     emb = getattr(model.config, "vocab_size", None)
@@ -552,7 +552,8 @@ class HFClassifier(TextClassifier):
         obj.device_ = str(resolve_device(obj.device))
         obj._tk()
         with _quiet_transformers():
-            model = AutoModelForSequenceClassification.from_pretrained(d)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                d, trust_remote_code=False)
         obj.model_ = model.float().to(obj.device_)
         obj.model_.eval()
         return obj

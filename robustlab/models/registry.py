@@ -74,8 +74,39 @@ def _unknown(name: str, note: str = "") -> InputError:
         "hub id such as bert-base-cased), or a directory saved by `robustlab train`")
 
 
-#: ``package.module:Class`` naming a user TextClassifier (the studies' build_model accepts it)
-_USER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+#: ``package.module:Class`` naming a user TextClassifier (the studies' build_model accepts it
+#: when the user typed it on the command line)
+USER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def refuse_user_class(spec: str, trusted: bool) -> None:
+    """A model class named by its import path is code the user chose to run: accepted only from
+    the command line being run, never from a stored run, a plan or a TUI form (those are data)."""
+    if not trusted:
+        raise InputError(
+            f"--model {spec}: a class named by its import path is accepted only when typed on "
+            "the command line; a stored run, a plan or a TUI form may name registered models "
+            f"only (`robustlab list models`). To use it, type --model '{spec}' on the command "
+            "line yourself")
+
+
+def user_model_class(spec: str, *, trusted: bool) -> type | None:
+    """The class a ``package.module:Class`` model spec names, checked to be a concrete robustlab
+    TextClassifier before anything calls it; None when ``spec`` is not of that form. Refused
+    (one line) when not ``trusted`` (the spec came from a stored run, a plan or a TUI form)."""
+    if not USER_CLASS.match(spec) or spec.startswith("hf:"):
+        return None
+    refuse_user_class(spec, trusted)
+    from robustlab.models.base import TextClassifier
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import check_class, import_class
+
+    mod, _, attr = spec.partition(":")
+    try:
+        return check_class(import_class(mod, attr, f"--model {spec}"), TextClassifier,
+                           "a robustlab TextClassifier subclass", f"--model {spec}")
+    except PerturbationError as exc:
+        raise InputError(str(exc)) from None
 
 
 def check_model_spec(spec: str, *, user_class: bool = False) -> str:
@@ -101,7 +132,7 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
         raise InputError(f"--model {text}: a directory without robustlab_model.json or "
                          "config.json; pass a directory written by `robustlab train` or a HF "
                          "checkpoint")
-    if user_class and _USER_CLASS.match(text) and not text.startswith("hf:"):
+    if user_model_class(text, trusted=user_class) is not None:
         return text
     if text.startswith((".", "/", "~")) or p.exists():
         raise InputError(f"--model {text}: no such model directory")

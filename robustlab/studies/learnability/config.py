@@ -151,7 +151,7 @@ class LearnabilityStudy(StudyConfig):
             check_model_spec(spec, user_class=trusted)
         for spec in self.perturbations:
             try:
-                parse_spec(spec)
+                parse_spec(spec, trusted=trusted)
             except PerturbationError as exc:
                 raise InputError(f"--perturbations: {exc}") from None
 

@@ -186,8 +186,9 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     _unknown(f"{path}: [defaults]", defaults, set(THRESHOLDS))
     tests = raw.get("test")
     if not isinstance(tests, list) or not tests:
-        raise InputError(f"{path}: no [[test]] tables; add one per perturbation, e.g.\n"
-                         "[[test]]\nperturbation = \"leet_letters\"\nmax_drop = 0.05")
+        raise InputError(f"{path}: no [[test]] tables; add one per perturbation, e.g. "
+                         "[[test]] perturbation = \"leet_letters\" max_drop = 0.05 "
+                         "(one key per line)")
     parsed = []
     for i, t in enumerate(tests, 1):
         where = f"{path}: [[test]] #{i}"

@@ -9,6 +9,7 @@ with :meth:`from_dict`); its fields hold every default, from which :meth:`add_ar
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -325,8 +326,8 @@ class BiasConfig(StudyConfig):
                         ("--budget", self.budget), ("--parents", self.parents)):
             if v is not None and v < 1:
                 raise InputError(f"{flag} must be >= 1, got {v}")
-        if not self.delta >= 0:
-            raise InputError(f"--delta must be >= 0, got {self.delta}")
+        if not (self.delta >= 0 and math.isfinite(self.delta)):  # inf: nothing is ever biased
+            raise InputError(f"--delta must be >= 0 and finite, got {self.delta}")
         if self.start not in ("test", "filter"):
             raise InputError(f"--start must be test or filter, got {self.start!r}")
         if not 0 <= self.seed < SEED_LIMIT:
