@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
                    and (args.seed is None or s["seed"] == args.seed)]
         skipped = store.skipped_line()  # damaged cells: named, and left out of both tables
         if skipped:
-            print(f"robustlab failures: warning: {skipped}", file=sys.stderr)
+            echo(f"robustlab failures: warning: {skipped}", file=sys.stderr)
         if not summary:
             raise InputError(
                 f"{args.run_dir}: no stored predictions"

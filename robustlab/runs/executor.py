@@ -406,10 +406,10 @@ def run_cells(
 def _announce_damaged(found: dict[str, str], shown: int = 5) -> None:
     """One line per done cell whose stored data was damaged and is computed again."""
     for key, why in list(found.items())[:shown]:
-        print(f"robustlab: cell {key}: its stored data is damaged ({why}); computing it again",
+        echo(f"robustlab: cell {key}: its stored data is damaged ({why}); computing it again",
               file=sys.stderr, flush=True)
     if len(found) > shown:
-        print(f"robustlab: … and {len(found) - shown} more damaged cells computed again",
+        echo(f"robustlab: … and {len(found) - shown} more damaged cells computed again",
               file=sys.stderr, flush=True)
 
 

@@ -45,6 +45,7 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.runs.executor import CellFn, _call, _Pool
 from robustlab.runs.store import Cell
+from robustlab.textfmt import echo
 
 #: attempts after the first when a worker process or node dies mid-cell
 MAX_RETRIES = 3
@@ -284,7 +285,7 @@ def _bounded(address: str, timeout: float) -> Iterator[None]:
                              f"{address}; nothing was created", 143 if term else 130)
 
     def _give_up(line: str, code: int) -> None:
-        print(line, file=sys.stderr, flush=True)
+        echo(line, file=sys.stderr, flush=True)
         os._exit(code)  # ray.init cannot be interrupted from Python: end the process
 
     thread = threading.Thread(target=watch, name="robustlab-ray-connect", daemon=True)

@@ -341,7 +341,7 @@ def run_results(run_dir: Path, *, results: bool = True) -> tuple[Any, list[dict[
             done = [r for _, r in store.done_results()] if results else []
             skipped = store.skipped_line()
         if skipped:
-            print(f"robustlab correlate: warning: {skipped}", file=sys.stderr)
+            echo(f"robustlab correlate: warning: {skipped}", file=sys.stderr)
     except StoreError as exc:
         raise InputError(str(exc)) from None
     if info is None or info.kind not in ("learnability", "robustness", "cent"):

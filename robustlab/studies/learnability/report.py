@@ -365,7 +365,7 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
             pairs += summarize_pairs(results, grid)
         skipped = store.skipped_line()
         if skipped:
-            print(f"robustlab correlate: warning: {skipped}", file=sys.stderr)
+            echo(f"robustlab correlate: warning: {skipped}", file=sys.stderr)
         store.close()
     if len(grids) > 1:
         raise InputError(f"the runs use different p-grids {sorted(grids)}; average learnability "
