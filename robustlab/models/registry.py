@@ -245,9 +245,18 @@ def load_model(path_or_name: str | os.PathLike[str], *, device: str | None = Non
 def _read_meta(d: Path) -> dict[str, Any]:
     """The saved model's metadata (plain JSON; never code), or a clear error."""
     try:
-        return json.loads((d / META_FILE).read_text(encoding="utf-8"))
+        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+    # a model folder is data: it names a registered family (a string), never a class to call
+    if not isinstance(meta, dict) or not isinstance(meta.get("family"), str) or not (
+            meta["family"] in TORCH_FAMILIES or meta["family"] == "hf"):
+        family = meta.get("family") if isinstance(meta, dict) else None
+        raise InputError(f"{d / META_FILE}: unknown model family {family!r:.80}; a saved model "
+                         f"names one of {', '.join([*TORCH_FAMILIES, 'hf'])}")
+    if not isinstance(meta.get("params", {}), dict):
+        raise InputError(f"{d / META_FILE}: params must be a JSON object")
+    return meta
 
 
 def load_saved(directory: str | os.PathLike[str], device: str | None = None):
