@@ -600,3 +600,25 @@ def test_tui_resume_of_a_run_with_a_relative_model_path(tmp_path, monkeypatch):
         assert len(cells) >= 3 and all(c.status == "done" for c in cells)
         assert all(f"model={proj / 'm'}|" in c.key for c in cells)
     assert "no such" not in (run / "worker.log").read_text().lower()
+
+
+def test_an_entry_point_that_is_not_a_perturbation_is_ignored(monkeypatch, capsys):
+    """An installed package is trusted, but what its entry point gives must be a Perturbation:
+    anything else is left out of the registry (with a warning), never called."""
+    from importlib import metadata
+
+    from robustlab.perturbations import registry
+
+    class FakeEntryPoint:
+        name, value = "popen", "subprocess:Popen"
+
+        def load(self):
+            import subprocess as sp
+
+            return sp.Popen
+
+    monkeypatch.setattr(metadata, "entry_points", lambda group: [FakeEntryPoint()])
+    monkeypatch.setattr(registry, "_loaded", False)
+    names = registry.available()
+    assert "popen" not in names and "leet_letters" in names
+    assert "is not a robustlab Perturbation subclass; ignored" in capsys.readouterr().err
