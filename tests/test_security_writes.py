@@ -316,7 +316,7 @@ def test_report_to_stdout_keeps_messages_off_it(tmp_path, scores):
 def test_markdown_report_with_figures_needs_a_file(tmp_path, monkeypatch):
     from robustlab import report
 
-    monkeypatch.setattr(report, "build_document", lambda dirs: object())
+    monkeypatch.setattr(report, "build_document", lambda dirs, warn=None: object())
     monkeypatch.setattr(report, "figures", lambda doc: [object()])
     with pytest.raises(InputError, match="figures are PNG files"):
         report.write_report([tmp_path], "/dev/null", "md")
