@@ -181,9 +181,10 @@ def bench_trainer(ckpt: str, data, steps: int, eval_at: list[int], max_length: i
     dev = resolve_device(args.device)
     amp = autocast_dtype(dev, args.precision)
     t_load = time.perf_counter()
-    tok = AutoTokenizer.from_pretrained(ckpt)
+    tok = AutoTokenizer.from_pretrained(ckpt, trust_remote_code=False)
     set_seed(args.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(ckpt, num_labels=2).float()
+    model = AutoModelForSequenceClassification.from_pretrained(ckpt, num_labels=2,
+                                                               trust_remote_code=False).float()
     load_s = time.perf_counter() - t_load
     t_tok = time.perf_counter()
     enc = tok(xtr, truncation=True, max_length=max_length)
@@ -282,7 +283,7 @@ def bert_base_dir(vocab_from: str) -> str:
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     d = Path(tempfile.mkdtemp(prefix="bench-bert-base-"))
-    tok = AutoTokenizer.from_pretrained(vocab_from)
+    tok = AutoTokenizer.from_pretrained(vocab_from, trust_remote_code=False)
     torch.manual_seed(0)
     model = BertForSequenceClassification(BertConfig(vocab_size=len(tok), num_labels=2))
     model.save_pretrained(d, safe_serialization=True)
@@ -339,9 +340,9 @@ def export_fp16(src: str, dest: str) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    model = AutoModel.from_pretrained(src).to(torch.float16)
+    model = AutoModel.from_pretrained(src, trust_remote_code=False).to(torch.float16)
     model.save_pretrained(dest, safe_serialization=True)
-    AutoTokenizer.from_pretrained(src).save_pretrained(dest)
+    AutoTokenizer.from_pretrained(src, trust_remote_code=False).save_pretrained(dest)
     size = sum(f.stat().st_size for f in Path(dest).iterdir() if f.is_file())
     print(f"wrote {dest} ({size / 2**20:.1f} MiB, fp16 weights of {src})")
 

@@ -2,7 +2,9 @@
 growing size (cells with per-example records, like a learnability or attack run).
 
 Run: ``python bench/bench_store_check.py [CELLS ...]`` (default 1000 10000). Prints the file size
-and the seconds of one quick_check (cold: first call; the TUI caches the verdict per file state).
+and the seconds of one quick_check (cold: first call; the TUI caches the verdict per file state),
+and of the payload scan every resume makes (``RunStore.damaged_done``: every done cell's params,
+result and records verified by their CRC-32) and of reading every result (``cells()``).
 """
 
 from __future__ import annotations
@@ -43,8 +45,15 @@ def main(sizes: list[int]) -> None:
             t1 = time.perf_counter()
             store.quick_check()
             cached = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            damaged = store.damaged_done()
+            scan = time.perf_counter() - t2
+            t3 = time.perf_counter()
+            store.cells()
+            read = time.perf_counter() - t3
             print(f"{n:>7} cells x 20 records  {size / 1e6:7.1f} MB  quick_check {dt:.3f} s "
-                  f"({verdict or 'ok'}); cached second call {cached * 1e3:.2f} ms")
+                  f"({verdict or 'ok'}); cached second call {cached * 1e3:.2f} ms; payload scan "
+                  f"{scan:.3f} s ({len(damaged)} damaged); cells() {read:.3f} s")
             store.close()
 
 

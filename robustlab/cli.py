@@ -9,8 +9,11 @@ print one clear message and exit with code 2; nothing is left half-written by th
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import os
 import pkgutil
+import signal
 import sqlite3
 import sys
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.textfmt import echo, printable
+from robustlab.trust import REGISTERED_ONLY_ENV
 
 
 class Parser(argparse.ArgumentParser):
@@ -99,8 +103,49 @@ def _command_module(argv: list[str]) -> str | None:
     return name if name in known and not name.startswith("_") else None
 
 
+#: the command running in this process (for the line printed on a Ctrl-C at shutdown)
+_SHUTDOWN: dict[str, Any] = {"command": None, "interrupted": False}
+
+
+def _interrupted_at_shutdown(signum: int, frame: Any) -> None:
+    """SIGINT after the command returned (its exit handlers still running: torch, Ray, pools):
+    the usual one line, once; the handlers finish, and the exit code becomes 130."""
+    if not _SHUTDOWN["interrupted"]:
+        name = f"robustlab {_SHUTDOWN['command']}" if _SHUTDOWN["command"] else "robustlab"
+        echo(f"{name}: interrupted; finished results are kept.", file=sys.stderr, flush=True)
+    _SHUTDOWN["interrupted"] = True
+
+
+def _exit_130_if_interrupted() -> None:
+    """The last exit handler (registered before any library's): exit 130 after a Ctrl-C at
+    shutdown. ``os._exit`` only skips what is left of the interpreter's teardown."""
+    if _SHUTDOWN["interrupted"]:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(130)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """The ``robustlab`` command. As the process's entry point (``argv`` None) a Ctrl-C after
+    the command returned, during the libraries' exit handlers (torch's ``dump_compile_times``
+    printed a KeyboardInterrupt traceback and the process exited 0), prints the usual line
+    and exits 130 once the handlers are done."""
+    if argv is not None:
+        return _main(list(argv))
+    atexit.register(_exit_130_if_interrupted)  # first registered, so it runs last
+    try:
+        rc = _main(sys.argv[1:])
+    except SystemExit:
+        signal.signal(signal.SIGINT, _interrupted_at_shutdown)
+        raise
+    signal.signal(signal.SIGINT, _interrupted_at_shutdown)
+    return rc
+
+
+def _main(argv: list[str]) -> int:
     only = _command_module(argv)
     parser = build_parser(only)
     if only is not None and argv[0] not in parser._subparsers._group_actions[0].choices:
@@ -109,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
+    _SHUTDOWN["command"] = args.command
+    # specs typed on this command line may name a module:Class, unless the TUI launched it from
+    # a form (then they are data: registered names only; see robustlab.trust)
+    args.trusted = os.environ.get(REGISTERED_ONLY_ENV) != "1"
     try:
         check = getattr(args, "check", None)
         if callable(check):  # the command's pre-run checks: nothing exists yet when one fails

@@ -23,6 +23,7 @@ anything is created. Nothing here imports numpy, torch or a command module.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 #: numpy (RandomState, SeedSequence entropy per word), torch and random all accept 0 <= seed < 2**32
@@ -119,7 +120,6 @@ class _OneModel(argparse.Action):
 
 
 def _one_model_pieces(value: str) -> list[str]:
-    from pathlib import Path
 
     if Path(value).expanduser().exists():  # a saved model directory may have a comma
         return [value]
@@ -221,12 +221,15 @@ def column(v: str | None) -> str | int | None:
 
 
 def at_least(args: argparse.Namespace, minimum: float, *names: str) -> None:
-    """InputError unless every option in ``names`` that is set is >= ``minimum``."""
+    """InputError unless every option in ``names`` that is set is a finite number >= ``minimum``
+    (``nan`` compares false with everything, so it used to pass)."""
+    import math
+
     from robustlab.errors import InputError
 
     for name in names:
         value = getattr(args, name, None)
-        if value is not None and value < minimum:
+        if value is not None and (not math.isfinite(value) or value < minimum):
             flag = "--" + name.replace("_", "-")
             raise InputError(f"{flag} must be >= {minimum:g}, got {value}")
 

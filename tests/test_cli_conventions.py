@@ -253,7 +253,14 @@ def test_model_specs_are_checked_without_loading():
     for ok in ("bow", "textrnn:hidden=8,steps=3", "hf:bert-base-cased", "bert-base-cased",
                "org/model-name"):
         assert check_model_spec(ok) == ok
-    assert check_model_spec("mypkg.models:MyClassifier", user_class=True)
+    # a class path only when typed by the user, and only a TextClassifier (checked, not called)
+    assert check_model_spec("robustlab.models.torch_models:BoW", user_class=True)
+    with pytest.raises(InputError, match="accepted only when typed on the command line"):
+        check_model_spec("robustlab.models.torch_models:BoW")
+    with pytest.raises(InputError, match="cannot import mypkg"):
+        check_model_spec("mypkg.models:MyClassifier", user_class=True)
+    with pytest.raises(InputError, match="not a robustlab TextClassifier"):
+        check_model_spec("subprocess:Popen", user_class=True)
     for bad, msg in (("bow$(x)", "unknown model"), ("bow-$(x)", "not a valid Hugging Face id"),
                      ("a/b/c", "not a valid Hugging Face id"), ("bow:hidden", "bad parameter"),
                      ("./no/such/dir", "no such model directory"), ("", "empty")):

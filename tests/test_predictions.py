@@ -10,7 +10,7 @@ from learnability_toy import toy_spec
 
 from robustlab.cli import main
 from robustlab.data.files import read_rows
-from robustlab.runs.store import RunStore
+from robustlab.runs.store import SCHEMA_VERSION, RunStore
 from robustlab.studies.learnability.predictions import (
     failing_examples,
     failure_summary,
@@ -113,4 +113,4 @@ def test_schema_1_store_still_opens(tmp_path):
     with RunStore(tmp_path) as rw:  # a writer upgrades it in place
         assert rw.has_predictions_table()
         version = rw.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        assert version[0] == "2"
+        assert version[0] == str(SCHEMA_VERSION)

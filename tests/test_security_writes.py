@@ -316,7 +316,7 @@ def test_report_to_stdout_keeps_messages_off_it(tmp_path, scores):
 def test_markdown_report_with_figures_needs_a_file(tmp_path, monkeypatch):
     from robustlab import report
 
-    monkeypatch.setattr(report, "build_document", lambda dirs: object())
+    monkeypatch.setattr(report, "build_document", lambda dirs, warn=None: object())
     monkeypatch.setattr(report, "figures", lambda doc: [object()])
     with pytest.raises(InputError, match="figures are PNG files"):
         report.write_report([tmp_path], "/dev/null", "md")
@@ -378,6 +378,27 @@ def test_report_failures_correlate_outputs_cannot_be_the_run_files(tmp_path, sco
     err = one_line_error(cli("correlate", run, "--json", run / "summary.json"))
     assert "--json" in err and "is the same file as" in err
     assert digest(run / "store.sqlite") == store and digest(run / "summary.json") == summary
+
+
+def test_every_user_named_output_creates_its_missing_parent_directories(tmp_path, src, scores):
+    """One rule for every file the user names (perturb/augment -o, --train-file, report --out,
+    failures --csv, correlate --json, --junit-xml): missing parent directories are created, as
+    TextAttack's CSV and summary loggers do and as every study's --out run directory is; so
+    `-o out/new/x.tsv` is not bad input (a parent that is a file is, see test_bad_inputs).
+    All of them write through robustlab.outputs.open_output, which makes the parents."""
+    run = tmp_path / "run"
+    assert cli("cross-domain", "scores", scores, "--out", run, *SMALL).returncode == 0
+    written = {
+        "perturb": ("perturb", "-p", "char_swap", "-i", src, "-o", tmp_path / "a/b/p.tsv"),
+        "augment": ("augment", "-p", "char_swap", "-i", src, "-o", tmp_path / "c/d/a.tsv",
+                    "--label-column", "label", "--train-file", tmp_path / "e/f/t.tsv"),
+        "report": ("report", run, "--out", tmp_path / "g/h/r.html"),
+    }
+    for name, argv in written.items():
+        proc = cli(*argv)
+        assert proc.returncode == 0, (name, proc.stderr)
+    for rel in ("a/b/p.tsv", "c/d/a.tsv", "e/f/t.tsv", "g/h/r.html"):
+        assert (tmp_path / rel).is_file() and (tmp_path / rel).stat().st_size > 0, rel
 
 
 def test_junit_xml_cannot_be_the_plan(tmp_path):

@@ -185,9 +185,14 @@ def run(args: argparse.Namespace) -> int:
                          f"per row (rows out = rows in x (N + 1); {MAX_COPIES} copies of a 10k-row "
                          "file is already 10^8 rows)")
     try:
-        perts = [build_perturbation(s, args.param, args.pps) for s in specs]
+        perts = [build_perturbation(s, args.param, args.pps,
+                                     trusted=getattr(args, "trusted", True)) for s in specs]
         plan = plan_output(args)
         train = None
+        if args.label_column is not None and not args.train_file:
+            plan.reader.column_name(args.label_column)  # an unknown column: one line, as below
+            raise InputError("--label-column names the label column of --train-file (the "
+                             "output keeps every column as it is); give --train-file too")
         if args.train_file:
             label = plan.reader.column_name(args.label_column or "label")
             if label == plan.column:

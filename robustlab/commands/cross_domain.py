@@ -216,7 +216,8 @@ def _log(args: argparse.Namespace) -> Any:
 def run_mt(args: argparse.Namespace) -> int:
     from robustlab.studies.cross_domain.study import MT
 
-    ctx = RunContext(plots=not args.no_plots, progress=False, trusted=True, log=_log(args))
+    ctx = RunContext(plots=not args.no_plots, progress=False,
+                     trusted=getattr(args, "trusted", True), log=_log(args))
     outcome = run_study(MT(mt_study(args)), args.out, ctx)
     summary = outcome.summary
     print_table(summary)
@@ -233,8 +234,8 @@ def run_clf(args: argparse.Namespace) -> int:
     if not args.quiet:
         echo(f"robustlab cross-domain: data root {study.root} ({origin})", file=sys.stderr)
     ctx = RunContext(executor=args.executor, workers=args.workers, device=args.device,
-                     plots=not args.no_plots, progress=not args.quiet, trusted=True,
-                     log=_log(args))
+                     plots=not args.no_plots, progress=not args.quiet,
+                     trusted=getattr(args, "trusted", True), log=_log(args))
     outcome = run_study(Clf(study, root_origin=origin), args.out, ctx)
     summary = outcome.summary
     print_table(summary)
@@ -254,7 +255,8 @@ def run_scores(args: argparse.Namespace) -> int:
                          consistency=_cfg(args))
     config.validate()
     if args.out:
-        ctx = RunContext(plots=not args.no_plots, progress=False, trusted=True, log=_log(args))
+        ctx = RunContext(plots=not args.no_plots, progress=False,
+                         trusted=getattr(args, "trusted", True), log=_log(args))
         summary = run_study(Scores(config), args.out, ctx).summary
     else:
         study = Scores(config)

@@ -65,11 +65,20 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"--limit {args.limit}: must be 0 or more")
     refuse_same_file({"--csv": args.export},
                      {f"RUN_DIR {f.name}": f for f in run_files(args.run_dir)})
+    if args.export and args.export != "-" and Path(args.export).suffix.lower() not in (
+            "", ".csv", ".tsv", ".jsonl"):  # the extension picks the format: never CSV in .xlsx
+        raise InputError(f"--csv {args.export}: writes .csv, .tsv or .jsonl (chosen by the "
+                         "file's extension); name the file with one of them, or - for stdout")
     with RunStore(Path(args.run_dir), readonly=True) as store:
+        rows = failing_examples(store, perturbation=args.perturbation, model=args.model,
+                                seed=args.seed, contains=args.contains)
         summary = [s for s in failure_summary(store)
                    if (args.perturbation is None or s["perturbation"] == args.perturbation)
                    and (args.model is None or s["model"] == args.model)
                    and (args.seed is None or s["seed"] == args.seed)]
+        skipped = store.skipped_line()  # damaged cells: named, and left out of both tables
+        if skipped:
+            echo(f"robustlab failures: warning: {skipped}", file=sys.stderr)
         if not summary:
             raise InputError(
                 f"{args.run_dir}: no stored predictions"

@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.resources import ResourceMissing
 
     try:
-        pert = build_perturbation(args.perturbation, args.param, args.pps)
+        pert = build_perturbation(args.perturbation, args.param, args.pps,
+                                  trusted=getattr(args, "trusted", True))
         plan = plan_output(args)
     except ResourceMissing as exc:
         raise RobustlabError(str(exc)) from None

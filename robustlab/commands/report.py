@@ -36,7 +36,10 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.outputs import is_stdout
     from robustlab.report import write_report
 
-    path = write_report([Path(d) for d in args.run_dirs], args.out, args.format)
+    def warn(line: str) -> None:
+        echo(f"robustlab report: warning: {line}", file=sys.stderr)
+
+    path = write_report([Path(d) for d in args.run_dirs], args.out, args.format, warn=warn)
     if is_stdout(args.out):
         if not args.quiet:
             echo(f"report: {path}", file=sys.stderr)

@@ -71,9 +71,19 @@ def check(args: argparse.Namespace) -> None:
     """Pre-run checks (options only; the data is read by ``run``): run before anything exists."""
     from robustlab.data.datasets import resolve_dataset
     from robustlab.errors import InputError
-    from robustlab.models.registry import check_model_spec, is_saved_model
-    from robustlab.options import at_least
+    from robustlab.models.params import check_params, family_of
+    from robustlab.models.registry import (
+        USER_CLASS,
+        check_model_spec,
+        is_saved_model,
+        parse_model_spec,
+    )
+    from robustlab.options import at_least, dataset_spec
 
+    if USER_CLASS.match(args.model) and not args.model.startswith("hf:"):
+        raise InputError(f"--model {args.model}: train builds a model family or a checkpoint; "
+                         "a TextClassifier class of your own is trained by the studies "
+                         "(learnability, robustness, cent, cross-domain clf)")
     check_model_spec(args.model)
     if is_saved_model(args.model):
         raise InputError(f"--model {args.model}: is already a trained model; pass a family or a "
@@ -81,10 +91,13 @@ def check(args: argparse.Namespace) -> None:
     resolve_dataset(args.dataset)
     if args.test_dataset:
         resolve_dataset(args.test_dataset, "--test-dataset")
+    dataset_spec(args)  # file options with a dataset name are refused, not ignored
     at_least(args, 1, "steps", "max_examples")
     if not 0 < args.test_size < 1:
         raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
-    _params(args.param)
+    name, spec_params = parse_model_spec(args.model)  # with --param and --steps, in range
+    extra = {**_params(args.param), **({"steps": args.steps} if args.steps is not None else {})}
+    check_params(family_of(name), {**spec_params, **extra})
 
 
 #: most training examples scored for the printed training accuracy

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +358,17 @@ def load_file(path: str | Path, *, text_column: str | int | None = None,
     return Dataset(texts, labels, path.name, names, src)
 
 
+def _number(text: str) -> Decimal | None:
+    """A label written as a finite number (``1``, ``1.0``, ``1e3``), else None (a name)."""
+    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text):
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return value if value.is_finite() and abs(value.adjusted()) < 100 else None
+
+
 def _guess_label_column(table: Any) -> str:
     ints = [c for c in table.columns
             if all(re.fullmatch(r"-?\d+", str(r.get(c, "")).strip()) for r in table.rows[:200])]
@@ -368,10 +380,18 @@ def _guess_label_column(table: Any) -> str:
 
 def _parse_labels(values: list[Any], lines: list[int], path: Path,
                   col: str) -> tuple[list[int], list[str] | None]:
-    """Integer labels are kept (and must be 0..C-1); string labels map to sorted names."""
+    """Integer labels are kept (and must be 0..C-1); string labels map to sorted names. A
+    number that is not an integer (``1.5``: a score, not a class) is refused by line."""
     strs = ["" if v is None else str(v).strip() for v in values]
-    if all(re.fullmatch(r"-?\d+(\.0+)?", s) for s in strs):
-        labels = [int(float(s)) for s in strs]
+    numbers = [_number(s) for s in strs]
+    frac = next(((s, ln) for s, n, ln in zip(strs, numbers, lines, strict=True)
+                 if n is not None and not n == n.to_integral_value()), None)
+    if frac is not None:
+        raise InputError(f"{path}: line {frac[1]}: label {frac[0]!r} in column {col!r} is not "
+                         "an integer; labels are integers 0..C-1 or class names (a score is "
+                         "not a class: round or bin it first)")
+    if all(n is not None for n in numbers):
+        labels = [int(n) for n in numbers]  # exact: 10**30 stays 10**30 and is refused
         check_labels(labels, len(labels), where=f"{path}: column {col!r}", min_classes=1)
         return labels, None
     blank = next((ln for s, ln in zip(strs, lines, strict=True) if not s), None)

@@ -8,6 +8,9 @@ import numpy as np
 
 from robustlab.errors import InputError
 
+#: the most classes a label may name (a label of 10**30 is a mistake, not a class index)
+MAX_CLASSES = 1_000_000
+
 
 def check_labels(labels: Sequence[int], n_texts: int, where: str = "labels",
                  min_classes: int = 2) -> np.ndarray:
@@ -21,9 +24,16 @@ def check_labels(labels: Sequence[int], n_texts: int, where: str = "labels",
     if len(labels) != n_texts:
         raise InputError(f"{where}: {len(labels)} labels for {n_texts} texts; they must match")
     try:
-        arr = np.asarray([int(v) for v in labels], dtype=np.int64)
+        ints = [int(v) for v in labels]
+        big = next((v for v, i in zip(labels, ints, strict=True) if i >= MAX_CLASSES), None)
+        if big is not None:
+            raise InputError(f"{where}: labels must be integers 0..C-1, got {big!r} (more than "
+                             f"{MAX_CLASSES:,} classes is not a classification task)")
+        arr = np.asarray(ints, dtype=np.int64)
         bad = [v for v, a in zip(labels, arr, strict=True) if float(v) != float(a)]
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, InputError):
+            raise
         raise InputError(f"{where}: labels must be integers 0..C-1 ({exc})") from exc
     if bad:
         raise InputError(f"{where}: labels must be integers 0..C-1, got {bad[0]!r}")

@@ -48,8 +48,9 @@ class PerturbReport:
                 f"{self.n_failed} failed")
 
 
-def build_perturbation(spec: str, params: list[str], pps: int | None):
-    """The perturbation named by the CLI flags (spec, --param, --pps), validated."""
+def build_perturbation(spec: str, params: list[str], pps: int | None, *, trusted: bool = False):
+    """The perturbation named by the CLI flags (spec, --param, --pps), validated. ``trusted``:
+    the spec was typed on this command line (may name ``module:Class``; robustlab.trust)."""
     from robustlab.perturbations.base import PerturbationError
     from robustlab.perturbations.registry import parse_params, parse_spec
 
@@ -63,7 +64,7 @@ def build_perturbation(spec: str, params: list[str], pps: int | None):
             raise PerturbationError(f"--pps {pps}: must be a positive integer (paper 001: 1-4)")
         overrides["pps"] = pps
     try:
-        return parse_spec(spec, **overrides)
+        return parse_spec(spec, trusted=trusted, **overrides)
     except PerturbationError as exc:
         if pps is not None and "unknown parameter(s) pps" in str(exc):
             raise PerturbationError(f"{spec} does not take --pps ({exc})") from None

@@ -35,6 +35,7 @@ import enum
 import importlib
 import inspect
 import random
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -278,6 +279,20 @@ ON_ERROR = ("raise", "unchanged")
 _FOLDER_MODULES = ("nlaugmenter.transformations.{}.transformation", "transformations.{}.transformation")
 
 
+def names_a_folder(target: str) -> bool:
+    """Whether ``target`` (``nlaugmenter:TARGET``) names NL-Augmenter's transformation by its
+    folder, in either spelling: ``<folder>`` or the class in that folder's module
+    (``nlaugmenter.transformations.<folder>.transformation.Class``, or the older top-level
+    ``transformations.…``; the papers preset and runs stored by earlier versions spell it so).
+    Such a spec is registered, not an arbitrary import path: it is accepted from data too."""
+    if target.isidentifier():
+        return True
+    module_name, _, cls_name = target.rpartition(".")
+    folder = _transformation_folder(module_name)
+    return (cls_name.isidentifier() and folder is not None and folder.isidentifier()
+            and module_name in {p.format(folder) for p in _FOLDER_MODULES})
+
+
 def _transformation_folder(module_name: str) -> str | None:
     """``butter_fingers_perturbation`` for NL-Augmenter's ``…transformations.<folder>.transformation``."""
     parts = module_name.split(".")
@@ -286,10 +301,32 @@ def _transformation_folder(module_name: str) -> str | None:
     return None
 
 
+#: the modules that define NL-Augmenter's SentenceOperation base (today's package, the older
+#: top-level layout) and robustlab's stand-in
+_BASE_MODULES = ("nlaugmenter.interfaces.SentenceOperation", "interfaces.SentenceOperation",
+                 __name__)
+
+
+def is_operation_class(cls: Any) -> bool:
+    """What a spec may name as an NL-Augmenter transformation: a class (not a base itself)
+    whose ancestors include a class called ``SentenceOperation`` defined in NL-Augmenter's
+    ``interfaces.SentenceOperation`` module (either layout) or robustlab's stand-in, that
+    defines ``generate``, and that is not from the standard library. Checked by the ancestors'
+    module names, so NL-Augmenter need not be importable to tell; nothing else is ever called."""
+    if not isinstance(cls, type) or cls.__name__ == "SentenceOperation":
+        return False
+    top = (cls.__module__ or "").partition(".")[0]
+    if top in sys.stdlib_module_names or top == "builtins":
+        return False
+    bases = cls.__mro__[1:]
+    return callable(getattr(cls, "generate", None)) and any(
+        b.__name__ == "SentenceOperation" and b.__module__ in _BASE_MODULES for b in bases)
+
+
 def _operation_in(module: Any) -> type | None:
     """The SentenceOperation class a transformation module defines (None if not exactly one)."""
     found = [c for c in vars(module).values() if isinstance(c, type)
-             and c.__module__ == module.__name__ and callable(getattr(c, "generate", None))]
+             and c.__module__ == module.__name__ and is_operation_class(c)]
     return found[0] if len(found) == 1 else None
 
 
@@ -380,8 +417,8 @@ def _resolve_folder(folder: str) -> type:
         cls = _operation_in(module)
         if cls is None:
             raise PerturbationError(
-                f"{spec}: {name} does not define exactly one class with "
-                "generate(); give nlaugmenter:<module.ClassName>")
+                f"nlaugmenter:{folder}: {name} does not define exactly one SentenceOperation "
+                "subclass; give nlaugmenter:<module.ClassName> on the command line")
         return cls
     raise PerturbationError(f"{spec}: cannot import NL-Augmenter's transformation {folder!r}: "
                             f"{_not_found(folder, absent)}")
@@ -442,28 +479,25 @@ def _construct(spec: str, cls: type, params: dict[str, Any]) -> Any:
 def from_spec(target: str, **params: Any) -> NLAugmenterPerturbation:
     """``nlaugmenter:<folder>[:k=v,...]`` (NL-Augmenter's transformation folder name, e.g.
     ``butter_fingers_perturbation``) or ``nlaugmenter:package.module.ClassName[:k=v,...]``
-    (for :func:`registry.parse_spec`).
+    (for :func:`registry.parse_spec`, which lets the latter through only when the user typed
+    it). The class must pass :func:`is_operation_class` before it is called.
 
     Parameters named reseed/level/asymmetric/label_preserving configure the wrapper; the others
     (e.g. ``max_outputs``, ``seed``) go to the operation's constructor.
     """
+    from robustlab.perturbations.registry import import_class
+
     module_name, _, cls_name = target.rpartition(".")
     spec = f"nlaugmenter:{target}"
     if not module_name:
         cls = _resolve_folder(target)
     else:
         with _no_downloads(spec):
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as exc:
-                if not _is_the_module(exc, module_name):
-                    raise  # the module is there; one of its own imports is missing
-                raise PerturbationError(
-                    f"{spec}: cannot import {module_name} (no module {exc.name!r}); is "
-                    "NL-Augmenter (or your module) on PYTHONPATH?") from None
-        cls = getattr(module, cls_name, None)
-        if not isinstance(cls, type):
-            raise PerturbationError(f"{spec}: {module_name} has no class {cls_name}")
+            cls = import_class(module_name, cls_name, spec)
+    if not is_operation_class(cls):
+        raise PerturbationError(
+            f"{spec}: {cls.__module__}.{cls.__qualname__} is not an NL-Augmenter "
+            "SentenceOperation subclass; refused (nothing was called)")
     wrapper = {k: params.pop(k) for k in list(params) if k in _WRAPPER_KEYS}
     return from_nlaugmenter(_construct(spec, cls, params), **wrapper)
 

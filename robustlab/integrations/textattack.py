@@ -312,19 +312,32 @@ def _no_nltk_downloads() -> Iterator[None]:
 
 def from_spec(target: str, **params: Any) -> TextAttackPerturbation:
     """``textattack:Name[:k=v,...]``: Name from ``textattack.transformations`` or
-    ``textattack.augmentation`` (e.g. WordSwapWordNet, WordSwapQWERTY, EasyDataAugmenter).
+    ``textattack.augmentation`` (e.g. WordSwapWordNet, WordSwapQWERTY, EasyDataAugmenter), or
+    ``textattack:package.module.Class`` (a spec the user typed: :func:`registry.parse_spec`
+    lets it through only then). Either way the class must be a concrete TextAttack
+    ``Transformation`` or ``Augmenter`` subclass before it is called.
     pps/level/asymmetric/label_preserving configure the wrapper; the rest go to Name's constructor.
     """
-    ta = _textattack()
-    cls = getattr(ta.transformations, target, None) or getattr(ta.augmentation, target, None)
-    if not isinstance(cls, type):
-        import difflib as _d
+    from robustlab.perturbations.registry import check_class, import_class
 
-        names = [n for n in dir(ta.transformations) + dir(ta.augmentation) if n[:1].isupper()]
-        close = _d.get_close_matches(target, names, n=3)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise PerturbationError(f"textattack:{target}: no such TextAttack transformation or "
-                                f"augmenter.{hint}")
+    ta = _textattack()
+    spec = f"textattack:{target}"
+    kinds = (ta.transformations.Transformation, ta.augmentation.Augmenter)
+    what = "a TextAttack Transformation or Augmenter subclass"
+    module_name, _, cls_name = target.rpartition(".")
+    if module_name:
+        cls = check_class(import_class(module_name, cls_name, spec), kinds, what, spec)
+    else:
+        cls = getattr(ta.transformations, target, None) or getattr(ta.augmentation, target, None)
+        if not isinstance(cls, type):
+            import difflib as _d
+
+            names = [row["name"].partition(":")[2] for row in available_components()]
+            close = _d.get_close_matches(target, names, n=3)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise PerturbationError(f"textattack:{target}: no such TextAttack transformation or "
+                                    f"augmenter.{hint}")
+        cls = check_class(cls, kinds, what, spec)
     wrapper = {k: params.pop(k) for k in list(params) if k in _WRAPPER_KEYS}
     if "WordNet" in target:
         from robustlab.resources import wordnet

@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
+from robustlab.models.params import check_params
 from robustlab.models.progress import TrainProgress
 from robustlab.textfmt import echo
 
@@ -129,7 +130,7 @@ def _tokenizer(path: str) -> _Tokenizer:
 
     with _quiet_transformers():
         try:
-            tok = AutoTokenizer.from_pretrained(path)
+            tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         except (OSError, ValueError) as exc:
             raise _load_error(path, exc) from exc
     backend = getattr(tok, "backend_tokenizer", None)
@@ -155,7 +156,7 @@ def _pretrained(checkpoint: str, n_labels: int, dev: Any, vocab_len: int) -> _Pr
         try:
             model, info = AutoModelForSequenceClassification.from_pretrained(
                 checkpoint, num_labels=int(n_labels), ignore_mismatched_sizes=True,
-                output_loading_info=True)
+                output_loading_info=True, trust_remote_code=False)
         except (OSError, ValueError) as exc:
             raise _load_error(checkpoint, exc) from exc
     emb = getattr(model.config, "vocab_size", None)
@@ -328,6 +329,9 @@ class HFClassifier(TextClassifier):
         self.num_threads = num_threads
         self.device = device
         self.predict_batch_size = predict_batch_size
+        # values out of range are one InputError here, not a torch traceback in fit
+        for key, value in check_params("hf", vars(self)).items():
+            setattr(self, key, value)
 
     def model_id(self) -> str:
         label = self.name or Path(self.checkpoint).name or self.checkpoint
@@ -379,9 +383,7 @@ class HFClassifier(TextClassifier):
 
         texts = list(texts)
         y = check_labels(labels, len(texts), where="hf.fit")
-        steps = int(self.steps if steps is None else steps)
-        if steps < 1:
-            raise InputError(f"hf: steps must be >= 1, got {steps}")
+        steps = check_params("hf", {"steps": self.steps if steps is None else steps})["steps"]
         dev = resolve_device(self.device)
         amp = autocast_dtype(dev, self.precision)
         enable_fast_math(dev)
@@ -555,7 +557,8 @@ class HFClassifier(TextClassifier):
         obj.device_ = str(resolve_device(obj.device))
         obj._tk()
         with _quiet_transformers():
-            model = AutoModelForSequenceClassification.from_pretrained(d)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                d, trust_remote_code=False)
         obj.model_ = model.float().to(obj.device_)
         obj.model_.eval()
         return obj

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.models.params import check_params, family_of
 
 META_FILE = "robustlab_model.json"
 
@@ -73,8 +74,39 @@ def _unknown(name: str, note: str = "") -> InputError:
         "hub id such as bert-base-cased), or a directory saved by `robustlab train`")
 
 
-#: ``package.module:Class`` naming a user TextClassifier (the studies' build_model accepts it)
-_USER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+#: ``package.module:Class`` naming a user TextClassifier (the studies' build_model accepts it
+#: when the user typed it on the command line)
+USER_CLASS = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+def refuse_user_class(spec: str, trusted: bool) -> None:
+    """A model class named by its import path is code the user chose to run: accepted only from
+    the command line being run, never from a stored run, a plan or a TUI form (those are data)."""
+    if not trusted:
+        raise InputError(
+            f"--model {spec}: a class named by its import path is accepted only when typed on "
+            "the command line; a stored run, a plan or a TUI form may name registered models "
+            f"only (`robustlab list models`). To use it, type --model '{spec}' on the command "
+            "line yourself")
+
+
+def user_model_class(spec: str, *, trusted: bool) -> type | None:
+    """The class a ``package.module:Class`` model spec names, checked to be a concrete robustlab
+    TextClassifier before anything calls it; None when ``spec`` is not of that form. Refused
+    (one line) when not ``trusted`` (the spec came from a stored run, a plan or a TUI form)."""
+    if not USER_CLASS.match(spec) or spec.startswith("hf:"):
+        return None
+    refuse_user_class(spec, trusted)
+    from robustlab.models.base import TextClassifier
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import check_class, import_class
+
+    mod, _, attr = spec.partition(":")
+    try:
+        return check_class(import_class(mod, attr, f"--model {spec}"), TextClassifier,
+                           "a robustlab TextClassifier subclass", f"--model {spec}")
+    except PerturbationError as exc:
+        raise InputError(str(exc)) from None
 
 
 def check_model_spec(spec: str, *, user_class: bool = False) -> str:
@@ -89,6 +121,7 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     text = str(spec).strip()
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():
+        check_params(name, params)  # unknown names, values out of range (models/params.py)
         return text
     p = Path(text).expanduser()
     if is_saved_model(p):
@@ -99,7 +132,7 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
         raise InputError(f"--model {text}: a directory without robustlab_model.json or "
                          "config.json; pass a directory written by `robustlab train` or a HF "
                          "checkpoint")
-    if user_class and _USER_CLASS.match(text) and not text.startswith("hf:"):
+    if user_model_class(text, trusted=user_class) is not None:
         return text
     if text.startswith((".", "/", "~")) or p.exists():
         raise InputError(f"--model {text}: no such model directory")
@@ -149,7 +182,7 @@ def _check_hub_id(hub: str, spec: str) -> None:
 def make_model(name_or_checkpoint: str, **params: Any):
     """A new, untrained classifier for a family name or a Hugging Face checkpoint."""
     name, spec_params = parse_model_spec(name_or_checkpoint)
-    params = {**spec_params, **params}
+    params = check_params(family_of(name), {**spec_params, **params})
     key = name.lower()
     if key in TORCH_FAMILIES:
         from robustlab.models.torch_models import FAMILIES
@@ -212,9 +245,18 @@ def load_model(path_or_name: str | os.PathLike[str], *, device: str | None = Non
 def _read_meta(d: Path) -> dict[str, Any]:
     """The saved model's metadata (plain JSON; never code), or a clear error."""
     try:
-        return json.loads((d / META_FILE).read_text(encoding="utf-8"))
+        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
+    # a model folder is data: it names a registered family (a string), never a class to call
+    if not isinstance(meta, dict) or not isinstance(meta.get("family"), str) or not (
+            meta["family"] in TORCH_FAMILIES or meta["family"] == "hf"):
+        family = meta.get("family") if isinstance(meta, dict) else None
+        raise InputError(f"{d / META_FILE}: unknown model family {family!r:.80}; a saved model "
+                         f"names one of {', '.join([*TORCH_FAMILIES, 'hf'])}")
+    if not isinstance(meta.get("params", {}), dict):
+        raise InputError(f"{d / META_FILE}: params must be a JSON object")
+    return meta
 
 
 def load_saved(directory: str | os.PathLike[str], device: str | None = None):

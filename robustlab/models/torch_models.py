@@ -30,6 +30,7 @@ from robustlab.data.labels import check_labels
 from robustlab.errors import InputError
 from robustlab.models.base import TextClassifier
 from robustlab.models.device import resolve_device  # re-exported: hf.py and older callers
+from robustlab.models.params import TORCH_COMMON, TORCH_DEFAULTS, check_params
 from robustlab.models.progress import TrainProgress
 from robustlab.models.vocab import (
     PAD_ID,
@@ -43,28 +44,9 @@ from robustlab.models.vocab import (
 META_FILE = "robustlab_model.json"
 WEIGHTS_FILE = "model.safetensors"
 
-#: parameters every torch family accepts (per-family defaults override some of them)
-COMMON: dict[str, Any] = {
-    "steps": 200,          # optimiser steps per fit (same across a study)
-    "batch_size": 64,
-    "lr": 2e-3,            # Adam
-    "weight_decay": 0.0,
-    "embed_dim": 64,
-    "hidden": 64,
-    "dropout": 0.2,
-    "max_len": 50,         # tokens per example (pairs: shared between the sides)
-    "max_vocab": 30000,
-    # Training singletons map to <unk>, so the <unk> embedding is trained on the rare-word
-    # distribution that unseen (e.g. perturbed) test words resemble; with min_freq=1 it stayed at
-    # its random init. Measured on SST-2 dev, 3 seeds, 200 steps: textrnn 0.728 -> 0.755,
-    # bow 0.765 -> 0.772 accuracy, with a smaller seed spread.
-    "min_freq": 2,
-    "lowercase": False,    # keep case: case perturbations must stay visible to the model
-    "seed": 0,
-    "num_threads": 1,      # torch intra-op threads in fit/predict (small ops: 1 is fastest; None: leave)
-    "device": None,        # None/"auto": CUDA when available, else CPU (runtime, not in model_id)
-    "predict_batch_size": 512,
-}
+#: parameters every torch family accepts (their defaults and allowed values live in
+#: :mod:`robustlab.models.params`, torch-free, so specs are checked before anything runs)
+COMMON: dict[str, Any] = TORCH_COMMON
 
 
 @contextmanager
@@ -174,11 +156,8 @@ class TorchClassifier(TextClassifier):
 
     def __init__(self, **params: Any) -> None:
         allowed = {**COMMON, **self.defaults}
-        unknown = sorted(set(params) - set(allowed))
-        if unknown:
-            raise InputError(f"{self.family}: unknown parameter(s) {', '.join(unknown)}; "
-                             f"accepted: {', '.join(sorted(allowed))}")
-        for k, v in {**allowed, **params}.items():
+        # unknown names and values out of range: one InputError here, not a torch traceback
+        for k, v in {**allowed, **check_params(self.family, params)}.items():
             setattr(self, k, v)
 
     @classmethod
@@ -206,9 +185,8 @@ class TorchClassifier(TextClassifier):
             steps: int | None = None) -> TorchClassifier:
         texts = list(texts)
         y = check_labels(labels, len(texts), where=f"{self.family}.fit")
-        steps = int(self.steps if steps is None else steps)
-        if steps < 1:
-            raise InputError(f"{self.family}: steps must be >= 1, got {steps}")
+        steps = check_params(self.family, {"steps": self.steps if steps is None else steps}
+                             )["steps"]
         check_nonempty(texts, self.lowercase)
         toks = (flat_tokens(tokenize_example(t, self.lowercase), self.max_len) for t in texts)
         self.vocab_ = Vocab.build(toks, self.max_vocab, self.min_freq)
@@ -357,21 +335,19 @@ class TextRNN(TorchClassifier):
     """
 
     family = "textrnn"
-    defaults: ClassVar[dict[str, Any]] = {"cell": "lstm", "bidirectional": True, "layers": 1,
-                                          "lr": 4e-3}
+    defaults: ClassVar[dict[str, Any]] = TORCH_DEFAULTS["textrnn"]
     net = RNNNet
 
 
 class BoW(TorchClassifier):
     family = "bow"
-    defaults: ClassVar[dict[str, Any]] = {"embed_dim": 100, "hidden": 100, "lr": 5e-3}
+    defaults: ClassVar[dict[str, Any]] = TORCH_DEFAULTS["bow"]
     net = BowNet
 
 
 class CNN(TorchClassifier):
     family = "cnn"
-    defaults: ClassVar[dict[str, Any]] = {"embed_dim": 100, "hidden": 100, "lr": 5e-3,
-                                          "kernel_sizes": (3, 4, 5), "dropout": 0.3}
+    defaults: ClassVar[dict[str, Any]] = TORCH_DEFAULTS["cnn"]
     net = CNNNet
 
     def _min_width(self) -> int:
@@ -382,8 +358,7 @@ class LSTM(TorchClassifier):
     """Seed 002's LSTM: one unidirectional LSTM layer, 100 hidden, max pooling."""
 
     family = "lstm"
-    defaults: ClassVar[dict[str, Any]] = {"embed_dim": 100, "hidden": 100, "cell": "lstm",
-                                          "bidirectional": False, "layers": 1}
+    defaults: ClassVar[dict[str, Any]] = TORCH_DEFAULTS["lstm"]
     net = RNNNet
 
 
@@ -391,7 +366,7 @@ class Transformer(TorchClassifier):
     """Seed 002's small Transformer: 3 layers, 4 heads, 64 hidden."""
 
     family = "transformer"
-    defaults: ClassVar[dict[str, Any]] = {"layers": 3, "heads": 4, "lr": 3e-3, "dropout": 0.1}
+    defaults: ClassVar[dict[str, Any]] = TORCH_DEFAULTS["transformer"]
     net = TransformerNet
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from robustlab.perturbations.base import Perturbation, PerturbationError
 from robustlab.perturbations.presets import PAPER_PERTURBATIONS, PRESETS  # noqa: F401
+from robustlab.textfmt import echo
 
 _REGISTRY: dict[str, type[Perturbation]] = {}
 _BUILTIN_MODULES = (
@@ -62,7 +63,14 @@ def _load() -> None:
     except Exception:  # pragma: no cover - very old importlib.metadata
         eps = []
     for ep in eps:
-        cls = ep.load()
+        cls = ep.load()  # an installed package: trusted, but it must give what the slot expects
+        if not (isinstance(cls, type) and issubclass(cls, Perturbation)):
+            import sys
+
+            echo(f"warning: entry point {ep.name!r} ({ep.value}) of group "
+                 "robustlab.perturbations is not a robustlab Perturbation subclass; ignored",
+                 file=sys.stderr)
+            continue
         register(cls)
 
 
@@ -165,24 +173,94 @@ def display_label(spec: str) -> str:
     return body
 
 
-def parse_spec(spec: str, **overrides: Any) -> Perturbation:
+def parse_spec(spec: str, *, trusted: bool = False, **overrides: Any) -> Perturbation:
     """Parse ``name`` or ``name:key=value,key=value`` (values parsed as int/float/bool/str),
     optionally followed by ``@label``, the display label (:attr:`Perturbation.display_name`).
 
-    ``textattack:Target[:k=v,...]`` and ``nlaugmenter:<folder | module.Class>[:k=v,...]``
-    resolve through the adapters. ``overrides`` (e.g. from ``--param``) win over parameters in
-    the spec.
+    A spec names a registered thing: a built-in or an installed package's entry point (group
+    ``robustlab.perturbations``), ``nlaugmenter:<folder>`` (NL-Augmenter's transformation
+    folder) or ``textattack:<Name>`` (a TextAttack transformation or augmenter). Only with
+    ``trusted`` (the user typed the spec on this command line) may it name a class by its
+    import path: ``package.module:Class`` (a robustlab Perturbation),
+    ``nlaugmenter:package.module.Class`` or ``textattack:package.module.Class``. Either way the
+    class is checked to be of the slot's kind before it is called (:func:`check_class`).
+    ``overrides`` (e.g. from ``--param``) win over parameters in the spec.
     """
     body, label = split_label(spec)
     name, _, rest = body.partition(":")
     if name in EXTERNAL_PREFIXES:
         target, _, rest = rest.partition(":")
-        params = {**parse_params(rest, spec), **overrides}
+        target = target.strip()
         module = importlib.import_module(EXTERNAL_PREFIXES[name])
-        pert = module.from_spec(target.strip(), **params)
+        if "." in target and not (name == "nlaugmenter" and module.names_a_folder(target)):
+            refuse_untrusted(spec, trusted)  # an import path; a folder's class path is registered
+        params = {**parse_params(rest, spec), **overrides}
+        pert = module.from_spec(target, **params)
+    elif "." in name and name not in _REGISTRY:
+        refuse_untrusted(spec, trusted)
+        cls_name, _, rest = rest.partition(":")
+        cls = check_class(import_class(name.strip(), cls_name.strip(), spec), Perturbation,
+                          "a robustlab Perturbation subclass", spec)
+        pert = _build(cls, spec, {**parse_params(rest, spec), **overrides})
     else:
         pert = make(name, **{**parse_params(rest, spec), **overrides})
     return pert.with_label(label) if label else pert
+
+
+def _build(cls: type[Perturbation], spec: str, params: dict[str, Any]) -> Perturbation:
+    try:
+        pert = cls(**params)
+    except TypeError as exc:
+        raise PerturbationError(f"{spec}: {exc}") from None
+    pert.validate()
+    return pert
+
+
+def refuse_untrusted(spec: str, trusted: bool) -> None:
+    """A class named by its import path is code the user chose to run: accepted only from the
+    command line being run, never from a stored run, a plan or a TUI form (those are data)."""
+    if not trusted:
+        raise PerturbationError(
+            f"{spec!r} names a class by its import path, which is accepted only when typed on "
+            "the command line; a stored run, a plan or a TUI form may name registered "
+            "perturbations only (`robustlab list perturbations`). To use it, pass it yourself "
+            "on the command line (--perturbations or -p)")
+
+
+def import_class(module_name: str, cls_name: str, spec: str) -> type:
+    """``module_name.cls_name`` imported (a trusted spec only), or one clear error."""
+    if not module_name or not cls_name.isidentifier() or not all(
+            part.isidentifier() for part in module_name.split(".")):
+        raise PerturbationError(f"{spec}: expected package.module:ClassName")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise PerturbationError(f"{spec}: cannot import {module_name} ({exc}); is it on "
+                                "PYTHONPATH?") from None
+    cls = getattr(module, cls_name, None)
+    if not isinstance(cls, type):
+        raise PerturbationError(f"{spec}: {module_name} has no class {cls_name}")
+    return cls
+
+
+def _stdlib(cls: type) -> bool:
+    import sys
+
+    top = (cls.__module__ or "").partition(".")[0]
+    return top in sys.stdlib_module_names or top == "builtins"
+
+
+def check_class(cls: Any, base: type | tuple[type, ...], what: str, spec: str) -> type:
+    """``cls`` if it is a concrete subclass of ``base`` defined outside the standard library;
+    else one error naming what the slot expects. Nothing else named by a spec is ever called."""
+    import inspect
+
+    if (not isinstance(cls, type) or not issubclass(cls, base) or cls in (
+            base if isinstance(base, tuple) else (base,)) or inspect.isabstract(cls)
+            or _stdlib(cls)):
+        shown = f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else repr(cls)
+        raise PerturbationError(f"{spec}: {shown} is not {what}; refused (nothing was called)")
+    return cls
 
 
 def parse_value(v: str) -> Any:

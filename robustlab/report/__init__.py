@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from robustlab.errors import InputError
@@ -21,14 +21,20 @@ FORMATS = ("html", "md")
 
 
 def build_document(run_dirs: Sequence[str | os.PathLike[str]], *,
-                   title: str | None = None) -> Document:
-    """The report of ``run_dirs`` as blocks (validates every directory before anything else)."""
+                   title: str | None = None,
+                   warn: Callable[[str], None] | None = None) -> Document:
+    """The report of ``run_dirs`` as blocks (validates every directory before anything else);
+    ``warn`` gets a line for each run whose damaged cells were left out (the report says so
+    too)."""
     from robustlab import __version__
     from robustlab.report import sections
 
     if not run_dirs:
         raise InputError("give at least one run directory")
     runs = [load_run(d) for d in run_dirs]
+    for r in runs:
+        if r.damaged_line and warn is not None:
+            warn(r.damaged_line)
     groups: dict[str, list[RunData]] = {}
     for r in runs:
         groups.setdefault(r.family, []).append(r)
@@ -67,7 +73,8 @@ def default_out(run_dirs: Sequence[str | os.PathLike[str]], fmt: str) -> Path:
 
 
 def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str] | None
-                 = None, fmt: str | None = None) -> Path:
+                 = None, fmt: str | None = None,
+                 warn: Callable[[str], None] | None = None) -> Path:
     """Write the report atomically and return its path. The format follows ``fmt`` or the
     suffix of ``out`` (.md → Markdown, else HTML). Markdown's figures are PNG files in
     ``<name>_figures/`` beside it (written first, so a report that exists is complete)."""
@@ -88,7 +95,7 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     target = output_target(path, user=user)
     refuse_same_file({"--out": path} if user else {},
                      {f"{d}: {f.name}": f for d in run_dirs for f in run_files(d)})
-    doc = build_document(run_dirs)
+    doc = build_document(run_dirs, warn=warn)
     fig_dir = None
     if fmt == "md" and figures(doc):
         if target.kind != "atomic":

@@ -35,6 +35,10 @@ class RunData:
     records: dict[str, list[Any]] = field(default_factory=dict)  # cell key -> records (bias)
     failed: dict[str, str] = field(default_factory=dict)  # cell key -> last error line
     signatures: dict[str, int] = field(default_factory=dict)  # cell signature -> done cells
+    #: cell key -> what failed, for done cells left out because their stored data is damaged
+    damaged: dict[str, str] = field(default_factory=dict)
+    #: one line naming them (count and first keys), None when there are none
+    damaged_line: str | None = None
 
     @property
     def family(self) -> str:
@@ -44,7 +48,7 @@ class RunData:
     @property
     def complete(self) -> bool:
         return bool(self.summary and self.summary.get("complete")) and self.status == "done" \
-            and self.counts.get("done", 0) == sum(self.counts.values())
+            and self.counts.get("done", 0) == sum(self.counts.values()) and not self.damaged
 
     @property
     def incomplete_reason(self) -> str | None:
@@ -54,6 +58,9 @@ class RunData:
         why = [f"run status '{self.status}'", f"{self.counts.get('done', 0)} of {total} cells done"]
         if self.counts.get("failed"):
             why.append(f"{self.counts['failed']} failed")
+        if self.damaged:
+            why.append(f"{len(self.damaged)} left out (damaged stored data: "
+                       f"{', '.join(list(self.damaged)[:3])}{' …' if len(self.damaged) > 3 else ''})")
         if self.summary is None:
             why.append("no summary.json (the run has not finished)")
         elif not self.summary.get("complete"):
@@ -64,7 +71,7 @@ class RunData:
 def load_run(path: str | Path, *, records_for: tuple[str, ...] = ("bias",)) -> RunData:
     """Read one run directory; :class:`InputError` (one clear line) when it is not one.
     Per-cell records (they can be large) are read only for the kinds in ``records_for``."""
-    from robustlab.runs.store import RunStore, StoreError, is_run_dir
+    from robustlab.runs.store import DamagedCell, RunStore, StoreError, is_run_dir
 
     p = Path(path)
     if not p.is_dir():
@@ -91,7 +98,13 @@ def load_run(path: str | Path, *, records_for: tuple[str, ...] = ("bias",)) -> R
             if info.kind in records_for:
                 for c in cells:
                     if c.status == "done":
-                        records[c.key] = store.records(c.key)
+                        try:
+                            records[c.key] = store.records(c.key)
+                        except DamagedCell:  # noted in store.damaged: the cell is left out
+                            pass
+                results = [c.result for c in cells if c.status == "done"
+                           and c.result is not None and c.key not in store.damaged]
+            damaged, damaged_line = dict(store.damaged), store.skipped_line()
     except StoreError as exc:
         raise InputError(str(exc)) from None
     except Exception as exc:  # sqlite3.DatabaseError etc.: a corrupt store is bad input
@@ -111,4 +124,5 @@ def load_run(path: str | Path, *, records_for: tuple[str, ...] = ("bias",)) -> R
                    config=info.config or {}, command=info.command,
                    versions=info.versions or {}, created=info.created, updated=info.updated,
                    error=info.error, counts=counts, summary=summary, results=results,
-                   records=records, failed=failed, signatures=signatures)
+                   records=records, failed=failed, signatures=signatures, damaged=damaged,
+                   damaged_line=damaged_line)

@@ -320,6 +320,7 @@ def run_cells(
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         raise ValueError("duplicate cell keys in a study")
+    _announce_damaged(store.reset_damaged())
     store.add_cells(cells)
     _reclaim_dead(store)
     store.fail_stale(stale_after)
@@ -400,6 +401,16 @@ def run_cells(
     done = sum(1 for k in keys if k in done_now)
     return RunReport(total=len(cells), done=done, failed=counts["failed"],
                      skipped=len(done0 & set(keys)), seconds=time.perf_counter() - t0)
+
+
+def _announce_damaged(found: dict[str, str], shown: int = 5) -> None:
+    """One line per done cell whose stored data was damaged and is computed again."""
+    for key, why in list(found.items())[:shown]:
+        echo(f"robustlab: cell {key}: its stored data is damaged ({why}); computing it again",
+              file=sys.stderr, flush=True)
+    if len(found) > shown:
+        echo(f"robustlab: … and {len(found) - shown} more damaged cells computed again",
+              file=sys.stderr, flush=True)
 
 
 def _held_elsewhere(store: RunStore, keys: set[str], me: str) -> dict[str, str | None]:

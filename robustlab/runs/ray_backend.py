@@ -16,6 +16,14 @@ submission, whatever the size of the data.
   ``CUDA_VISIBLE_DEVICES`` to the GPUs it assigned; a task given no GPU gets an empty
   ``CUDA_VISIBLE_DEVICES`` (Ray leaves it untouched by default), so ``--device auto`` on a GPU
   node does not silently share a GPU the scheduler never handed out.
+* **Unreachable clusters.** ``ray.init(address=…)`` retries a head that does not answer for
+  ever, inside C++ code where neither Ctrl-C nor SIGTERM gets through (Ray's own SIGTERM handler
+  cannot run). :func:`connect` first opens a TCP connection to the address (a refused port, an
+  unknown host or no answer within :data:`PROBE_TIMEOUT` s is one line naming the address),
+  then bounds ``ray.init`` itself by :data:`CONNECT_TIMEOUT` s (``$ROBUSTLAB_RAY_CONNECT_TIMEOUT``
+  overrides it) with a watchdog thread that also answers SIGINT/SIGTERM during the wait: one
+  line and exit 2, 130 or 143. Studies connect before creating their run directory, so nothing
+  is left behind.
 * **Faults.** A task whose worker process or node dies is retried by Ray on any node
   (``max_retries``, default 3); after the last attempt the cell is stored as failed with the
   reason. Ray retries only system failures: a cell that raises is a result (its traceback), so
@@ -24,10 +32,12 @@ submission, whatever the size of the data.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +45,15 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.runs.executor import CellFn, _call, _Pool
 from robustlab.runs.store import Cell
+from robustlab.textfmt import echo
 
 #: attempts after the first when a worker process or node dies mid-cell
 MAX_RETRIES = 3
+#: seconds to open a TCP connection to ``--ray-address`` before calling it unreachable
+PROBE_TIMEOUT = 10.0
+#: seconds ``ray.init`` may take to join the cluster at ``--ray-address`` (a head that accepts
+#: connections but does not answer as Ray); ``$ROBUSTLAB_RAY_CONNECT_TIMEOUT`` overrides it
+CONNECT_TIMEOUT = 60.0
 #: directory under the node's temp dir for node-local caches (``node:NAME`` in cell parameters)
 NODE_CACHE = "robustlab-node-cache"
 NODE_PREFIX = "node:"
@@ -162,8 +178,10 @@ def connect(address: str | None, workers: int = 1) -> None:
         _enable_token_mode()
     from ray.exceptions import AuthenticationError
 
+    _probe(address)
     try:
-        ray.init(address=address, **kwargs)
+        with _bounded(address, connect_timeout()):
+            ray.init(address=address, **kwargs)
     except AuthenticationError as exc:
         raise InputError(f"--ray-address {address}: token authentication is on but no token "
                          f"was found here; {_auth_fix(address)}") from exc
@@ -179,6 +197,108 @@ def connect(address: str | None, workers: int = 1) -> None:
         raise InputError(f"--ray-address {address}: cannot join the Ray cluster ({exc}); "
                          f"{hint}") from exc
     _OWNED = True
+
+
+def connect_timeout() -> float:
+    """:data:`CONNECT_TIMEOUT`, or ``$ROBUSTLAB_RAY_CONNECT_TIMEOUT`` when set (seconds > 0)."""
+    text = os.environ.get("ROBUSTLAB_RAY_CONNECT_TIMEOUT")
+    if not text:
+        return CONNECT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise InputError(f"ROBUSTLAB_RAY_CONNECT_TIMEOUT={text!r}: expected seconds > 0")
+    return value
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``host:port`` of a cluster address (``ray://`` client addresses too; ``[v6]:port``);
+    None for what Ray resolves itself (``auto``, ``local``) or cannot be parsed here."""
+    text = address.strip()
+    if "://" in text:
+        text = text.split("://", 1)[1]
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _probe(address: str) -> None:
+    """A TCP connection to the head, opened and closed: an address nothing listens on is one
+    line now, instead of Ray's endless retries."""
+    import socket
+
+    target = _host_port(address)
+    if target is None:
+        return
+    try:
+        socket.create_connection(target, timeout=PROBE_TIMEOUT).close()
+    except socket.gaierror as exc:
+        why = f"the host name does not resolve ({exc.strerror or exc})"
+    except TimeoutError:
+        why = f"no answer within {PROBE_TIMEOUT:g} s"
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    else:
+        return
+    raise InputError(f"--ray-address {address}: cannot reach the Ray cluster: {why}; check the "
+                     "address (the head's GCS port, 6379 by default) and that `ray start "
+                     "--head` runs there")
+
+
+@contextlib.contextmanager
+def _bounded(address: str, timeout: float) -> Iterator[None]:
+    """Run the body (``ray.init``) with a watchdog: after ``timeout`` seconds, or on SIGINT or
+    SIGTERM (seen through the signal wakeup fd: the handlers themselves cannot run while Ray
+    blocks in C++), print one line and end the process. Outside the main thread (no wakeup fd
+    there) only the timeout applies."""
+    import signal
+    import sys
+    import threading
+
+    done = threading.Event()
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        old_fd = None
+
+    def watch() -> None:
+        import select
+
+        end = time.monotonic() + timeout
+        while not done.is_set():
+            left = end - time.monotonic()
+            if left <= 0:
+                _give_up(f"robustlab: error: --ray-address {address}: the Ray cluster did not "
+                         f"answer within {timeout:g} s (set ROBUSTLAB_RAY_CONNECT_TIMEOUT to "
+                         "wait longer); nothing was created", 2)
+            ready = select.select([read_fd], [], [], min(left, 0.5))[0]
+            if ready and not done.is_set():
+                signals = set(os.read(read_fd, 64))
+                if signals & {signal.SIGINT, signal.SIGTERM}:
+                    term = signal.SIGTERM in signals
+                    _give_up(f"robustlab: interrupted while joining the Ray cluster at "
+                             f"{address}; nothing was created", 143 if term else 130)
+
+    def _give_up(line: str, code: int) -> None:
+        echo(line, file=sys.stderr, flush=True)
+        os._exit(code)  # ray.init cannot be interrupted from Python: end the process
+
+    thread = threading.Thread(target=watch, name="robustlab-ray-connect", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        if old_fd is not None:
+            signal.set_wakeup_fd(old_fd)
+        thread.join(1.0)
+        os.close(read_fd)
+        os.close(write_fd)
 
 
 def disconnect() -> None:

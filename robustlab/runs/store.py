@@ -17,11 +17,20 @@ Contract (what callers and the TUI may rely on):
 * **Schema is versioned in the file** (``meta`` table). A store written by a newer schema is
   refused with a clear message. Schema 2 added the ``predictions`` table (per-example
   predictions before/after perturbation); a schema-1 store still opens: read-only it simply has
-  no predictions, and a writer adds the table and records version 2.
+  no predictions, and a writer adds the table and records version 2. Schema 3 added a CRC-32
+  column beside every payload (``run.crc``, ``cells.params_crc``/``result_crc``, ``records.crc``,
+  ``predictions.crc``); older rows keep none (NULL), and a writer adds the columns in place.
 * Readers (the TUI) open the store read-only and never block writers.
 * **Damage is caught, not computed on.** Resuming (:meth:`RunStore.init_run` on an existing run)
   runs SQLite's ``PRAGMA quick_check`` first and refuses a damaged file with the way to recover
   (:meth:`RunStore.quick_check`, which the TUI also shows).
+* **Every payload is verified when it is read** (:mod:`robustlab.runs.payloads`: its checksum,
+  else UTF-8, JSON and type), because a damaged byte inside a row passes ``quick_check``. A
+  reader skips a damaged cell and notes it in :attr:`RunStore.damaged` (key -> what failed) for
+  the caller to name (:meth:`RunStore.skipped_line`); reading one cell's records or predictions
+  raises :class:`DamagedCell`; a damaged run row raises :class:`StoreError` with the way to
+  recover. Resuming (:meth:`RunStore.reset_damaged`, called by the executor) puts damaged done
+  cells back to pending, so they are computed again.
 * **Inputs are pinned.** ``init_run(inputs=…)`` stores each input's fingerprint on the first run
   and refuses a resume whose inputs differ, naming them and both fingerprints. The input files
   recorded under ``config["inputs"]`` (:mod:`robustlab.runs.inputs`) are compared by checksum,
@@ -40,6 +49,7 @@ import socket
 import sqlite3
 import stat
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -49,6 +59,7 @@ from typing import Any
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.outputs import json_default, resolve_run_dir
+from robustlab.runs import payloads
 from robustlab.runs.inputs import KEY as INPUTS_KEY
 from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
@@ -56,7 +67,7 @@ from robustlab.runs.inputs import split_config
 from robustlab.runs.procs import process_start
 from robustlab.textfmt import echo
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 STORE_NAME = "store.sqlite"
 CELL_STATES = ("pending", "running", "done", "failed")
 
@@ -75,7 +86,8 @@ CREATE TABLE IF NOT EXISTS run (
     updated REAL NOT NULL,
     heartbeat REAL,
     error TEXT,
-    versions TEXT
+    versions TEXT,
+    crc INTEGER
 );
 CREATE TABLE IF NOT EXISTS cells (
     key TEXT PRIMARY KEY,
@@ -91,13 +103,16 @@ CREATE TABLE IF NOT EXISTS cells (
     started REAL,
     finished REAL,
     seconds REAL,
-    heartbeat REAL
+    heartbeat REAL,
+    params_crc INTEGER,
+    result_crc INTEGER
 );
 CREATE INDEX IF NOT EXISTS cells_status ON cells(status);
 CREATE TABLE IF NOT EXISTS records (
     cell TEXT NOT NULL,
     idx INTEGER NOT NULL,
     payload TEXT NOT NULL,
+    crc INTEGER,
     PRIMARY KEY (cell, idx)
 );
 CREATE TABLE IF NOT EXISTS predictions (
@@ -110,6 +125,7 @@ CREATE TABLE IF NOT EXISTS predictions (
     prob_before REAL,
     pred_after,
     prob_after REAL,
+    crc INTEGER,
     PRIMARY KEY (cell, idx)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -121,6 +137,10 @@ CREATE TABLE IF NOT EXISTS events (
 );
 """
 
+#: the checksum columns schema 3 added to the tables of schema 2: (table, column)
+_CRC_COLUMNS = (("run", "crc"), ("cells", "params_crc"), ("cells", "result_crc"),
+                ("records", "crc"), ("predictions", "crc"))
+
 
 #: the columns of one stored prediction (besides its cell): the test example's index, its text
 #: before and after the perturbation, its label, and the model's prediction and probability of
@@ -131,6 +151,15 @@ PREDICTION_FIELDS = ("idx", "original", "perturbed", "label", "pred_before", "pr
 
 class StoreError(RobustlabError):
     """The store is missing, corrupt, or from a newer robustlab."""
+
+
+class DamagedCell(StoreError):
+    """One cell's stored payload (result, params, records, predictions) does not verify."""
+
+    def __init__(self, path: Path, key: str, reason: str) -> None:
+        super().__init__(f"{path}: cell {key}: {reason} (the stored data is damaged); rerun the "
+                         "study's command to recompute it")
+        self.key, self.reason = key, reason
 
 
 def recovery_hint(path: Path) -> str:
@@ -201,6 +230,9 @@ class RunStore:
         if readonly and not self.path.exists():
             raise StoreError(f"no run store at {self.path} (not a robustlab run directory?)")
         self._conn: sqlite3.Connection | None = None
+        self._sums: bool | None = None
+        #: cell key -> what failed, for every damaged cell a read skipped (see skipped_line)
+        self.damaged: dict[str, str] = {}
 
     # ---- connection ---------------------------------------------------------------------------
     @property
@@ -253,6 +285,7 @@ class RunStore:
                 conn.executescript(_SCHEMA)
             conn.execute("PRAGMA busy_timeout=60000")
             conn.row_factory = sqlite3.Row
+            conn.text_factory = payloads.lenient_text  # a damaged text is found, not fatal
             self._check_schema(conn)
         except sqlite3.DatabaseError as exc:
             hint = (f"; {recovery_hint(self.path)}" if "malformed" in str(exc) or
@@ -276,8 +309,36 @@ class RunStore:
                 "upgrade robustlab to write to it"
             )
         if int(row[0]) < SCHEMA_VERSION and not self.readonly:  # _SCHEMA added the new tables
-            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
-                         (str(SCHEMA_VERSION),))
+            conn.execute("BEGIN IMMEDIATE")  # one writer migrates; a concurrent one then sees it
+            try:
+                for table, column in _CRC_COLUMNS:  # schema 3: checksum columns, NULL in old rows
+                    if column not in _columns(conn, table):
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER")
+                conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
+                             (str(SCHEMA_VERSION),))
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @property
+    def sums(self) -> bool:
+        """Whether this store has checksum columns (schema 3; an older store read-only has
+        not, and its rows are verified by decoding and type only)."""
+        if self._sums is None:
+            self._sums = "crc" in _columns(self.conn, "records")
+        return self._sums
+
+    def crc_column(self, column: str = "crc") -> str:
+        """``column`` in a SELECT list, or ``NULL AS column`` in a store without checksums."""
+        return column if self.sums else f"NULL AS {column}"
+
+    def _note(self, key: str, reason: str) -> None:
+        self.damaged.setdefault(key, reason)
+
+    def skipped_line(self) -> str | None:
+        """One line naming the damaged cells reads of this store skipped (None if none)."""
+        return payloads.summary_line(self.damaged, str(self.run_dir))
 
     def close(self) -> None:
         if self._conn is not None:
@@ -325,18 +386,20 @@ class RunStore:
                 raise StoreError(f"{self.path} is damaged (sqlite quick_check: {problem}); "
                                  f"{recovery_hint(self.path)}")
         with self.transaction() as c:
-            row = c.execute("SELECT kind, config, heartbeat, updated FROM run WHERE id=1"
-                            ).fetchone()
+            row = c.execute("SELECT kind, config, versions, crc, heartbeat, updated FROM run "
+                            "WHERE id=1").fetchone()
             if row is None:
+                text, vtext = _dumps(config), _dumps(versions or {})
                 c.execute(
                     "INSERT INTO run (id, kind, name, config, status, command, pid, host, created,"
-                    " updated, heartbeat, versions) VALUES (1,?,?,?,?,?,?,?,?,?,?,?)",
-                    (kind, name, _dumps(config), "running", command, os.getpid(),
-                     socket.gethostname(), now, now, now, _dumps(versions or {})),
+                    " updated, heartbeat, versions, crc) VALUES (1,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (kind, name, text, "running", command, os.getpid(),
+                     socket.gethostname(), now, now, now, vtext, payloads.checksum(text, vtext)),
                 )
                 self._check_inputs(c, inputs or {})
             else:
-                stored, stored_inputs = split_config(json.loads(row["config"]))
+                old_config, _ = self._run_payloads(row)
+                stored, stored_inputs = split_config(old_config)
                 new, new_inputs = split_config(json.loads(_dumps(config)))
                 if row["kind"] != kind or stored != new:
                     raise StoreError(
@@ -354,8 +417,9 @@ class RunStore:
                         "a new run with another --out")
                 keep = merged_inputs(stored_inputs, new_inputs)
                 if keep != stored_inputs:  # roles recorded for the first time (older runs)
-                    c.execute("UPDATE run SET config=? WHERE id=1",
-                              (_dumps({**json.loads(row["config"]), INPUTS_KEY: keep}),))
+                    text = _dumps({**old_config, INPUTS_KEY: keep})
+                    c.execute("UPDATE run SET config=?, crc=? WHERE id=1",
+                              (text, payloads.checksum(text, row["versions"])))
             if row is not None:
                 self._close_invocation(c, row["heartbeat"] or row["updated"])
                 c.execute(
@@ -372,7 +436,10 @@ class RunStore:
             old = _get_meta(c, f"input:{name}")
             if old is None:  # a run started before inputs were pinned: its cells name it
                 cell = c.execute("SELECT params FROM cells LIMIT 1").fetchone()
-                old = json.loads(cell[0]).get(f"{name}_fingerprint") if cell else None
+                try:
+                    old = payloads.load(cell[0], None, "params").get(f"{name}_fingerprint")
+                except (TypeError, payloads.Damaged):  # no cell, or its params are damaged
+                    old = None
             if old and old != fp:
                 raise StoreError(
                     f"{what} changed since this run started ({name} fingerprint {old} stored in "
@@ -411,18 +478,40 @@ class RunStore:
         """Store ``config`` as the run's configuration: only for a run made by an earlier
         version whose configuration means the same study in an older spelling
         (:mod:`robustlab.studies.stored`), so a resume compares like with like."""
+        text = _dumps(config)
         with self.transaction() as c:
-            c.execute("UPDATE run SET config=? WHERE id=1", (_dumps(config),))
+            if "crc" in _columns(c, "run"):  # schema 3: the checksum covers the new text
+                versions = c.execute("SELECT versions FROM run WHERE id=1").fetchone()[0]
+                c.execute("UPDATE run SET config=?, crc=? WHERE id=1",
+                          (text, payloads.checksum(text, versions)))
+            else:
+                c.execute("UPDATE run SET config=? WHERE id=1", (text,))
+
+    def _run_payloads(self, row: sqlite3.Row) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The run row's configuration and versions, verified; a damaged row is a StoreError
+        naming the file and how to recover (nothing of the run can be trusted without it)."""
+        crc = row["crc"] if "crc" in row.keys() else None
+        try:
+            if crc is not None and payloads.checksum(row["config"], row["versions"]) != crc:
+                raise payloads.Damaged("the run's configuration or versions fail their checksum")
+            config = payloads.load(row["config"], None, "the run's configuration")
+            versions = (payloads.load(row["versions"], None, "the run's versions")
+                        if row["versions"] is not None else {})
+        except payloads.Damaged as exc:
+            raise StoreError(f"{self.path} is damaged ({exc}); {recovery_hint(self.path)}"
+                             ) from None
+        return config, versions
 
     def run_info(self) -> RunInfo | None:
         row = self.conn.execute("SELECT * FROM run WHERE id=1").fetchone()
         if row is None:
             return None
+        config, versions = self._run_payloads(row)
         return RunInfo(
-            kind=row["kind"], name=row["name"], config=json.loads(row["config"]),
+            kind=row["kind"], name=row["name"], config=config,
             status=row["status"], command=row["command"], pid=row["pid"], host=row["host"],
             created=row["created"], updated=row["updated"], heartbeat=row["heartbeat"],
-            error=row["error"], versions=json.loads(row["versions"] or "{}"),
+            error=row["error"], versions=versions,
         )
 
     def set_run_status(self, status: str, error: str | None = None) -> None:
@@ -440,16 +529,24 @@ class RunStore:
 
     # ---- cells --------------------------------------------------------------------------------
     def add_cells(self, cells: Sequence[Cell]) -> int:
-        """Register cells (idempotent: existing keys are left as they are). Returns new count."""
+        """Register cells (idempotent: a done cell is left as it is; a cell not done takes the
+        parameters the study gives it now, which is what runs, so damaged stored ones are
+        replaced). Returns the number of new keys."""
         with self.transaction() as c:
             base = c.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM cells").fetchone()[0]
-            before = c.total_changes
+            before = c.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+            rows = []
+            for i, cell in enumerate(cells):
+                text = _dumps(cell.params)
+                rows.append((cell.key, base + i, cell.kind, text, "pending",
+                             payloads.checksum(text)))
             c.executemany(
-                "INSERT OR IGNORE INTO cells (key, seq, kind, params, status) VALUES (?,?,?,?,?)",
-                [(cell.key, base + i, cell.kind, _dumps(cell.params), "pending")
-                 for i, cell in enumerate(cells)],
-            )
-            return c.total_changes - before
+                "INSERT INTO cells (key, seq, kind, params, status, params_crc) VALUES "
+                "(?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET params=excluded.params, "
+                "params_crc=excluded.params_crc WHERE cells.status != 'done' AND "
+                "(cells.params IS NOT excluded.params OR cells.params_crc IS NOT "
+                "excluded.params_crc)", rows)
+            return c.execute("SELECT COUNT(*) FROM cells").fetchone()[0] - before
 
     def claim(self, key: str, worker: str | None = None) -> bool:
         """Atomically mark a pending/failed cell running for ``worker``; False if someone has it."""
@@ -485,17 +582,20 @@ class RunStore:
             if status[0] == "done":
                 return  # done cells are immutable; a duplicate finisher is ignored
             c.execute("DELETE FROM records WHERE cell=?", (key,))
-            c.executemany("INSERT INTO records (cell, idx, payload) VALUES (?,?,?)",
-                          [(key, i, _dumps(r)) for i, r in enumerate(records)])
+            texts = [_dumps(r) for r in records]
+            c.executemany("INSERT INTO records (cell, idx, payload, crc) VALUES (?,?,?,?)",
+                          [(key, i, t, payloads.checksum(t)) for i, t in enumerate(texts)])
             c.execute("DELETE FROM predictions WHERE cell=?", (key,))
             c.executemany(
-                f"INSERT INTO predictions (cell, {', '.join(PREDICTION_FIELDS)}) VALUES "
-                f"(?{',?' * len(PREDICTION_FIELDS)})",
-                [(key, *(p.get(f) for f in PREDICTION_FIELDS)) for p in predictions])
+                f"INSERT INTO predictions (cell, {', '.join(PREDICTION_FIELDS)}, crc) VALUES "
+                f"(?{',?' * (len(PREDICTION_FIELDS) + 1)})",
+                [(key, *(p.get(f) for f in PREDICTION_FIELDS), payloads.prediction_checksum(p))
+                 for p in predictions])
+            text = _dumps(result)
             c.execute(
-                "UPDATE cells SET status='done', result=?, signature=?, seconds=?, finished=?,"
-                " error=NULL, heartbeat=? WHERE key=?",
-                (_dumps(result), signature, seconds, now, now, key),
+                "UPDATE cells SET status='done', result=?, result_crc=?, signature=?, seconds=?,"
+                " finished=?, error=NULL, heartbeat=? WHERE key=?",
+                (text, payloads.checksum(text), signature, seconds, now, now, key),
             )
 
     def fail(self, key: str, error: str) -> None:
@@ -526,29 +626,47 @@ class RunStore:
         return keys
 
     # ---- reading ------------------------------------------------------------------------------
-    def _cell(self, row: sqlite3.Row) -> Cell:
+    def _cell(self, row: sqlite3.Row) -> Cell | None:
+        """The cell of a row, its payloads verified; None (noted in :attr:`damaged`) if one is
+        damaged. A done cell without a result is damaged too: finishing always stores one."""
+        keys = row.keys()
+        try:
+            params = payloads.load(row["params"], row["params_crc"] if "params_crc" in keys
+                                   else None, "params")
+            result = None
+            if row["result"] is not None or row["status"] == "done":
+                result = payloads.load(row["result"], row["result_crc"] if "result_crc" in keys
+                                       else None, "result")
+        except payloads.Damaged as exc:
+            self._note(row["key"], str(exc))
+            return None
         return Cell(
-            key=row["key"], kind=row["kind"], params=json.loads(row["params"]),
-            status=row["status"], result=json.loads(row["result"]) if row["result"] else None,
+            key=row["key"], kind=row["kind"], params=params,
+            status=row["status"], result=result,
             error=row["error"], signature=row["signature"], seconds=row["seconds"],
             started=row["started"], finished=row["finished"], attempts=row["attempts"],
             worker=row["worker"], heartbeat=row["heartbeat"],
         )
 
     def cells(self, status: str | None = None) -> list[Cell]:
+        """The cells (of one status) in study order; damaged ones are skipped and noted."""
         q = "SELECT * FROM cells" + (" WHERE status=?" if status else "") + " ORDER BY seq"
-        return [self._cell(r) for r in self.conn.execute(q, (status,) if status else ())]
+        rows = self.conn.execute(q, (status,) if status else ())
+        return [c for c in map(self._cell, rows) if c is not None]
 
     def cell(self, key: str) -> Cell | None:
+        """One cell, or None when there is none or it is damaged (then noted)."""
         row = self.conn.execute("SELECT * FROM cells WHERE key=?", (key,)).fetchone()
         return self._cell(row) if row else None
 
     def done_results(self, limit: int | None = None) -> list[tuple[str, dict[str, Any]]]:
-        """(key, result) of done cells in study order: the cheap read for result viewers."""
-        q = "SELECT key, result FROM cells WHERE status='done' AND result IS NOT NULL ORDER BY seq"
+        """(key, result) of done cells in study order: the cheap read for result viewers
+        (damaged ones skipped and noted)."""
+        q = "SELECT * FROM cells WHERE status='done' ORDER BY seq"
         rows = self.conn.execute(q + (" LIMIT ?" if limit is not None else ""),
                                  (limit,) if limit is not None else ())
-        return [(k, json.loads(r)) for k, r in rows]
+        return [(c.key, c.result) for c in map(self._cell, rows)
+                if c is not None and c.result is not None]
 
     def done_keys(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT key FROM cells WHERE status='done'")}
@@ -559,9 +677,34 @@ class RunStore:
             out[status] = n
         return out
 
+    def _verified_by_cell(self, rows: Iterable[sqlite3.Row], check: Any, single: str | None
+                          ) -> list[Any]:
+        """Rows (ordered by cell, the cell key first) through ``check(row) -> value``; a cell
+        with one damaged row loses all of its rows (noted), or raises :class:`DamagedCell` when
+        ``single`` names the one cell asked for."""
+        out: list[Any] = []
+        cell, start, bad = None, 0, None
+        for row in rows:
+            key = row[0]
+            if key != cell:
+                cell, start = key, len(out)
+            elif key == bad:
+                continue
+            try:
+                out.append(check(row))
+            except payloads.Damaged as exc:
+                self._note(key, str(exc))
+                if single is not None:
+                    raise DamagedCell(self.path, key, str(exc)) from None
+                bad = key
+                del out[start:]
+        return out
+
     def records(self, key: str | None = None, *, offset: int = 0,
                 limit: int | None = None) -> list[Any]:
-        q = "SELECT payload FROM records"
+        """Per-example records (of one cell), verified: :class:`DamagedCell` for a damaged
+        record of ``key``; without ``key``, a cell with a damaged record is skipped and noted."""
+        q = f"SELECT cell, idx, CAST(payload AS BLOB), {self.crc_column()} FROM records"
         args: list[Any] = []
         if key is not None:
             q += " WHERE cell=?"
@@ -570,7 +713,11 @@ class RunStore:
         if limit is not None:
             q += " LIMIT ? OFFSET ?"
             args += [limit, offset]
-        return [json.loads(r[0]) for r in self.conn.execute(q, args)]
+
+        def check(row: sqlite3.Row) -> Any:
+            return payloads.load_bytes(row[2], row[3], f"record #{row[1]}")
+
+        return self._verified_by_cell(self.conn.execute(q, args), check, key)
 
     def has_predictions_table(self) -> bool:
         """False for a schema-1 store opened read-only (written before predictions existed)."""
@@ -580,10 +727,12 @@ class RunStore:
     def predictions(self, key: str | None = None, *, changed_only: bool = False
                     ) -> list[dict[str, Any]]:
         """Per-example predictions (cell, idx and :data:`PREDICTION_FIELDS`) in cell/idx order;
-        ``changed_only`` keeps the examples whose prediction the perturbation changed."""
+        ``changed_only`` keeps the examples whose prediction the perturbation changed. Each row
+        is verified (its texts too): :class:`DamagedCell` for a damaged row of ``key``; without
+        ``key``, a cell with a damaged row is skipped and noted."""
         if not self.has_predictions_table():
             return []
-        q = "SELECT * FROM predictions"
+        q = f"SELECT cell, {', '.join(PREDICTION_FIELDS)}, {self.crc_column()} FROM predictions"
         where, args = [], []
         if key is not None:
             where.append("cell=?")
@@ -592,7 +741,68 @@ class RunStore:
             where.append("pred_after IS NOT pred_before")
         if where:
             q += " WHERE " + " AND ".join(where)
-        return [dict(r) for r in self.conn.execute(q + " ORDER BY cell, idx", args)]
+
+        def check(row: sqlite3.Row) -> dict[str, Any]:
+            value = dict(row)
+            payloads.check_prediction(value, value.pop("crc"))
+            return value
+
+        return self._verified_by_cell(self.conn.execute(q + " ORDER BY cell, idx", args), check,
+                                      key)
+
+    def damaged_done(self) -> dict[str, str]:
+        """Every done cell whose params, result, records or predictions do not verify (key ->
+        what failed): one pass over the stored payloads (checksums; JSON decoding only for rows
+        written before schema 3)."""
+        found: dict[str, str] = {}
+        for row in self.conn.execute("SELECT * FROM cells WHERE status='done'"):
+            if self._cell(row) is None:
+                found[row["key"]] = self.damaged[row["key"]]
+        done = self.done_keys()
+
+        def scan(rows: Iterable[sqlite3.Row], check: Any) -> None:
+            for row in rows:
+                if row["cell"] in found or row["cell"] not in done:
+                    continue
+                try:
+                    check(row)
+                except payloads.Damaged as exc:
+                    found[row["cell"]] = str(exc)
+                    self._note(row["cell"], str(exc))
+
+        def record(row: sqlite3.Row) -> None:
+            data, crc = row[2], row[3]
+            if crc is None or not isinstance(data, bytes) or zlib.crc32(
+                    b"\x00", zlib.crc32(data)) != crc:  # the checksum is enough when it matches
+                payloads.load_bytes(data, crc, f"record #{row[1]}")
+
+        scan(self.conn.execute(f"SELECT cell, idx, CAST(payload AS BLOB), {self.crc_column()} "
+                               "FROM records"), record)
+        if self.has_predictions_table():
+            scan(self.conn.execute(f"SELECT cell, {', '.join(PREDICTION_FIELDS)}, {self.crc_column()} "
+                                   "FROM predictions"),
+                 lambda r: payloads.check_prediction(dict(r), r["crc"]))
+        return found
+
+    def reset_damaged(self) -> dict[str, str]:
+        """Put every damaged done cell back to pending, dropping its records and predictions, so
+        that a resume computes it again (key -> what failed). One write transaction."""
+        found = self.damaged_done()
+        if not found:
+            return {}
+        with self.transaction() as c:
+            for key in found:
+                c.execute("DELETE FROM records WHERE cell=?", (key,))
+                c.execute("DELETE FROM predictions WHERE cell=?", (key,))
+                c.execute("UPDATE cells SET status='pending', result=NULL, result_crc=NULL, "
+                          "signature=NULL, worker=NULL, error=? WHERE key=? AND status='done'",
+                          (f"damaged in the store ({found[key]}); computed again", key))
+                c.execute("INSERT INTO events (ts, level, message, cell) VALUES (?,?,?,?)",
+                          (time.time(), "warning", f"damaged stored data ({found[key]}): "
+                           "computing the cell again", key))
+        for key in found:  # no longer skipped: pending, and computed by this resume
+            self.damaged.pop(key, None)
+        return found
 
     def prediction_counts(self) -> dict[str, tuple[int, int]]:
         """cell -> (examples, examples whose prediction changed): CheckList's pass/fail counts."""
@@ -651,6 +861,10 @@ class RunStore:
         if orphan:
             problems.append(f"{orphan} records of unfinished cells")
         return problems
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
 def _stat(path: Path) -> tuple[int, int]:

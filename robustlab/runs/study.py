@@ -278,11 +278,14 @@ class RunContext:
         add_quiet_option(e)
 
     @classmethod
-    def from_args(cls, args: Any, *, trusted: bool = True,
+    def from_args(cls, args: Any, *, trusted: bool | None = None,
                   log: Callable[[str], None] | None = None) -> RunContext:
         """The runtime options of a parsed command line (``trusted``: its specs were typed
-        here). Options a command does not declare keep their defaults."""
+        here; by default ``args.trusted``, which robustlab.cli sets). Options a command does
+        not declare keep their defaults."""
         d = cls()
+        if trusted is None:
+            trusted = bool(getattr(args, "trusted", True))
         quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
         return cls(executor=getattr(args, "executor", d.executor),
                    workers=getattr(args, "workers", d.workers),

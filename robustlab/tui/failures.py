@@ -29,6 +29,7 @@ _LABELS = {"pred_before": "pred", "pred_after": "→", "prob_before": "P before"
 class FailuresView:
     summary: Table
     examples: list[dict[str, Any]]  # every failing example, worst first (with their texts)
+    skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
 
     def filtered(self, cell: dict[str, Any] | None = None, text: str = "") -> list[dict[str, Any]]:
         """Examples of one summary row (model/perturbation/seed) whose text contains ``text``."""
@@ -55,8 +56,9 @@ class FailuresView:
 
 def load_failures(path: str | os.PathLike[str]) -> FailuresView:
     with RunStore(path, readonly=True) as store:
+        examples = failing_examples(store)  # first: the summary leaves out what it found damaged
         summary = failure_summary(store)
-        examples = failing_examples(store)
+        skipped = store.skipped_line()
     rows = [[s[c] for c in SUMMARY_COLUMNS] for s in summary]
     return FailuresView(Table("pass/fail per model × perturbation × seed", SUMMARY_COLUMNS, rows,
-                              heat=["fail_rate"], labels=_LABELS), examples)
+                              heat=["fail_rate"], labels=_LABELS), examples, skipped)

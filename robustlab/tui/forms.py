@@ -179,6 +179,7 @@ def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | Non
     if error is None:
         with contextlib.redirect_stderr(io.StringIO()):
             args = parser.parse_args(argv)
+        args.trusted = False  # a form's specs are data: registered names only (robustlab.trust)
         try:
             semantic_check(args)
         except Exception as exc:  # noqa: BLE001 - any refusal is shown beside its field

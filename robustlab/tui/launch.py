@@ -58,6 +58,7 @@ from robustlab.runs.procs import (
 )
 from robustlab.runs.store import RunStore, StoreError
 from robustlab.textfmt import printable
+from robustlab.trust import REGISTERED_ONLY_ENV
 
 WORKER_LOG = "worker.log"
 WORKER_JSON = "worker.json"
@@ -66,7 +67,7 @@ _BOOT_310 = ("import runpy, sys; del sys.path[0]; "
              "runpy.run_module('robustlab', run_name='__main__', alter_sys=True)")
 #: a robustlab worker's own Python children (e.g. tools it runs) keep the cwd off sys.path too;
 #: multiprocessing's children inherit -P itself
-ROBUSTLAB_ENV = {"PYTHONSAFEPATH": "1"}
+ROBUSTLAB_ENV = {"PYTHONSAFEPATH": "1", REGISTERED_ONLY_ENV: "1"}
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?[a-z]?(\.exe)?$")
 #: interpreter options that may precede ``-m robustlab`` in a stored or live command line
 _PY_FLAGS = {"-P", "-I", "-s", "-E", "-u", "-B", "-O", "-OO", "-q", "-b", "-bb"}

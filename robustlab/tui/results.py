@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from robustlab.runs.store import RunStore
+from robustlab.runs import payloads
+from robustlab.runs.store import DamagedCell, RunStore
 from robustlab.tui.data import read_summary
 from robustlab.tui.specs import Plot, Series, Table
 
@@ -36,6 +37,7 @@ class LearnabilityView:
     correlations: dict[str, Any] = field(default_factory=dict)
     partial: bool = False
     estimate: dict[str, Any] | None = None  # summary.json "estimate" (the quick estimate block)
+    skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
 
     def curve_plot(self, pair: str | None = None) -> Plot:
         names = [pair] if pair and pair in self.curves else list(self.curves)
@@ -97,13 +99,15 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
             v = r.get("learnability_acc")
             if r.get("p") is not None and isinstance(v, (int, float)):
                 acc[f"{r.get('model')} / {r.get('perturbation')}"][float(r["p"])].append(v)
+        skipped = store.skipped_line()
     curves = {n: {p: sum(v) / len(v) for p, v in ps.items()} for n, ps in acc.items()}
     rows = [[n.split(" / ")[0], n.split(" / ")[1], None, None, None, None, None, None, None]
             for n in curves]
     return LearnabilityView(Table("average learnability (run in progress: final after the end)",
                                   cols, rows, heat=["avg_learnability"],
                                   labels=LEARNABILITY_LABELS), curves,
-                            [(n, None, None, None) for n in curves], partial=True)
+                            [(n, None, None, None) for n in curves], partial=True,
+                            skipped=skipped)
 
 
 def with_estimate(view: LearnabilityView, path: str | os.PathLike[str]) -> LearnabilityView:
@@ -136,6 +140,7 @@ ATTACK_COLS = ["ex", "index", "result", "l0", "queries", "seconds", "original"]
 class AttackView:
     summary: dict[str, Any]
     table: Table  # one row per example, key = cell key
+    skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
 
     def filtered(self, result_type: str | None) -> Table:
         if not result_type:
@@ -147,14 +152,28 @@ class AttackView:
 
 
 def load_attack(path: str | os.PathLike[str]) -> AttackView:
-    """Compact rows of every finished example (projected in SQL: 10,000 examples stay fast)."""
+    """Compact rows of every finished example (projected in SQL: 10,000 examples stay fast;
+    each result is verified by its checksum, or as JSON in a store written before them)."""
+    fields = [f"json_extract(result,'$.{f}')" for f in ("index", "result_type", "l0", "queries",
+                                                         "seconds")]
+    fields.append("substr(json_extract(result,'$.original'),1,120)")
     with RunStore(path, readonly=True) as store:
-        rows = store.conn.execute(
-            "SELECT key, json_extract(result,'$.index'), json_extract(result,'$.result_type'),"
-            " json_extract(result,'$.l0'), json_extract(result,'$.queries'),"
-            " json_extract(result,'$.seconds'), substr(json_extract(result,'$.original'),1,120)"
-            " FROM cells WHERE status='done' ORDER BY seq").fetchall()
+        projected = ", ".join(f"CASE WHEN json_valid(result) THEN {f} END" for f in fields)
+        rows = []
+        for row in store.conn.execute(
+                f"SELECT key, result, {store.crc_column('result_crc')}, json_valid(result), "
+                f"{projected} FROM cells WHERE status='done' ORDER BY seq"):
+            key, text, crc, valid = row[:4]
+            try:
+                payloads.verify(text, crc, "result")
+                if not valid:
+                    raise payloads.Damaged("result is not valid JSON")
+            except payloads.Damaged as exc:
+                store.damaged.setdefault(key, str(exc))
+                continue
+            rows.append((key, *row[4:]))
         counts = store.counts()
+        skipped = store.skipped_line()
     keys = [r[0] for r in rows]
     table = Table("examples", ATTACK_COLS,
                   [[r[0].removeprefix("ex="), *r[1:]] for r in rows], heat=["l0", "queries"],
@@ -168,7 +187,7 @@ def load_attack(path: str | os.PathLike[str]) -> AttackView:
         summary = {"recipe": "?", "counts": dict(by), "in_progress": True,
                    "success_rate": by["successful"] / max(1, n - by["skipped"]) if n else None}
     summary["cells"] = counts
-    return AttackView(summary, table)
+    return AttackView(summary, table, skipped)
 
 
 def load_example(path: str | os.PathLike[str], key: str) -> dict[str, Any] | None:
@@ -202,18 +221,24 @@ class BiasView:
     table: Table  # pair × k of B(p, k)
     cells: dict[tuple[str, int], str]  # (pair, k) -> cell key
     ks: list[int]
+    skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
 
     def histogram(self, path: str | os.PathLike[str], pair: str, k: int | None) -> Plot:
         keys = [c for (p, kk), c in self.cells.items() if p == pair and (k is None or kk == k)]
         values: list[float] = []
         with RunStore(path, readonly=True) as store:
             for key in keys:
-                values += [r["f_soft"] for r in store.records(key) if isinstance(r, dict)
+                try:
+                    records = store.records(key)
+                except DamagedCell:  # named in the plot's note below
+                    continue
+                values += [r["f_soft"] for r in records if isinstance(r, dict)
                            and isinstance(r.get("f_soft"), (int, float))]
+            skipped = store.skipped_line()
         label = f"{pair}" + (f", k={k}" if k is not None else "")
         return Plot(f"F_soft histogram: {label}", "F_soft", "sentences",
                     [Series(label, [], values, "hist")], bins=30,
-                    note=f"{len(values)} sentences")
+                    note=f"{len(values)} sentences" + (f"; {skipped}" if skipped else ""))
 
 
 def load_bias(path: str | os.PathLike[str]) -> BiasView:
@@ -225,10 +250,11 @@ def load_bias(path: str | os.PathLike[str]) -> BiasView:
             k = int(r.get("k", 0))
             cells[(pair, k)] = key
             values[pair][k] = r.get("B")
+        skipped = store.skipped_line()
     ks = sorted({k for _, k in cells})
     cols = ["pair", *[f"k={k}" for k in ks]]
     rows = [[pair, *[values[pair].get(k) for k in ks]] for pair in values]
-    return BiasView(Table("B(p,k) = mean F_soft", cols, rows, heat=cols[1:]), cells, ks)
+    return BiasView(Table("B(p,k) = mean F_soft", cols, rows, heat=cols[1:]), cells, ks, skipped)
 
 
 # ---- cross-domain ---------------------------------------------------------------------------------------
@@ -241,6 +267,7 @@ class CrossDomainView:
     loo: Table
     agreement: Table
     gamma: dict[str, dict[float, float]]
+    skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
 
     def gamma_plot(self, system: str | None = None) -> Plot:
         names = [system] if system and system in self.gamma else list(self.gamma)
@@ -253,6 +280,7 @@ class CrossDomainView:
 def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
     with RunStore(path, readonly=True) as store:
         results = [r for _, r in store.done_results()]
+        skipped = store.skipped_line()
     summary = read_summary(path) or {}
     domains = sorted({d for r in results for d in (r.get("per_domain") or {})})
     has_corpus = any(r.get("corpus") for r in results)
@@ -288,7 +316,7 @@ def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
               loo_rows, heat=["cov"]),
         Table("ranking agreement with human scores", ["metric", "pairwise", "kendall_tau"],
               agree_rows, heat=["pairwise", "kendall_tau"]),
-        gamma)
+        gamma, skipped)
 
 
 def result_kind(kind: str) -> str:

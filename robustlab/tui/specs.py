@@ -30,6 +30,8 @@ class Table:
     keys: list[str] | None = None  # a stable key per row (e.g. the cell key)
     #: short headers shown on screen (exports keep ``columns``): 80 columns must fit a table
     labels: dict[str, str] = field(default_factory=dict)
+    #: one line naming the cells left out because their stored data is damaged (None: none)
+    skipped: str | None = None
 
     def headers(self) -> list[str]:
         return [self.labels.get(c, c) for c in self.columns]

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.models.params import MAX_STEPS
 from robustlab.models.registry import canonical_model_spec, check_model_spec
 from robustlab.runs.executor import CellOutput
 from robustlab.runs.study import Plan, RunContext
@@ -81,6 +82,9 @@ class ClfStudy(CrossDomainConfig):
                 raise InputError(f"{opt} must be >= 1, got {v}")
         if self.steps < 1:
             raise InputError(f"--steps must be >= 1, got {self.steps}")
+        if self.steps > MAX_STEPS:  # 1e20 steps is a typo, not a study
+            raise InputError(f"--steps {self.steps} is out of range: at most {MAX_STEPS} "
+                             "optimiser steps per training")
         if not 0 < self.holdout < 1:
             raise InputError(f"--holdout must be in (0, 1), got {self.holdout}")
         self.consistency.validate()
@@ -168,8 +172,9 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
     else:
         src = _domain(root, train)
         tr, ho = _split(len(src), float(params["holdout"]), seed, params.get("max_train"))
+        # the configuration was validated with the run's trust before any cell existed
         model = build_model(params["model"], seed=seed, steps=int(params["steps"]),
-                            device=params.get("device"))
+                            device=params.get("device"), trusted=True)
         model.fit([src.texts[i] for i in tr], [src.labels[i] for i in tr],
                   steps=int(params["steps"]))
     train_s = time.perf_counter() - t0

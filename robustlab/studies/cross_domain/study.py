@@ -12,6 +12,7 @@ per system (key ``system=<name>``).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -59,8 +60,8 @@ class ConsistencyConfig:
             raise InputError(f"--bag-fraction must be in (0, 1], got {self.fraction}")
         if self.grid_max < 1:
             raise InputError(f"--eps-max must be >= 1, got {self.grid_max}")
-        if not self.eps or any(e <= 0 for e in self.eps):
-            raise InputError(f"--eps values must be positive, got {list(self.eps)}")
+        if not self.eps or any(not (e > 0 and math.isfinite(e)) for e in self.eps):
+            raise InputError(f"--eps values must be positive and finite, got {list(self.eps)}")
         if self.eps_grid not in cons.EPS_GRIDS:
             raise InputError(f"--eps-grid: unknown {self.eps_grid!r}; choose from "
                              f"{', '.join(cons.EPS_GRIDS)}")

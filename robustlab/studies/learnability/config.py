@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from robustlab.errors import InputError
 from robustlab.metrics.learnability import CHECK_P, DEFAULT_ESTIMATE_P, DEFAULT_P_GRID
+from robustlab.models.params import MAX_STEPS
 from robustlab.models.registry import canonical_model_spec, check_model_spec
 from robustlab.options import (
     SEED_LIMIT,
@@ -49,6 +50,10 @@ def format_p(p: float | None) -> str:
     """A probability as cell keys and tables show it (6 significant digits)."""
     return "-" if p is None else format(float(p), "g")
 
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 @dataclass(frozen=True)
 class LearnabilityStudy(StudyConfig):
@@ -129,11 +134,14 @@ class LearnabilityStudy(StudyConfig):
                         f"--p-grid: {seen[format_p(x)]!r} and {x!r} are the same probability "
                         f"to the 6 significant digits of cell keys ({format_p(x)}); drop one")
                 seen[format_p(x)] = x
-        if int(self.steps) < 1:
-            raise InputError(f"--steps must be >= 1, got {self.steps}")
+        if not _integer(self.steps) or int(self.steps) < 1:
+            raise InputError(f"--steps must be >= 1, got {self.steps!r}")
+        if int(self.steps) > MAX_STEPS:  # 1e20 steps is a typo, not a study
+            raise InputError(f"--steps {self.steps} is out of range: at most {MAX_STEPS} "
+                             "optimiser steps per training")
         for opt, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
-            if v is not None and int(v) < 2:
-                raise InputError(f"{opt} must be >= 2 (one example per class), got {v}")
+            if v is not None and (not _integer(v) or int(v) < 2):
+                raise InputError(f"{opt} must be >= 2 (one example per class), got {v!r}")
         if len(set(self.models)) != len(self.models):
             raise InputError(f"--model: duplicate models in {list(self.models)}")
         if len(set(self.perturbations)) != len(self.perturbations):
@@ -143,7 +151,7 @@ class LearnabilityStudy(StudyConfig):
             check_model_spec(spec, user_class=trusted)
         for spec in self.perturbations:
             try:
-                parse_spec(spec)
+                parse_spec(spec, trusted=trusted)
             except PerturbationError as exc:
                 raise InputError(f"--perturbations: {exc}") from None
 

@@ -11,7 +11,6 @@ run directory is created.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 from collections.abc import Callable
@@ -110,36 +109,25 @@ def _balanced_cap(counts: dict[int, int], n: int) -> int:
 # ---- models ----------------------------------------------------------------------------------------
 
 
-def _user_class(spec: str) -> type | None:
-    """``package.module:Class`` naming a TextClassifier subclass, else None."""
-    mod, sep, attr = spec.partition(":")
-    if not sep or not attr.isidentifier() or "=" in attr:
-        return None
-    try:
-        module = importlib.import_module(mod)
-    except ImportError:
-        return None
-    cls = getattr(module, attr, None)
-    return cls if inspect.isclass(cls) else None
-
-
 def build_model(spec: str, *, seed: int, steps: int, num_threads: int | None = None,
-                device: str | None = None) -> Any:
+                device: str | None = None, trusted: bool = False) -> Any:
     """A fresh, untrained classifier for ``spec`` seeded with ``seed``.
 
     A saved model directory stands for its family and hyperparameters: the study retrains it
     (a Hugging Face model restarts from its saved weights), since every cell trains its own.
     ``device`` and ``num_threads`` are runtime options (not in the model id or a signature);
     a Hugging Face model's checkpoint and tokenizer are loaded once per process
-    (:mod:`robustlab.models.hf`), so building one per cell costs nothing.
+    (:mod:`robustlab.models.hf`), so building one per cell costs nothing. ``trusted``: the spec
+    was typed on this command line, or belongs to a configuration that passed
+    ``validate(trusted=...)`` (a ``package.module:Class`` is accepted only then).
     """
-    options = {"seed": seed, "steps": steps, "num_threads": num_threads,
-               "device": None if device in (None, "auto") else device}
-    cls = _user_class(spec)
-    if cls is not None:
-        return cls(**_accepted(cls, options))
     from robustlab.models import registry
 
+    options = {"seed": seed, "steps": steps, "num_threads": num_threads,
+               "device": None if device in (None, "auto") else device}
+    cls = registry.user_model_class(spec, trusted=trusted)
+    if cls is not None:
+        return cls(**_accepted(cls, options))
     if registry.is_saved_model(spec):
         saved_cls, saved = registry.saved_params(spec)  # metadata only: no weights per cell
         return saved_cls(**{**saved, **_accepted(saved_cls, options)})
@@ -223,7 +211,7 @@ def check_tokenizable(model: Any, texts: list[Any], where: str) -> None:
         return
     from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(checkpoint)
+    tok = AutoTokenizer.from_pretrained(checkpoint, trust_remote_code=False)
     if not texts or isinstance(texts[0], str):
         sides = [texts]
     else:
@@ -237,14 +225,15 @@ def check_tokenizable(model: Any, texts: list[Any], where: str) -> None:
 
 
 def preflight(models: list[str], perturbations: list[str], dataset: dict[str, Any],
-              max_train: int | None, max_test: int | None) -> Splits:
-    """Check every input before anything is written: data, perturbations, model names."""
+              max_train: int | None, max_test: int | None, *, trusted: bool = False) -> Splits:
+    """Check every input before anything is written: data, perturbations, model names.
+    ``trusted``: the specs were typed on this command line (may name ``module:Class``)."""
     from robustlab.perturbations.registry import parse_spec
 
     for spec in perturbations:
-        parse_spec(spec)
+        parse_spec(spec, trusted=trusted)
     splits = load_splits(dataset, max_train, max_test)
     for spec in models:
-        model = build_model(spec, seed=0, steps=1)
+        model = build_model(spec, seed=0, steps=1, trusted=trusted)
         check_tokenizable(model, splits.train_texts, f"{splits.name} (train), --model {spec}")
     return splits

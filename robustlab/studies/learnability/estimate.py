@@ -21,6 +21,7 @@ estimate runs (alone or joined with robustness runs of the same pairs).
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -339,6 +340,9 @@ def run_results(run_dir: Path, *, results: bool = True) -> tuple[Any, list[dict[
         with RunStore(run_dir, readonly=True) as store:
             info = store.run_info()
             done = [r for _, r in store.done_results()] if results else []
+            skipped = store.skipped_line()
+        if skipped:
+            echo(f"robustlab correlate: warning: {skipped}", file=sys.stderr)
     except StoreError as exc:
         raise InputError(str(exc)) from None
     if info is None or info.kind not in ("learnability", "robustness", "cent"):

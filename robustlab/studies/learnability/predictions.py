@@ -48,11 +48,13 @@ def _cells(store: Any) -> dict[str, dict[str, Any]]:
 
 
 def failure_summary(store: Any) -> list[dict[str, Any]]:
-    """Pass/fail counts per done cell with predictions (model, perturbation, seed order)."""
+    """Pass/fail counts per done cell with predictions (model, perturbation, seed order); cells
+    found damaged (``store.damaged``: by this read or an earlier :func:`failing_examples`) are
+    left out."""
     counts = store.prediction_counts()
     out = []
     for key, params in _cells(store).items():
-        if key not in counts:
+        if key not in counts or key in store.damaged:
             continue
         n, fail = counts[key]
         out.append({"cell": key, "model": params.get("model"),
@@ -69,7 +71,10 @@ def failing_examples(store: Any, *, perturbation: str | None = None, model: str 
 
     ``contains`` keeps examples whose original or perturbed text contains it (case-insensitive).
     Ties in the probability drop keep cell and example order, so the list is deterministic.
+    A cell whose stored predictions are damaged is skipped (and noted in ``store.damaged``).
     """
+    from robustlab.runs.store import DamagedCell
+
     cells = _cells(store)
     out = []
     needle = contains.lower() if contains else None
@@ -80,7 +85,14 @@ def failing_examples(store: Any, *, perturbation: str | None = None, model: str 
             continue
         if seed is not None and int(params.get("seed", -1)) != int(seed):
             continue
-        for r in store.predictions(key, changed_only=True):
+        try:  # every row is read (and verified), not only the changed ones: a damaged row
+            # anywhere in the cell makes its counts untrustworthy too
+            rows = store.predictions(key)
+        except DamagedCell:
+            continue
+        for r in rows:
+            if r["pred_after"] == r["pred_before"]:
+                continue
             if needle and needle not in r["original"].lower() and needle not in \
                     r["perturbed"].lower():
                 continue
@@ -111,11 +123,12 @@ def write_failure_report(store: Any, out_dir: str | os.PathLike[str]) -> list[st
 
     from robustlab.data.files import write_rows
 
+    examples = failing_examples(store)  # first: it finds damaged cells the summary leaves out
     summary = failure_summary(store)
     if not summary:
         return []
     out = Path(out_dir)
     write_rows(out / "failures.csv", summary,
                columns=["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate"])
-    export_examples(failing_examples(store), out / "failing_examples.csv")
+    export_examples(examples, out / "failing_examples.csv")
     return ["failures.csv", "failing_examples.csv"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,8 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     from robustlab.studies.learnability.predictions import write_failure_report
 
     files += write_failure_report(store, out_dir)  # CheckList-style failing examples
+    # cells skipped because their stored data is damaged make the run incomplete, by name
+    failed += [k for k in store.damaged if k not in failed]
     summary = {
         "kind": info.kind, "complete": not failed, "failed_cells": failed,
         "config": config, "signature": study_signature(info.kind, config),
@@ -382,6 +385,9 @@ def correlate_dirs(run_dirs: list[Path], *, json_path: str | None = None,
         else:
             results = [c.result for c in store.cells("done") if c.result]
             pairs += summarize_pairs(results, grid)
+        skipped = store.skipped_line()
+        if skipped:
+            echo(f"robustlab correlate: warning: {skipped}", file=sys.stderr)
         store.close()
     if len(grids) > 1:
         raise InputError(f"the runs use different p-grids {sorted(grids)}; average learnability "

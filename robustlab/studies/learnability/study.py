@@ -132,7 +132,9 @@ def portable_params(params: dict[str, Any]) -> dict[str, Any]:
 def _perturbation(spec: str):
     from robustlab.perturbations.registry import parse_spec
 
-    return parse_spec(spec)
+    # a cell's spec comes from a configuration that run_study validated with the run's trust
+    # (a stored or planned module:Class never gets here); the class check still applies
+    return parse_spec(spec, trusted=True)
 
 
 def perturbed_split(splits: Any, split: str, pert: Any, seed: int) -> tuple[list[Any], np.ndarray]:
@@ -169,7 +171,9 @@ def _new_model(spec: str, seed: int, steps: int, num_threads: int | None,
                device: str | None = None):
     from robustlab.studies.learnability.data import build_model
 
-    return build_model(spec, seed=seed, steps=steps, num_threads=num_threads, device=device)
+    # as _perturbation: the configuration was validated with the run's trust before any cell
+    return build_model(spec, seed=seed, steps=steps, num_threads=num_threads, device=device,
+                       trusted=True)
 
 
 def _clean_model(params: dict[str, Any], splits: Any) -> tuple[Any, np.ndarray, float, float]:
@@ -366,7 +370,7 @@ class Learnability:
         study = self.config
         warn_retrained(study.models)
         splits = preflight(list(study.models), list(study.perturbations), study.dataset,
-                           study.max_train, study.max_test)
+                           study.max_train, study.max_test, trusted=ctx.trusted)
         _warn_symmetric(study.perturbations)
         _DATA.clear()  # the sequential executor reuses the splits the preflight loaded
         _DATA[_data_key(study.dataset, study.max_train, study.max_test)] = splits
@@ -469,7 +473,7 @@ def perturbation_inputs(specs: Sequence[str]) -> list[tuple[str, str | None, str
 
     items: list[tuple[str, str | None, str]] = []
     for spec in specs:
-        pert = parse_spec(spec)
+        pert = parse_spec(spec, trusted=True)  # a validated configuration's (see _perturbation)
         for name in getattr(pert, "reads", ()):
             path, origin = resource_file(name)
             items.append((f"resource:{name}", str(path) if path else None,
@@ -491,7 +495,8 @@ def _warn_symmetric(perturbations: Sequence[str]) -> list[str]:
 
     from robustlab.perturbations.registry import parse_spec
 
-    names = [spec for spec in perturbations if not getattr(parse_spec(spec), "asymmetric", True)]
+    names = [spec for spec in perturbations  # after validation and preflight (_perturbation)
+             if not getattr(parse_spec(spec, trusted=True), "asymmetric", True)]
     for spec in names:
         echo(f"warning: perturbation {spec!r} is symmetric (g(g(x)) = x, e.g. negation): "
              "learnability needs an asymmetric g (g(g(x)) != x), so its figures for "

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.models.params import MAX_STEPS
 from robustlab.textfmt import echo
 
 __all__ = ["THRESHOLDS", "Check", "Plan", "evaluate", "junit_xml", "load_plan", "results_table"]
@@ -164,16 +165,30 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise InputError(f"{path}: seeds must be a list of integers, e.g. [0, 1, 2]")
     steps = raw.get("steps", 200)
-    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-        raise InputError(f"{path}: steps must be a positive integer")
+    if not isinstance(steps, int) or isinstance(steps, bool) or not 1 <= steps <= MAX_STEPS:
+        raise InputError(f"{path}: steps must be an integer from 1 to {MAX_STEPS}, got "
+                         f"{steps!r}")
+    for key in ("max_train", "max_test"):
+        v = raw.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 2):
+            raise InputError(f"{path}: {key} must be an integer >= 2, got {v!r}")
+    for key in ("format", "encoding", "name", "out"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise InputError(f"{path}: {key} must be a string, got {raw[key]!r}")
+    for key in ("text_column", "text_pair_column", "label_column"):
+        v = raw.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (str, int))):
+            raise InputError(f"{path}: {key} must be a column name or a 0-based index, got "
+                             f"{v!r}")
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table of thresholds")
     _unknown(f"{path}: [defaults]", defaults, set(THRESHOLDS))
     tests = raw.get("test")
     if not isinstance(tests, list) or not tests:
-        raise InputError(f"{path}: no [[test]] tables; add one per perturbation, e.g.\n"
-                         "[[test]]\nperturbation = \"leet_letters\"\nmax_drop = 0.05")
+        raise InputError(f"{path}: no [[test]] tables; add one per perturbation, e.g. "
+                         "[[test]] perturbation = \"leet_letters\" max_drop = 0.05 "
+                         "(one key per line)")
     parsed = []
     for i, t in enumerate(tests, 1):
         where = f"{path}: [[test]] #{i}"
@@ -191,6 +206,13 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
                              "or in [defaults]")
         parsed.append(merged)
     _check_perturbations([t["perturbation"] for t in parsed], path)
+    from robustlab.models.registry import check_model_spec
+
+    for spec in models:  # before anything runs: bow:hidden=-3, a missing model directory
+        try:
+            check_model_spec(spec)
+        except InputError as exc:
+            raise InputError(f"{path}: models: {exc}") from None
     out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
     return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
                 seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),

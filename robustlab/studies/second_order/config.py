@@ -9,6 +9,7 @@ with :meth:`from_dict`); its fields hold every default, from which :meth:`add_ar
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,6 +23,7 @@ from robustlab.options import (
     add_seed_option,
     column,
 )
+from robustlab.resources import check_checkpoint
 from robustlab.runs.study import StudyConfig
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
@@ -113,10 +115,8 @@ def check_source(spec: str | None, option: str = "--source") -> None:
         if not Path(spec[6:]).is_file():
             raise InputError(f"{option} {spec}: no such table file")
         return
-    if spec.startswith("mlm:"):
-        target = spec[4:]
-        if target.startswith(("/", ".", "~")) and not Path(target).expanduser().is_dir():
-            raise InputError(f"{option} {spec}: no such masked-LM directory")
+    if spec.startswith("mlm:"):  # a masked LM that cannot load stops here, not in a cell
+        check_checkpoint(spec[4:], option)
         return
     raise InputError(f"{option} {spec!r}: expected wordnet, table:FILE or mlm:PATH_OR_HUB_ID")
 
@@ -186,9 +186,7 @@ class AttackConfig(StudyConfig):
                 not Path(self.patch_table).is_file():
             raise InputError(f"--patch-table {self.patch_table}: no such file (a JSON neighbour "
                              f"table, or one of {', '.join(NAMED_TABLES)})")
-        if self.ppl_model and self.ppl_model.startswith(("/", ".", "~")) and \
-                not Path(self.ppl_model).expanduser().is_dir():
-            raise InputError(f"--ppl-model {self.ppl_model}: no such directory")
+        check_checkpoint(self.ppl_model, "--ppl-model")  # used after the attack: checked first
         if self.lm_check is not None and not self.model.startswith(OBJECT):
             if not self.lm_check.startswith("mlm:"):
                 raise InputError(f"--lm-check {self.lm_check!r}: expected a masked LM "
@@ -355,8 +353,8 @@ class BiasConfig(StudyConfig):
                         ("--budget", self.budget), ("--parents", self.parents)):
             if v is not None and v < 1:
                 raise InputError(f"{flag} must be >= 1, got {v}")
-        if not self.delta >= 0:
-            raise InputError(f"--delta must be >= 0, got {self.delta}")
+        if not (self.delta >= 0 and math.isfinite(self.delta)):  # inf: nothing is ever biased
+            raise InputError(f"--delta must be >= 0 and finite, got {self.delta}")
         if self.start not in ("test", "filter"):
             raise InputError(f"--start must be test or filter, got {self.start!r}")
         if not 0 <= self.seed < SEED_LIMIT:

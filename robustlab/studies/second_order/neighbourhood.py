@@ -234,9 +234,10 @@ class MaskedLMSource(NeighbourhoodSource):
 
         try:
             if self._tok is None:
-                self._tok = AutoTokenizer.from_pretrained(self.model_id)
+                self._tok = AutoTokenizer.from_pretrained(self.model_id, trust_remote_code=False)
             if self._model is None:
-                self._model = AutoModelForMaskedLM.from_pretrained(self.model_id)
+                self._model = AutoModelForMaskedLM.from_pretrained(self.model_id,
+                                                                    trust_remote_code=False)
         except (OSError, ValueError) as exc:
             raise InputError(
                 f"cannot load masked LM {self.model_id!r} ({exc}). Pass a local directory "

@@ -144,8 +144,8 @@ def perplexities(texts: Sequence[str], model: str) -> list[float]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(model)
-        lm = AutoModelForCausalLM.from_pretrained(model).eval()
+        tok = AutoTokenizer.from_pretrained(model, trust_remote_code=False)
+        lm = AutoModelForCausalLM.from_pretrained(model, trust_remote_code=False).eval()
     except (OSError, ValueError) as exc:
         raise InputError(f"--ppl-model {model!r} cannot be loaded ({exc}); pass a local "
                          "causal-LM directory") from exc

@@ -75,6 +75,10 @@ class RunScreen(Screen):
         status.remove_class("error")
         self.view = message.view
         self.show(message.view)
+        skipped = getattr(message.view, "skipped", None)  # damaged cells the loader left out
+        if skipped:
+            self.notify(skipped, title="damaged cells", severity="warning", timeout=15,
+                        markup=False)
         tables = self.query(HeatTable)
         if tables and not isinstance(self.focused, HeatTable):
             tables.first().focus()  # keyboard-first: arrows and sort keys work at once

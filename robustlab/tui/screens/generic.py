@@ -14,12 +14,13 @@ def load_generic(path) -> Table:
     """Scalar fields of every done cell's result (the store's view of any study)."""
     with RunStore(path, readonly=True) as store:
         results = store.done_results(limit=5000)
+        skipped = store.skipped_line()
     cols: list[str] = []
     for _, r in results:
         cols += [c for c, v in r.items() if c not in cols and not isinstance(v, (dict, list))]
     numeric = [c for c in cols if any(isinstance(r.get(c), float) for _, r in results)]
     return Table("cells", ["cell", *cols], [[k, *[r.get(c) for c in cols]] for k, r in results],
-                 heat=numeric, keys=[k for k, _ in results])
+                 heat=numeric, keys=[k for k, _ in results], skipped=skipped)
 
 
 class GenericScreen(RunScreen):
