@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from tui import fixtures  # noqa: E402  (tests/tui/fixtures.py: realistic run dirs)
 
+from robustlab.cli import build_parser
 from robustlab.runs.store import RunStore  # noqa: E402
 from robustlab.tui import data, results  # noqa: E402
 
@@ -59,7 +60,7 @@ async def open_screen(path: Path, kind: str, ready) -> tuple[float, float]:
     """Seconds from the open action to ``ready(screen)``, and the longest event-loop stall."""
     from robustlab.tui.app import RobustlabApp, Settings
 
-    app = RobustlabApp([path], Settings(poll_seconds=0.5))
+    app = RobustlabApp([path], Settings(parser=build_parser, poll_seconds=0.5))
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause(0.5)
         ticks: list[float] = []

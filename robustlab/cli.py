@@ -89,6 +89,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             continue
         mod = importlib.import_module(f"robustlab.commands.{info.name}")
         mod.register(sub)
+    # the TUI's forms are built from the whole parser: handed to it here, so robustlab.tui
+    # never imports this module (layering: cli -> commands -> tui)
+    parser.set_defaults(build_parser=build_parser)
     return parser
 
 

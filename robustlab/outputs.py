@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from robustlab.errors import InputError
+from robustlab.procs import pid_alive
 from robustlab.textfmt import echo
 
 #: the mark of robustlab's temporary files and directories (see the module docstring)
@@ -192,8 +193,6 @@ def remove_stale(path: str | os.PathLike[str]) -> list[Path]:
     and only regular files or directories (never a link) owned by this user: anything else,
     another host's write in progress or a file that merely looks similar, is kept.
     """
-    from robustlab.runs.procs import pid_alive
-
     p = Path(path)
     pattern = _stale_pattern(p.name)
     removed: list[Path] = []

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from learnability_toy import toy_spec
 
-from robustlab.cli import main
+from robustlab.cli import build_parser, main
 from robustlab.metrics.learnability import most_discriminating_p, seed_noise
 from robustlab.studies.learnability.estimate import estimate_area, estimate_pairs
 from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
@@ -255,7 +255,7 @@ def test_tui_screen_status_names_the_estimate_and_its_cost(tmp_path):
               progress=False, plots=False)
 
     async def drive() -> str:
-        app = RobustlabApp([out], Settings(poll_seconds=0.2, cwd=tmp_path))
+        app = RobustlabApp([out], Settings(parser=build_parser, poll_seconds=0.2, cwd=tmp_path))
         async with app.run_test(size=(160, 40)) as pilot:
             for _ in range(200):
                 if isinstance(app.screen, RunsScreen) and app.screen.runs:

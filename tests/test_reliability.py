@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from robustlab.cli import main
 from robustlab.errors import InputError, RobustlabError
+from robustlab.procs import pid_alive
 from robustlab.runs import Cell, RunStore, run_cells
-from robustlab.runs.procs import pid_alive
 from robustlab.runs.store import StoreError
 from robustlab.studies.learnability.study import LearnabilityStudy, clear_caches, run_study
 

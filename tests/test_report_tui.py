@@ -12,9 +12,11 @@ pytest.importorskip("textual", reason="the TUI tests need textual (pip install '
 
 
 def _settings(tmp_path):
+    from robustlab.cli import build_parser
     from robustlab.tui.app import Settings
 
-    return Settings(cwd=tmp_path, poll_seconds=0.2, clock=lambda: fixtures.T0 + 3600.0)
+    return Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2,
+                    clock=lambda: fixtures.T0 + 3600.0)
 
 
 async def _until(pilot, cond, timeout=20.0):

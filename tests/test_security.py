@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from robustlab.errors import InputError
-from robustlab.runs.procs import pid_alive, process_start
+from robustlab.procs import pid_alive, process_start
 from robustlab.runs.store import RunStore
 from robustlab.tui import launch
 

@@ -26,7 +26,7 @@ from tui.hostile import PAYLOAD, SHOWN, SHOWN_ALL, raw_controls
 
 from robustlab.cli import main
 from robustlab.errors import InputError
-from robustlab.runs.procs import group_alive, pid_alive
+from robustlab.procs import group_alive, pid_alive
 from robustlab.textfmt import align, echo, printable
 from robustlab.tui import launch
 

@@ -9,7 +9,11 @@ re-running the demo resumes it and the TUI lists it like any other run.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from robustlab.data.datasets import load_dataset
+from robustlab.errors import InputError
+from robustlab.outputs import atomic_write
 from robustlab.textfmt import echo
 
 DEMO_MODELS = ["bow,textrnn"]
@@ -58,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.commands.learnability import execute
 
     if args.export:
-        from robustlab.data.demo import export_demo
 
         for path in export_demo(args.export):
             echo(f"wrote {path}")
@@ -73,3 +76,59 @@ def run(args: argparse.Namespace) -> int:
     echo(f"demo finished in {time.perf_counter() - t0:.0f} s. Explore it with `robustlab tui` "
          f"or rerun `robustlab correlate {args.out}`.")
     return rc
+
+
+# ---- --export DIR: the tour's files ----------------------------------------------------------
+
+EXPORT_FILES = ("train.tsv", "dev.tsv", "plan.toml")
+
+#: the sample test plan (``robustlab check plan.toml``): the exported files, relative to the plan
+SAMPLE_PLAN = """\
+# A robustness test plan for `robustlab check plan.toml` (written by `robustlab demo --export`).
+# Paths are relative to this file. Format: docs/cli.md ("robustlab check").
+data = "train.tsv"        # training data: a 'sentence<TAB>label' TSV with a header
+test_data = "dev.tsv"     # held-out data the thresholds are measured on
+models = ["bow"]
+seeds = [0]
+steps = 150
+out = "runs/check"        # the run directory (re-running resumes it)
+
+[defaults]
+max_drop = 0.05           # accuracy may drop at most 5 points under each perturbation
+
+[[test]]                  # passes: doubled punctuation hardly moves a bag-of-words model
+perturbation = "duplicate_punctuations"
+
+[[test]]                  # fails: l33t spelling turns most words into unknown tokens
+perturbation = "leet_letters"
+min_accuracy = 0.8
+"""
+
+
+def export_demo(directory: str, n: int = 2000, dev_fraction: float = 0.2,
+                seed: int = 0) -> list[str]:
+    """Write the demo sentences as ``train.tsv`` and ``dev.tsv`` (GLUE SST-2's layout: a
+    ``sentence<TAB>label`` header, label 1 = positive) and :data:`SAMPLE_PLAN` as ``plan.toml``
+    into ``directory``, so the README tour runs from a fresh directory. The split is the one
+    ``robustlab train --dataset demo`` holds out (seeded, stratified). Existing files are refused
+    (nothing is written then); each file is written whole or not at all."""
+    out = Path(directory).expanduser()
+    there = [name for name in EXPORT_FILES if (out / name).exists() or (out / name).is_symlink()]
+    if there:
+        raise InputError(f"--export {directory}: {', '.join(there)} already exist there; remove "
+                         "them or export to another directory")
+    data = load_dataset(f"demo:{n}")
+    train, dev = data.split(dev_fraction, seed=seed)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def tsv(ds):
+        def write(f):
+            f.write("sentence\tlabel\n")
+            for text, label in zip(ds.texts, ds.labels, strict=True):
+                f.write(f"{text}\t{int(label)}\n")
+        return write
+
+    atomic_write(out / "train.tsv", tsv(train), user=True)
+    atomic_write(out / "dev.tsv", tsv(dev), user=True)
+    atomic_write(out / "plan.toml", lambda f: f.write(SAMPLE_PLAN), user=True)
+    return [str(out / name) for name in EXPORT_FILES]

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"the TUI needs textual: pip install 'robustlab[tui]' ({exc})") from exc
     check_args(args)
     settings = Settings(runs_root=args.runs_root, poll_seconds=args.poll,
-                        theme="textual-light" if args.light else "textual-dark")
+                        theme="textual-light" if args.light else "textual-dark",
+                        parser=args.build_parser)
     app = RobustlabApp(args.run_dirs, settings)
     app.run()
     # an exception that ended the app (Textual prints its traceback after leaving the screen)

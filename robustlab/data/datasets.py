@@ -279,7 +279,7 @@ def _read_table(path: Path, fmt: str | None, encoding: str | None,
                 header: bool | None = None):
     """Read ``path`` as ``encoding`` (default UTF-8). No fallback: a file that does not decode
     is refused naming its line (mojibake such as ``cafÃ©`` would silently change the data)."""
-    from robustlab.data.files import _decode, format_for, read_rows, regular_input
+    from robustlab.data.files import decode_bytes, format_for, read_rows, regular_input
 
     regular_input(path)  # read twice (format sniffing, rows) and hashed: no FIFO or /dev/zero
     enc = encoding or "utf-8"
@@ -288,7 +288,7 @@ def _read_table(path: Path, fmt: str | None, encoding: str | None,
             raw = path.read_bytes()
         except OSError as exc:
             raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-        fmt = _sniff(path, _decode(raw, path, enc))
+        fmt = _sniff(path, decode_bytes(raw, path, enc))
     return read_rows(path, fmt=fmt, encoding=enc, header=header), enc
 
 

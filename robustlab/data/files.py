@@ -76,7 +76,7 @@ _EXTENSIONS = {
 #: column names taken as "the text" when no column is given, in order of preference
 TEXT_COLUMN_NAMES = ("text", "sentence", "review", "reviews", "content", "document", "source",
                      "src", "premise", "question", "sentence1")
-_HEADER_SAMPLE = 50
+HEADER_SAMPLE = 50
 #: the longest CSV field, and line of a streamed file (:mod:`robustlab.data.stream`), accepted:
 #: rows of 100k characters are legitimate, a file without line breaks is not a row file
 MAX_LINE = 64 << 20
@@ -208,7 +208,7 @@ def regular_input(path: str | os.PathLike[str], what: str | None = None) -> Path
     return p
 
 
-def _decode(data: bytes, path: Path, encoding: str) -> str:
+def decode_bytes(data: bytes, path: Path, encoding: str) -> str:
     enc = encoding.lower().replace("_", "-")
     if enc in ("utf-8", "utf8") and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -255,7 +255,7 @@ def read_rows(
         raise FileFormatError(f"{path}: is a directory, expected a file") from None
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot read ({exc.strerror})") from None
-    text = _decode(data, path, encoding)
+    text = decode_bytes(data, path, encoding)
     if fmt == "text":
         lines = _split_lines(text)
         return Table(["text"], [{"text": ln} for ln in lines], fmt, False, path,
@@ -307,7 +307,7 @@ def detect_header(records: Sequence[Sequence[str]], fmt: str = "tsv") -> bool:
     """True when some column is a non-number in row 0 and numeric in the sampled rows after it."""
     if len(records) < 2:
         return fmt == "csv"
-    first, rest = records[0], records[1 : 1 + _HEADER_SAMPLE]
+    first, rest = records[0], records[1 : 1 + HEADER_SAMPLE]
     for j, value in enumerate(first):
         col = [r[j] for r in rest if j < len(r)]
         if col and all(_is_number(v) for v in col):
@@ -418,7 +418,7 @@ def write_rows(
                 seen.update(dict.fromkeys(r))
             columns = list(seen)
     columns = list(columns)
-    payload = _render(path, fmt, records, columns, header)
+    payload = render_rows(path, fmt, records, columns, header)
 
     def w(f: Any) -> None:
         f.write(payload)
@@ -431,7 +431,7 @@ def write_rows(
         raise FileFormatError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
-def _render(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns: list[str],
+def render_rows(path: Path, fmt: str, records: Sequence[Mapping[str, Any]], columns: list[str],
             header: bool, start: int = 0) -> str:
     """The text of ``records`` in ``fmt``; ``start`` is the number of rows written before them
     (:mod:`robustlab.data.stream` renders a file batch by batch), for the row numbers of errors."""

@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.data.files import (
-    _HEADER_SAMPLE,
+    HEADER_SAMPLE,
     MAX_LINE,
     FileFormatError,
     Table,
-    _render,
     detect_header,
     format_for,
     regular_input,
+    render_rows,
 )
 
 __all__ = ["BATCH", "HOLD_BYTES", "BatchWriter", "CopyJobs", "Output", "RowReader",
@@ -113,7 +113,7 @@ class RowReader:
                 if not sample:
                     first_line = line
                 sample.append(rec)
-                if len(sample) > _HEADER_SAMPLE:
+                if len(sample) > HEADER_SAMPLE:
                     break
             self.header = detect_header(sample, self.fmt) if header is None else bool(header)
             if self.header and sample:
@@ -416,7 +416,7 @@ class BatchWriter:
         if not self._buf and not self._first:
             return
         o = self.out
-        text = _render(o.path, o.fmt, self._buf, o.columns, o.header and self._first,
+        text = render_rows(o.path, o.fmt, self._buf, o.columns, o.header and self._first,
                        self.written)
         try:
             self.f.write(text)

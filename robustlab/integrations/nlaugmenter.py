@@ -155,7 +155,7 @@ def _level_from_keywords(keywords: Any) -> Level:
     return "sentence"
 
 
-def _snake(name: str) -> str:
+def snake_case(name: str) -> str:
     out = []
     for i, ch in enumerate(name):
         if ch.isupper() and i and (not name[i - 1].isupper() or
@@ -183,7 +183,7 @@ class NLAugmenterPerturbation(Perturbation):
         self.label_preserving = label_preserving  # type: ignore[misc]
         op_cls = operation if isinstance(operation, type) else type(operation)
         folder = _transformation_folder(op_cls.__module__)
-        self.name = f"nlaugmenter:{folder or _snake(op_cls.__name__)}"  # type: ignore[misc]
+        self.name = f"nlaugmenter:{folder or snake_case(op_cls.__name__)}"  # type: ignore[misc]
         self.heavy = bool(getattr(op_cls, "heavy", False))  # type: ignore[misc]
         # NL-Augmenter's own transformation folder is recorded among a study's inputs
         self.reads = (f"nlaugmenter:{folder}",) if folder and op_cls.__module__.startswith(

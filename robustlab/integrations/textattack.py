@@ -45,7 +45,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from robustlab.integrations.nlaugmenter import _snake
+from robustlab.integrations.nlaugmenter import snake_case
 from robustlab.perturbations.base import Level, Perturbation, PerturbationError, rng_for
 from robustlab.perturbations.global_rng import seeded_global_rng
 
@@ -225,7 +225,7 @@ class TextAttackPerturbation(Perturbation):
         self.level = level  # type: ignore[assignment]
         self.asymmetric = asymmetric  # type: ignore[misc]
         self.label_preserving = label_preserving  # type: ignore[misc]
-        self.name = f"textattack:{_snake(type(component).__name__)}"  # type: ignore[misc]
+        self.name = f"textattack:{snake_case(type(component).__name__)}"  # type: ignore[misc]
         if level is None:
             self.level = _level_of(type(component).__name__)
 

@@ -379,7 +379,7 @@ class HFClassifier(TextClassifier):
         from transformers import get_linear_schedule_with_warmup
 
         from robustlab.models.device import autocast_dtype, enable_fast_math, resolve_device
-        from robustlab.models.torch_models import _seeded, torch_threads
+        from robustlab.models.torch_models import seeded_rngs, torch_threads
 
         texts = list(texts)
         y = check_labels(labels, len(texts), where="hf.fit")
@@ -406,7 +406,7 @@ class HFClassifier(TextClassifier):
                                  f"{self.max_length!r}") from exc
         enc = self._encode(texts)
         self.tokenize_seconds_ = time.perf_counter() - t1
-        with torch_threads(self.num_threads), _seeded(self.seed, dev):
+        with torch_threads(self.num_threads), seeded_rngs(self.seed, dev):
             model = copy.deepcopy(init.model)  # in-memory copy of the initial state
             _reset_head(model, init.fresh_head)
             self.model_ = model
@@ -420,7 +420,7 @@ class HFClassifier(TextClassifier):
                schedule: Any) -> None:
         import torch
 
-        from robustlab.models.torch_models import _batches
+        from robustlab.models.torch_models import length_batches
 
         model = self.model_
         model.train()
@@ -438,7 +438,7 @@ class HFClassifier(TextClassifier):
         scaler = torch.amp.GradScaler("cuda", enabled=cuda and amp == torch.float16)
         on_dev = _to_device(enc, dev)
         yd = y.pin_memory().to(dev, non_blocking=True) if cuda else y
-        batches = _batches(np.random.default_rng(self.seed), enc.lengths,
+        batches = length_batches(np.random.default_rng(self.seed), enc.lengths,
                            min(int(self.batch_size), len(y)))
         losses = []
         # bench hooks (bench/bench_hf.py): exact forward/backward timing (a device sync per

@@ -194,7 +194,7 @@ class TorchClassifier(TextClassifier):
         X, _ = self._encode(texts)
         dev = resolve_device(self.device)
         self.device_ = str(dev)
-        with torch_threads(self.num_threads), _seeded(self.seed, dev):
+        with torch_threads(self.num_threads), seeded_rngs(self.seed, dev):
             self.model_ = self.net(len(self.vocab_), self.n_classes_, self._p()).to(dev)
             self._train(torch.from_numpy(X), torch.from_numpy(y), steps, dev)
         self.model_.eval()
@@ -216,7 +216,7 @@ class TorchClassifier(TextClassifier):
         opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         rng = np.random.default_rng(self.seed)
         lengths = (X != PAD_ID).sum(1).numpy()
-        batches = _batches(rng, lengths, min(int(self.batch_size), len(y)))
+        batches = length_batches(rng, lengths, min(int(self.batch_size), len(y)))
         self.losses_: list[float] = []
         bar = TrainProgress(steps, f"training {self.family}", enabled=self.show_progress)
         for step in range(1, steps + 1):
@@ -294,7 +294,7 @@ class TorchClassifier(TextClassifier):
         return obj
 
 
-def _batches(rng: np.random.Generator, lengths: np.ndarray, bs: int,
+def length_batches(rng: np.random.Generator, lengths: np.ndarray, bs: int,
              pool: int = 50) -> Iterator[np.ndarray]:
     """Endless seeded mini-batches of indices, bucketed by length.
 
@@ -318,7 +318,7 @@ def _batches(rng: np.random.Generator, lengths: np.ndarray, bs: int,
 
 
 @contextmanager
-def _seeded(seed: int, dev: torch.device) -> Iterator[None]:
+def seeded_rngs(seed: int, dev: torch.device) -> Iterator[None]:
     """Seed torch's RNG for init and dropout without leaking the change to the caller."""
     devices = [dev.index or 0] if dev.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):

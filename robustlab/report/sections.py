@@ -184,7 +184,7 @@ def learnability_data(run: RunData) -> tuple[list[dict[str, Any]], dict[str, Any
                                              bool]:
     """(pairs, correlations, p_grid, from_summary): summary.json's, or for a run that has not
     written one yet, computed from its finished cells by the study's own functions."""
-    from robustlab.studies.learnability.report import correlations, summarize_pairs
+    from robustlab.studies.learnability.summary import correlations, summarize_pairs
 
     grid = [float(p) for p in run.config.get("p_grid", [])]
     s = run.summary

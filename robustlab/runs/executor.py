@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.runs.procs import pid_alive
+from robustlab.procs import pid_alive
 from robustlab.runs.store import Cell, RunStore, worker_id
 from robustlab.textfmt import echo, printable
 

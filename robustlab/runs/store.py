@@ -59,12 +59,12 @@ from typing import Any
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.outputs import json_default, resolve_run_dir
+from robustlab.procs import process_start
 from robustlab.runs import payloads
 from robustlab.runs.inputs import KEY as INPUTS_KEY
 from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
-from robustlab.runs.procs import process_start
 from robustlab.textfmt import echo
 
 SCHEMA_VERSION = 3
@@ -463,7 +463,7 @@ class RunStore:
         return total + (max(0.0, time.time() - float(start)) if start is not None else 0.0)
 
     def worker_start(self) -> str | None:
-        """The start token (:func:`robustlab.runs.procs.process_start`) of the run's process."""
+        """The start token (:func:`robustlab.procs.process_start`) of the run's process."""
         return _get_meta(self.conn, "worker_start") or None
 
     def meta(self, key: str) -> str | None:

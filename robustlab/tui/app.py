@@ -27,12 +27,6 @@ from robustlab.tui.screens.dialogs import ConfirmScreen
 THEMES = ("textual-dark", "textual-light")
 
 
-def _parser() -> argparse.ArgumentParser:
-    from robustlab.cli import build_parser
-
-    return build_parser()
-
-
 @dataclass
 class Settings:
     """Everything the app needs from outside; tests pass fixed clocks and small intervals."""
@@ -42,14 +36,22 @@ class Settings:
     theme: str = "textual-dark"
     clock: Callable[[], float] = time.time
     alive: Callable[[int | None], bool] = launch.pid_alive
-    parser: Callable[[], argparse.ArgumentParser] = _parser
+    #: builds robustlab's command-line parser (the forms are derived from it); handed in by
+    #: ``robustlab tui`` (robustlab.cli.build_parser), never imported here
+    parser: Callable[[], argparse.ArgumentParser] | None = None
     program: Sequence[str] | None = None  # None = python -m robustlab
     cwd: Path = field(default_factory=Path.cwd)
     #: seconds a worker gets after SIGINT, then after SIGTERM, before Stop sends the next signal
     stop_grace: tuple[float, float] = launch.STOP_GRACE
 
+    def command_parser(self) -> argparse.ArgumentParser:
+        if self.parser is None:
+            raise RobustlabError("the TUI needs robustlab's command-line parser: "
+                                 "Settings(parser=robustlab.cli.build_parser)")
+        return self.parser()
+
     def recipes(self) -> list[forms.Recipe]:
-        return forms.recipes(self.parser())
+        return forms.recipes(self.command_parser())
 
 
 class RobustlabApp(App):

@@ -1,7 +1,7 @@
 """Study forms derived from the command line itself (headless).
 
 The new-study screen does not keep its own list of options: it reads the argparse parser of
-``robustlab`` (:func:`robustlab.cli.build_parser`), so every study subcommand with an ``--out``
+``robustlab`` (``robustlab.cli.build_parser``, handed in by ``robustlab tui``), so every study subcommand with an ``--out``
 option is a recipe and each of its options is a field with the command's own default, choices and
 help. A form's values become an argv; validation is the real parser parsing that argv. What the
 TUI launches is therefore exactly the copyable command line it shows.
@@ -88,12 +88,8 @@ def _fields(parser: argparse.ArgumentParser) -> list[Field]:
     return fields
 
 
-def recipes(parser: argparse.ArgumentParser | None = None) -> list[Recipe]:
+def recipes(parser: argparse.ArgumentParser) -> list[Recipe]:
     """Every study subcommand (those writing a run directory, i.e. with ``--out``)."""
-    if parser is None:
-        from robustlab.cli import build_parser
-
-        parser = build_parser()
     out: list[Recipe] = []
 
     def walk(p: argparse.ArgumentParser, path: list[str], helptext: str) -> None:
@@ -145,13 +141,8 @@ def build_argv(recipe: Recipe, values: dict[str, Any]) -> list[str]:
     return argv + positionals
 
 
-def validate(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | None = None
-             ) -> str | None:
+def validate(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser) -> str | None:
     """None if the real command-line parser accepts ``argv``, else its error message."""
-    if parser is None:
-        from robustlab.cli import build_parser
-
-        parser = build_parser()
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
@@ -162,7 +153,7 @@ def validate(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | 
     return None
 
 
-def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | None = None
+def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser
           ) -> tuple[str | None, str | None]:
     """(error, dest of the field at fault) for a form's argv; (None, None) when it may launch.
 
@@ -171,10 +162,6 @@ def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser | Non
     disk (``--seeds 0,x``, an unknown perturbation, a missing data file are caught here, not by a
     worker that dies after launch).
     """
-    if parser is None:
-        from robustlab.cli import build_parser
-
-        parser = build_parser()
     error = validate(recipe, argv, parser)
     if error is None:
         with contextlib.redirect_stderr(io.StringIO()):

@@ -48,7 +48,7 @@ from typing import Any
 
 from robustlab.errors import InputError
 from robustlab.outputs import open_run_file, write_json
-from robustlab.runs.procs import (
+from robustlab.procs import (
     group_alive,
     pid_alive,
     process_cmdline,

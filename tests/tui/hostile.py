@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
-from robustlab.runs.procs import process_start
+from robustlab.procs import process_start
 from robustlab.runs.store import RunStore
 from tui import fixtures
 

@@ -7,6 +7,7 @@ import csv
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
+from robustlab.cli import build_parser
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.messages import RunProgress
 from robustlab.tui.screens.attack import AttackScreen
@@ -254,7 +255,7 @@ async def test_delete_asks_for_confirmation(settings, tmp_path):
 async def test_no_runs_yet_is_an_empty_list_with_a_hint(tmp_path):
     from robustlab.tui.app import Settings
 
-    app = RobustlabApp([], Settings(cwd=tmp_path, poll_seconds=0.2))
+    app = RobustlabApp([], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: "No runs yet" in text_of(
             app.screen.query_one("#run-detail", Static)))

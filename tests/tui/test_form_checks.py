@@ -52,7 +52,7 @@ def test_launched_kind_is_the_command_not_the_interpreter():
 
 
 async def test_a_rejected_form_stays_filled_with_the_error_beside_the_field(tmp_path):
-    app = RobustlabApp([tmp_path / "runs"], Settings(cwd=tmp_path, poll_seconds=0.2))
+    app = RobustlabApp([tmp_path / "runs"], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n")
         screen = app.screen

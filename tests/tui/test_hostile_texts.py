@@ -17,7 +17,8 @@ import pytest
 from textual import events
 from textual.widgets import Button, DataTable
 
-from robustlab.runs.procs import pid_alive
+from robustlab.cli import build_parser
+from robustlab.procs import pid_alive
 from robustlab.textfmt import printable
 from robustlab.tui.app import RobustlabApp, Settings
 from robustlab.tui.screens.dialogs import ConfirmScreen
@@ -167,7 +168,7 @@ async def test_progress_screen_log_tail_and_cell_error(bad, settings):
 async def test_form_error_with_markup_typed_one_character_at_a_time(tmp_path):
     """``hf:NAME[/CONFIG]`` in the --dataset check's message, then a value with markup: each
     keystroke redraws the error and the command line; nothing is parsed as markup."""
-    app = RobustlabApp([tmp_path / "runs"], Settings(cwd=tmp_path, poll_seconds=0.2))
+    app = RobustlabApp([tmp_path / "runs"], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         screen = app.screen
@@ -212,7 +213,7 @@ async def test_confirm_dialog_fits_80x24_and_scrolls_to_the_end(tmp_path):
     detail = "\n".join([f"robustlab resume {tmp_path}/{'very-long-name/' * 10}run"]
                        + [f"config line {i}: {PAYLOAD}" for i in range(40)] + ["LAST LINE"])
     answers: list[bool | None] = []
-    app = RobustlabApp([tmp_path / "none"], Settings(cwd=tmp_path))
+    app = RobustlabApp([tmp_path / "none"], Settings(parser=build_parser, cwd=tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(ConfirmScreen(f"Resume {tmp_path}? This runs:", detail=detail),
                         answers.append)

@@ -15,6 +15,7 @@ import time
 import pytest
 from textual.widgets import Static
 
+from robustlab.cli import build_parser
 from robustlab.tui import launch
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.screens.dialogs import ConfirmScreen
@@ -120,7 +121,7 @@ async def test_new_study_forms_of_the_real_commands(tmp_path):
     """Every real study command gets a form; moving through them fast rebuilds cleanly."""
     from robustlab.tui.app import Settings
 
-    app = RobustlabApp([tmp_path], Settings(cwd=tmp_path, poll_seconds=0.2))
+    app = RobustlabApp([tmp_path], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n")
         screen = app.screen
@@ -143,7 +144,7 @@ async def test_launch_a_real_learnability_study_on_the_demo_data(tmp_path):
     from robustlab.tui.app import Settings
     from robustlab.tui.screens.learnability import LearnabilityScreen
 
-    app = RobustlabApp([tmp_path / "runs"], Settings(cwd=tmp_path, poll_seconds=0.5))
+    app = RobustlabApp([tmp_path / "runs"], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.5))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("n")
         screen = app.screen
@@ -232,7 +233,7 @@ async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_er
     good = run_with("good", config, f"sh -c 'touch {marker}'")  # the command is only shown
     bad = run_with("bad", {**config, "evil": 1},
                    "robustlab learnability --model bow --dataset demo --out bad")
-    app = RobustlabApp([good, bad], Settings(cwd=tmp_path, poll_seconds=0.2))
+    app = RobustlabApp([good, bad], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: len(getattr(app.screen, "runs", [])) == 2)
         # the highlighted run (either) shows its error text and, under it, its stored command

@@ -31,9 +31,9 @@ from robustlab.studies.cross_domain.study import (
     ConsistencyConfig,
     CrossDomainConfig,
     CrossDomainRun,
-    _cells,
-    _signature,
+    consistency_signature,
     consistency_tables,
+    system_cells,
 )
 
 _DATA: dict[tuple[str, str], Any] = {}
@@ -202,7 +202,7 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
               "seconds": time.perf_counter() - t0, "train_seconds": train_s}
     records = [{"domain": d, "accuracy": per[d], "n": n_test[d]} for d in labels]
     return CellOutput(result=result, records=records,
-                      signature=_signature(cfg, score="accuracy", model=params["model"],
+                      signature=consistency_signature(cfg, score="accuracy", model=params["model"],
                                            train=train, steps=params["steps"]))
 
 
@@ -221,7 +221,7 @@ class Clf(CrossDomainRun):
 
         device = check_device(ctx.device)
         cells = {k: {**v, "device": device} for k, v in self.config.cells().items()}
-        return Plan(cells=_cells(cells), cell_fn=clf_cell,
+        return Plan(cells=system_cells(cells), cell_fn=clf_cell,
                     name=f"cross-domain clf: {len(cells)} systems")
 
 

@@ -19,6 +19,11 @@ from robustlab.metrics import ranking
 from robustlab.outputs import atomic_write, write_json, write_jsonl
 from robustlab.runs.store import RunStore
 from robustlab.signature import make_signature
+from robustlab.studies.cross_domain.consistency import (
+    ConsistencyConfig,
+    common_sigma,
+    consistency_tables,
+)
 
 
 def _accuracy_metrics(results: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -86,12 +91,6 @@ def common_sigma_grid(results: list[dict[str, Any]], cfg: Mapping[str, Any]
     shared σ_ref, the median spread, so their γ curves share the ε axis. Other runs unchanged."""
     if cfg.get("eps_grid") != "sigma" or cfg.get("task") != "clf" or not results:
         return results
-    from robustlab.studies.cross_domain.study import (
-        ConsistencyConfig,
-        common_sigma,
-        consistency_tables,
-    )
-
     cc = ConsistencyConfig(eps=tuple(float(e) for e in cfg.get("eps") or ()),
                            grid_max=int(cfg.get("grid_max", 100)),
                            n_bags=int(cfg.get("n_bags", cons.N_BAGS)),

@@ -12,7 +12,6 @@ per system (key ``system=<name>``).
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,109 +27,16 @@ from robustlab.metrics import consistency as cons
 from robustlab.runs.executor import CellOutput, RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, StudyConfig
+from robustlab.signature import make_signature
+from robustlab.studies.cross_domain.consistency import (
+    ConsistencyConfig,
+    check_domains,
+    common_sigma,
+    consistency_tables,
+)
+from robustlab.studies.cross_domain.report import rank_and_agree, write_outputs
 
 KIND = "cross-domain"
-RESAMPLING = ("bagging", "design")
-
-
-@dataclass
-class ConsistencyConfig:
-    """Options that determine the consistency figures (stored in the run config)."""
-
-    eps: tuple[float, ...] = cons.DEFAULT_EPS
-    grid_max: int = 100  # γ curve over ε = 1..grid_max (Algorithm 1)
-    n_bags: int = cons.N_BAGS
-    fraction: float = cons.BAG_FRACTION
-    seed: int = 0
-    eps_grid: str = "fixed"  # "sigma": ε in units of the score spread (cons.eps_grid); eps = t
-
-    def grid(self) -> np.ndarray:
-        return np.arange(1, int(self.grid_max) + 1, dtype=float)
-
-    def argv(self) -> list[str]:
-        """The consistency options, for the command line shown to people."""
-        return ["--eps", *(format(e, "g") for e in self.eps), "--eps-max", str(self.grid_max),
-                "--eps-grid", self.eps_grid, "--bags", str(self.n_bags), "--bag-fraction",
-                format(self.fraction, "g"), "--seed", str(self.seed)]
-
-    def validate(self) -> None:
-        if self.n_bags < 1:
-            raise InputError(f"--bags must be >= 1, got {self.n_bags}")
-        if not 0 < self.fraction <= 1:
-            raise InputError(f"--bag-fraction must be in (0, 1], got {self.fraction}")
-        if self.grid_max < 1:
-            raise InputError(f"--eps-max must be >= 1, got {self.grid_max}")
-        if not self.eps or any(not (e > 0 and math.isfinite(e)) for e in self.eps):
-            raise InputError(f"--eps values must be positive and finite, got {list(self.eps)}")
-        if self.eps_grid not in cons.EPS_GRIDS:
-            raise InputError(f"--eps-grid: unknown {self.eps_grid!r}; choose from "
-                             f"{', '.join(cons.EPS_GRIDS)}")
-
-
-def check_domains(labels: Sequence[str], where: str) -> list[str]:
-    """The distinct domains; fewer than two makes leave-one-domain-out impossible."""
-    names = list(dict.fromkeys(labels))
-    if len(names) < 2:
-        raise InputError(f"{where}: only one domain ({names[0] if names else 'none'}); "
-                         "leave-one-domain-out needs at least two domains. Give a domain file "
-                         "with several labels")
-    return names
-
-
-def consistency_tables(X: np.ndarray, labels: Sequence[str], cfg: ConsistencyConfig,
-                       sigma_ref: float | None = None) -> list[dict[str, Any]]:
-    """Per system (row of ``X``): mean, variance, CoV, γ at ``cfg.eps``, γ-AUC and γ curve,
-    leave-one-domain-out rows, and the same under bagging and design bagging. With
-    ``cfg.eps_grid == "sigma"`` the ε grid is in units of σ_ref (``sigma_ref``, else the spread
-    of ``X``) and ``cfg.eps`` are multiples of it."""
-    X = np.atleast_2d(np.asarray(X, dtype=float))
-    grid, grid_info = cons.eps_grid(X, cfg.eps_grid, grid_max=cfg.grid_max, sigma_ref=sigma_ref)
-    scale = grid_info.get("sigma_ref", 1.0)  # σ grid: cfg.eps are multiples of σ_ref
-    eps = np.asarray(cfg.eps, dtype=float) * scale
-    names = {cons._key(e): cons._key(t) for e, t in zip(eps, cfg.eps, strict=True)}
-    curves = cons.gamma_curve(X, grid)
-    g = np.asarray(cons.gamma(X, eps))
-    tables = {}
-    for method in (None, *RESAMPLING):
-        tables[method] = cons.leave_one_out(X, labels, resample=method, n_bags=cfg.n_bags,
-                                            fraction=cfg.fraction, seed=cfg.seed, eps=eps)
-    out = []
-    for s in range(X.shape[0]):
-        res: dict[str, Any] = {
-            "n": int(X.shape[1]), "mean": float(cons.mean(X[s])),
-            "variance": float(cons.variance(X[s])), "cov": float(cons.cov(X[s])),
-            "gamma": {cons._key(e): float(g[s, j]) for j, e in enumerate(cfg.eps)},
-            "gamma_auc": float(curves[s].mean()), "gamma_curve": curves[s].tolist(),
-        }
-        if cfg.eps_grid != "fixed":  # the ε values of the curve, and which grid it was
-            res["gamma_grid"] = grid.tolist()
-            res["eps_grid"] = grid_info
-        for method, rows in tables.items():
-            mine = [_pick(r, s) for r in rows]
-            for r in mine:  # γ keyed like cfg.eps (multiples of σ_ref on the σ grid)
-                if "gamma" in r:
-                    r["gamma"] = {names.get(k, k): v for k, v in r["gamma"].items()}
-            if method is None:
-                res["leave_one_out"] = mine[1:]
-            else:
-                res["bagging" if method == "bagging" else "design_bagging"] = {
-                    **{k: mine[0][k] for k in ("mean", "variance", "cov", "gamma")},
-                    "leave_one_out": mine[1:]}
-        out.append(res)
-    return out
-
-
-def _pick(row: dict[str, Any], s: int) -> dict[str, Any]:
-    """Row s of a leave-one-out row computed over a system matrix."""
-    def one(v: Any) -> Any:
-        if isinstance(v, list):
-            return v[s]
-        if isinstance(v, dict):
-            return {k: one(x) for k, x in v.items()}
-        return v
-    return {k: one(v) for k, v in row.items()}
-
-
 # ---- MT ------------------------------------------------------------------------------------------
 
 
@@ -287,7 +193,6 @@ class CrossDomainRun:
 
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
-        from robustlab.studies.cross_domain.report import write_outputs
 
         state = plan.state or {}
         return write_outputs(store, out, seconds=store.elapsed(), plots=ctx.plots,
@@ -363,10 +268,10 @@ class MT(CrossDomainRun):
                         **{m: float(v[i]) for m, v in seg.items()}}
                        for i in range(len(labels))]
             return CellOutput(result=results[name], records=records,
-                              signature=_signature(cfg, score=score, sacrebleu=results[name]
+                              signature=consistency_signature(cfg, score=score, sacrebleu=results[name]
                                                    ["corpus"]["signature"][score]))
 
-        return Plan(cells=_cells(list(results)), cell_fn=cell_fn,
+        return Plan(cells=system_cells(list(results)), cell_fn=cell_fn,
                     name=f"cross-domain mt: {len(results)} systems",
                     pins={"data": (data_fingerprint(data), "the MT system, reference and "
                                                           "domain files")},
@@ -375,7 +280,7 @@ class MT(CrossDomainRun):
                                      "seconds_tables": computed["seconds_tables"]}})
 
 
-def _cells(systems: list[str] | dict[str, dict[str, Any]]) -> list[Cell]:
+def system_cells(systems: list[str] | dict[str, dict[str, Any]]) -> list[Cell]:
     params = systems if isinstance(systems, dict) else {s: {} for s in systems}
     return [Cell(key=f"system={s}", kind=KIND, params={"system": s, **p})
             for s, p in params.items()]
@@ -394,8 +299,7 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
     return run_study(MT(study, data=data, origin=origin), out_dir, ctx).summary
 
 
-def _signature(cfg: ConsistencyConfig, **fields: Any) -> str:
-    from robustlab.signature import make_signature
+def consistency_signature(cfg: ConsistencyConfig, **fields: Any) -> str:
 
     return make_signature(KIND, **fields, eps=",".join(f"{e:g}" for e in cfg.eps),
                           bags=f"{cfg.n_bags}x{cfg.fraction:g}", rs=cfg.seed)
@@ -435,10 +339,6 @@ def read_score_table(path: str | os.PathLike[str], score_column: str = "score",
         check_domains(ds, f"{path} (system {name!r})")
     return {k: (np.asarray(x, dtype=float), d) for k, (x, d) in out.items()}
 
-
-def common_sigma(vectors: Sequence[Any]) -> float:
-    """One σ_ref for systems scored separately: the median of their spreads."""
-    return float(np.median([cons.spread_scale(np.asarray(v, dtype=float)) for v in vectors]))
 
 
 def analyze_scores(table: Mapping[str, tuple[np.ndarray, list[str]]], cfg: ConsistencyConfig
@@ -545,10 +445,10 @@ class Scores(CrossDomainRun):
             name = params["system"]
             x, labels = table[name]
             recs = [{"domain": d, "score": float(v)} for v, d in zip(x, labels, strict=True)]
-            return CellOutput(result=results[name], records=recs, signature=_signature(cfg))
+            return CellOutput(result=results[name], records=recs, signature=consistency_signature(cfg))
 
         fp = fingerprint(sorted((k, x.tolist(), d) for k, (x, d) in table.items()))
-        return Plan(cells=_cells(list(results)), cell_fn=cell_fn,
+        return Plan(cells=system_cells(list(results)), cell_fn=cell_fn,
                     name=f"cross-domain scores: {len(results)} systems",
                     pins={"data": (fp, f"the score table {self.config.file}")},
                     state={"human": human})
@@ -568,7 +468,6 @@ def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | N
     cfg.validate()
     study = Scores(config, table=table, human_scores=human, extra_inputs=inputs)
     if out_dir is None:
-        from robustlab.studies.cross_domain.report import rank_and_agree
 
         tab, hum = study.load()
         results = analyze_scores(tab, cfg)

@@ -14,7 +14,7 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.learnability", {
     "ROBUSTNESS_EXPERIMENTS": "study", "PAPER_PERTURBATIONS": "study",
     "perturb_examples": "study", "label_randomness": "study",
     "load_splits": "data", "build_model": "data",
-    "correlate_dirs": "report", "summarize_pairs": "report", "load_summary": "report",
+    "correlate_dirs": "report", "summarize_pairs": "summary", "load_summary": "report",
     "correlate_estimate": "estimate",
     "failing_examples": "predictions", "failure_summary": "predictions",
     "load_plan": "thresholds", "evaluate": "thresholds",

@@ -40,6 +40,7 @@ from robustlab.metrics.learnability import (
 from robustlab.outputs import atomic_write, save_figure, write_json
 from robustlab.signature import make_signature
 from robustlab.studies.learnability.advice import advice_text, advise
+from robustlab.studies.learnability.summary import csv_text, summarize_pairs
 from robustlab.textfmt import align, echo
 
 MEASURE = "learnability@p"
@@ -299,7 +300,6 @@ def write_estimate_files(out_dir: Path, block: dict[str, Any] | None,
     """``learnability_estimate.csv`` and (with ``plots``) ``learnability_estimate.png``."""
     if not block:
         return []
-    from robustlab.studies.learnability.report import _csv_text
 
     header = ["model", "perturbation", "learnability_estimate", "learnability_estimate_std",
               "learnability_prob_estimate", "learnability_at_1", "learnable",
@@ -310,7 +310,7 @@ def write_estimate_files(out_dir: Path, block: dict[str, Any] | None,
              r.get("learnable"), r.get("learnability_estimate_area"), _mean(r.get("robustness")),
              _mean(r.get("delta")),
              r["cost"]["trainings"], r["cost"]["seconds"]] for r in block["pairs"]]
-    atomic_write(Path(out_dir) / ESTIMATE_FILES[0], lambda f: f.write(_csv_text(header, rows)))
+    atomic_write(Path(out_dir) / ESTIMATE_FILES[0], lambda f: f.write(csv_text(header, rows)))
     files = [ESTIMATE_FILES[0]]
     if plots:
         _plot(Path(out_dir) / ESTIMATE_FILES[1], block)
@@ -379,7 +379,6 @@ def correlate_estimate(run_dirs: list[Path], *, estimate_p: float | None = None,
     can be paired with a ``robustlab robustness`` run of the same models and perturbations.
     """
     from robustlab.errors import InputError
-    from robustlab.studies.learnability.report import summarize_pairs
 
     results, infos, dup = merged_results(run_dirs)
     ps = {settings(i.config)[1] for i in infos if i.kind != "robustness"}

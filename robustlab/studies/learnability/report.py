@@ -10,22 +10,29 @@ atomically through :mod:`robustlab.outputs`.
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 import sys
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.metrics.learnability import at_p_table, log_auc, seed_spread
-from robustlab.metrics.ranking import spearman_test
+from robustlab.metrics.learnability import log_auc
 from robustlab.outputs import atomic_write, write_json, write_jsonl
 from robustlab.perturbations.registry import display_label
 from robustlab.runs.store import RunStore
+from robustlab.studies.learnability.estimate import (
+    blank_quick_average,
+    is_quick,
+    summarize_estimate,
+    write_estimate_files,
+)
+from robustlab.studies.learnability.summary import (
+    correlations,
+    csv_text,
+    mean_value,
+    summarize_pairs,
+)
 from robustlab.textfmt import align, echo
 
 RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "accuracy_clean",
@@ -33,114 +40,7 @@ RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "
                "n_train", "n_test", "n_treated", "noop_rate", "seconds", "train_seconds")
 
 
-def _mean(v: dict[str, Any] | None) -> float:
-    return math.nan if not v or v.get("mean") is None else float(v["mean"])
-
-
-def summarize_pairs(results: list[dict[str, Any]], p_grid: list[float]) -> list[dict[str, Any]]:
-    """Per model×perturbation records (docs/run-directory.md, ``summary.json["pairs"]``)."""
-    by_pair: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    order: list[tuple[str, str]] = []
-    for r in results:
-        key = (r["model"], r["perturbation"])
-        if key not in by_pair:
-            order.append(key)
-        by_pair[key].append(r)
-    pairs = []
-    for model, pert in order:
-        rows = by_pair[(model, pert)]
-        seeds = sorted({r["seed"] for r in rows})
-        exp = defaultdict(dict)  # experiment -> seed -> row (learnability: (seed, p) -> row)
-        for r in rows:
-            k = (r["seed"], float(r["p"])) if r["experiment"] == "learnability" else r["seed"]
-            exp[r["experiment"]][k] = r
-        rec: dict[str, Any] = {"model": model, "perturbation": pert, "seeds": seeds}
-        learn = exp.get("learnability", {})
-        if learn:
-            for variant, field in (("", "learnability_acc"), ("_prob", "learnability_prob")):
-                avg = []
-                for s in seeds:
-                    curve = [learn.get((s, float(p)), {}).get(field) for p in p_grid]
-                    ok = len(p_grid) >= 2 and all(v is not None and math.isfinite(v)
-                                                  for v in curve)
-                    avg.append(log_auc(p_grid, curve) if ok else math.nan)
-                rec[f"avg_learnability{variant}"] = seed_spread(avg)
-                rec[f"learnability{variant}_at"] = {
-                    format(p, "g"): _spread([learn.get((s, float(p)), {}).get(field)
-                                             for s in seeds]) for p in p_grid}
-            rec["noop_rate"] = _spread([r.get("noop_rate") for r in learn.values()])["mean"]
-        a0 = {s: r["accuracy"] for s, r in exp.get("standard", {}).items()}
-        a1 = {s: r["accuracy"] for s, r in exp.get("robustness", {}).items()}
-        a1_clean = {s: r.get("accuracy_clean", a0.get(s))
-                    for s, r in exp.get("robustness", {}).items()}
-        a2 = {s: r["accuracy"] for s, r in exp.get("augmentation", {}).items()}
-        rec["accuracy_standard"] = _spread([a0.get(s) for s in seeds]) if a0 else None
-        rec["accuracy_robustness"] = _spread([a1.get(s) for s in seeds]) if a1 else None
-        rec["accuracy_augmentation"] = _spread([a2.get(s) for s in seeds]) if a2 else None
-        rec["robustness"] = _spread([_sub(a1.get(s), a1_clean.get(s)) for s in seeds]) \
-            if a1 else None
-        rec["delta"] = _spread([_sub(a2.get(s), a1.get(s)) for s in seeds]) if a2 and a1 else None
-        pairs.append(rec)
-    return pairs
-
-
-def _sub(a: float | None, b: float | None) -> float:
-    return math.nan if a is None or b is None else float(a) - float(b)
-
-
-def _spread(values: list[Any]) -> dict[str, Any]:
-    return seed_spread([math.nan if v is None else float(v) for v in values])
-
-
-def correlations(pairs: list[dict[str, Any]], p_grid: list[float]) -> dict[str, Any]:
-    """Paper 000 Table 3 (ρ of average learnability vs robustness / Δ) and Table 4 (at p)."""
-    avg = [_mean(r.get("avg_learnability")) for r in pairs]
-    rob = [_mean(r.get("robustness")) for r in pairs]
-    delta = [_mean(r.get("delta")) for r in pairs]
-    out: dict[str, Any] = {  # exact / permutation p at small n (ranking.spearman_test)
-        "learnability_vs_robustness": spearman_test(avg, rob),
-        "learnability_vs_delta": spearman_test(avg, delta),
-        "robustness_vs_delta": spearman_test(rob, delta),
-    }
-    have = [r for r in pairs if r.get("learnability_at")]
-    if have and len(p_grid) >= 1:
-        for variant in ("", "_prob"):
-            at = {p: [_mean(r.get(f"learnability{variant}_at", {}).get(format(p, "g")))
-                      for r in pairs] for p in p_grid}
-            avg_v = [_mean(r.get(f"avg_learnability{variant}")) for r in pairs]
-            table = at_p_table(at, avg_v, rob, delta)
-            for p, row in table.items():  # honest p at small n, as Table 3 (same ρ)
-                for other, key in ((avg_v, ""), (rob, "_robustness"), (delta, "_delta")):
-                    if f"p_value{key}" in row:
-                        test = spearman_test(at[p], other)
-                        row[f"p_value{key}"] = test["p_value"]
-                        row.setdefault("p_method", test["p_method"])
-            finite = [v for v in avg_v if math.isfinite(v)]
-            table_out = {format(p, "g"): row for p, row in table.items()}
-            table_out["avg"] = {"sigma": float(np.std(finite)) if finite else None,
-                                "rho_with_avg": 1.0 if len(finite) >= 3 else None,
-                                "p_value": None,
-                                **_prefixed(spearman_test(avg_v, rob), "robustness"),
-                                **_prefixed(spearman_test(avg_v, delta), "delta")}
-            out["at_p" if not variant else "at_p_prob"] = table_out
-    return out
-
-
-def _prefixed(s: dict[str, Any], name: str) -> dict[str, Any]:
-    return {f"rho_with_{name}": s["rho"], f"p_value_{name}": s["p_value"]}
-
-
 # ---- files --------------------------------------------------------------------------------------
-
-
-def _csv_text(header: list[str], rows: list[list[Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for r in rows:
-        w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v))
-                    else (f"{v:.4f}" if isinstance(v, float) else v) for v in r])
-    return buf.getvalue()
 
 
 def table2(pairs: list[dict[str, Any]], field: str = "avg_learnability"
@@ -150,7 +50,7 @@ def table2(pairs: list[dict[str, Any]], field: str = "avg_learnability"
     perts = list(dict.fromkeys(r["perturbation"] for r in pairs))
     mat = np.full((len(perts), len(models)), np.nan)
     for r in pairs:
-        mat[perts.index(r["perturbation"]), models.index(r["model"])] = _mean(r.get(field))
+        mat[perts.index(r["perturbation"]), models.index(r["model"])] = mean_value(r.get(field))
     with np.errstate(all="ignore"):
         avg = np.array([np.nanmean(row) if np.isfinite(row).any() else np.nan for row in mat])
     order = np.argsort(np.where(np.isfinite(avg), avg, np.inf), kind="stable")
@@ -164,13 +64,6 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     The learnability estimate (``summary["estimate"]``, its CSV/PNG) comes from
     :mod:`robustlab.studies.learnability.estimate`; a quick-estimate run gets no log-AUC figures.
     """
-    from robustlab.studies.learnability.estimate import (
-        blank_quick_average,
-        is_quick,
-        summarize_estimate,
-        write_estimate_files,
-    )
-
     info = store.run_info()
     if info is None:
         raise ValueError(f"{out_dir}: empty run store")
@@ -232,29 +125,29 @@ def _write_tables(out_dir: Path, pairs: list[dict[str, Any]], p_grid: list[float
     header += [f"learnability@{format(p, 'g')}" for p in p_grid]
     rows = []
     for r in pairs:
-        row = [r["model"], r["perturbation"], _mean(r.get("avg_learnability")),
-               (r.get("avg_learnability") or {}).get("std"), _mean(r.get("avg_learnability_prob")),
-               _mean(r.get("robustness")), (r.get("robustness") or {}).get("std"),
-               _mean(r.get("delta")), (r.get("delta") or {}).get("std"),
-               _mean(r.get("accuracy_standard")), _mean(r.get("accuracy_robustness")),
-               _mean(r.get("accuracy_augmentation")), r.get("noop_rate")]
-        row += [_mean((r.get("learnability_at") or {}).get(format(p, "g"))) for p in p_grid]
+        row = [r["model"], r["perturbation"], mean_value(r.get("avg_learnability")),
+               (r.get("avg_learnability") or {}).get("std"), mean_value(r.get("avg_learnability_prob")),
+               mean_value(r.get("robustness")), (r.get("robustness") or {}).get("std"),
+               mean_value(r.get("delta")), (r.get("delta") or {}).get("std"),
+               mean_value(r.get("accuracy_standard")), mean_value(r.get("accuracy_robustness")),
+               mean_value(r.get("accuracy_augmentation")), r.get("noop_rate")]
+        row += [mean_value((r.get("learnability_at") or {}).get(format(p, "g"))) for p in p_grid]
         rows.append(row)
-    atomic_write(out_dir / "pairs.csv", lambda f: f.write(_csv_text(header, rows)))
+    atomic_write(out_dir / "pairs.csv", lambda f: f.write(csv_text(header, rows)))
     files.append("pairs.csv")
     if any(r.get("avg_learnability") for r in pairs):
         perts, models, mat = table2(pairs)
         body = [[display_label(p), *mat[i].tolist(), float(np.nanmean(mat[i])) if np.isfinite(mat[i]).any()
                  else None] for i, p in enumerate(perts)]
         atomic_write(out_dir / "learnability_table.csv",
-                     lambda f: f.write(_csv_text(["perturbation", *models, "average"], body)))
+                     lambda f: f.write(csv_text(["perturbation", *models, "average"], body)))
         files.append("learnability_table.csv")
     if corr.get("at_p"):
         keys = list(corr["at_p"])
         body = [[k, corr["at_p"][k].get("sigma"), corr["at_p"][k].get("rho_with_avg"),
                  corr["at_p"][k].get("rho_with_robustness"), corr["at_p"][k].get("rho_with_delta")]
                 for k in keys]
-        atomic_write(out_dir / "learnability_at_p.csv", lambda f: f.write(_csv_text(
+        atomic_write(out_dir / "learnability_at_p.csv", lambda f: f.write(csv_text(
             ["p", "sigma", "rho_with_avg", "rho_with_robustness", "rho_with_delta"], body)))
         files.append("learnability_at_p.csv")
     return files

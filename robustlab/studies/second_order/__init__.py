@@ -1,7 +1,7 @@
 """Second-order attacks (SO-Enum, SO-Beam, a random baseline) and counterfactual bias (paper 002).
 
-Submodules: ``components`` (the TextAttack goal function, transformation and constraints, and
-:func:`build_attack`), ``search`` (the search methods), the recipes ``so_beam``, ``so_enum`` and
+Submodules: ``components`` (the TextAttack goal function, transformation and constraints),
+``assemble`` (:func:`build_attack`: components + results + a search), ``search`` (the search methods), the recipes ``so_beam``, ``so_enum`` and
 ``so_random`` (each a TextAttack ``build(model_wrapper)``), ``neighbourhood`` (Neighbor_1
 sources), ``patch_words`` (the symmetric pairs p), ``study`` (attacks into a run directory) and
 ``bias`` (B(p, k)). ``components`` depends on nothing here; ``search`` builds on it. The names
@@ -12,8 +12,9 @@ from robustlab.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.second_order", {
     **dict.fromkeys(("AttackState", "NeighbourSwap", "NonFiniteOutput", "PatchFrozen",
-                     "SecondOrderGoal", "apply_patch", "beam_loss", "build_attack", "f_soft",
+                     "SecondOrderGoal", "apply_patch", "beam_loss", "f_soft",
                      "patched_input", "prediction_change", "soft_change"), "components"),
+    "build_attack": "assemble",
     **dict.fromkeys(("BeamSearch", "Enumerate", "RandomWalks", "l0"), "search"),
     "RECIPES": "study", "run_attack_study": "study",
     "run_bias_study": "bias", "resolve_pairs": "bias",

@@ -56,7 +56,6 @@ with warnings.catch_warnings():
         GoalFunctionResultStatus,
     )
     from textattack.goal_functions import GoalFunction  # noqa: E402
-    from textattack.search_methods import SearchMethod  # noqa: E402
     from textattack.shared import AttackedText  # noqa: E402
     from textattack.shared import logger as ta_logger  # noqa: E402
     from textattack.transformations import Transformation  # noqa: E402
@@ -406,36 +405,6 @@ class NeighbourSwap(Transformation):
         return f"NeighbourSwap(source={self.source.name})"
 
 
-# ---- assembling an Attack ------------------------------------------------------------------------
-
-
-def build_attack(model_wrapper: Any, search: SearchMethod, *, max_distance: int,
-                 source: Any = None, pairs: Any = None, blacklist: Sequence[str] = (),
-                 kappa: int = 20, delta: float = 3.0, query_budget: float = float("inf"),
-                 model_batch_size: int = 512, lm_check: Any = None):
-    """Goal + NeighbourSwap + (PatchFrozen, ℓ0 ball) + ``search`` -> ``textattack.Attack``
-    (a :class:`~robustlab.studies.second_order.results.SecondOrderAttack`, whose results print
-    the patch pair). ``lm_check`` (``mlm:PATH`` or a LanguageModelCheck): the authors'
-    language-model check on the patch words."""
-    from textattack.constraints.overlap import MaxWordsPerturbed
-
-    from robustlab.studies.second_order.neighbourhood import lm_check_for, make_source
-    from robustlab.studies.second_order.results import SecondOrderAttack
-
-    state = AttackState()
-    src = make_source(source, blacklist=blacklist, kappa=kappa, delta=delta)
-    goal = SecondOrderGoal(model_wrapper, pairs=pairs, blacklist=blacklist,
-                           query_budget=query_budget, model_batch_size=model_batch_size,
-                           state=state, lm_check=lm_check_for(lm_check, src))
-    transformation = NeighbourSwap(src, state)
-    constraints = [PatchFrozen(state), MaxWordsPerturbed(max_num_words=max_distance)]
-    with textattack_quiet():
-        attack = SecondOrderAttack(goal, constraints, transformation, search)
-    search.transformation = transformation  # lets the search prefetch a whole beam in one batch
-    attack.so_state, attack.so_source = state, src
-    return attack
-
-
 __all__ = ["AttackState", "NeighbourSwap", "NonFiniteOutput", "PatchFrozen", "SecondOrderGoal",
-           "apply_patch", "beam_loss", "build_attack", "f_soft", "patched_input",
+           "apply_patch", "beam_loss", "f_soft", "patched_input",
            "prediction_change", "soft_change", "textattack_quiet"]

@@ -33,7 +33,7 @@ def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklis
           query_budget: float = float("inf"), model_batch_size: int = 512, lm_check: Any = None,
           **_: Any):
     """A ``textattack.Attack`` running SO-Beam against ``model_wrapper``."""
-    from robustlab.studies.second_order.components import build_attack
+    from robustlab.studies.second_order.assemble import build_attack
     from robustlab.studies.second_order.search import BeamSearch
 
     return build_attack(model_wrapper, BeamSearch(beam_width, max_rounds),

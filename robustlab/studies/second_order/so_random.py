@@ -20,7 +20,7 @@ def build(model_wrapper: Any, *, source: Any = None, pairs: Any = None, blacklis
           delta: float = 3.0, query_budget: float = float("inf"), model_batch_size: int = 512,
           lm_check: Any = None, **_: Any):
     """A ``textattack.Attack`` running the random baseline against ``model_wrapper``."""
-    from robustlab.studies.second_order.components import build_attack
+    from robustlab.studies.second_order.assemble import build_attack
     from robustlab.studies.second_order.search import RandomWalks
 
     return build_attack(model_wrapper, RandomWalks(max_changes, walks, seed),

@@ -203,7 +203,7 @@ class NewStudyScreen(Screen):
     def _check(self, argv: list[str]) -> tuple[str | None, str | None]:
         if self.recipe is None:
             return "no recipe", None
-        error, dest = forms.check(self.recipe, argv, self.app.settings.parser())
+        error, dest = forms.check(self.recipe, argv, self.app.settings.command_parser())
         if error is None and not launch.out_dir_of(argv):
             error, dest = "--out DIR is required: it is the run directory the TUI follows", "out"
         return error, dest
