@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.runs.executor import CellFn, _call, _Pool
+from robustlab.runs.cells import EXECUTORS, CellFn, PoolBackend, call_cell
 from robustlab.runs.store import Cell
 from robustlab.textfmt import echo
 
@@ -110,7 +110,6 @@ def prepare(executor: str, workers: int, address: str | None, gpus_per_task: flo
     Call it before creating the run directory: bad options or an unreachable cluster then
     leave nothing behind.
     """
-    from robustlab.runs.executor import EXECUTORS
 
     if executor not in EXECUTORS:
         raise InputError(f"--executor: unknown {executor!r}; choose one of {', '.join(EXECUTORS)}")
@@ -340,7 +339,7 @@ def _ray_cell(fn_box: list[Any], kind: str, params: dict[str, Any],
             install(ray.get(shared_box[0]))
             _INSTALLED.clear()
             _INSTALLED[sid] = True
-    return _call(fn, kind, params)
+    return call_cell(fn, kind, params)
 
 
 def _cleanup_node(names: tuple[str, ...]) -> str:
@@ -353,7 +352,7 @@ def _cleanup_node(names: tuple[str, ...]) -> str:
 # ---- the backend ---------------------------------------------------------------------------------
 
 
-class RayBackend(_Pool):
+class RayBackend(PoolBackend):
     """Cells as Ray tasks on an existing cluster (``address``) or a private local ``ray.init``."""
 
     def __init__(self, fn: CellFn, workers: int, address: str | None = None,
