@@ -8,9 +8,9 @@ import the store, sqlite3 or the executors.
 from robustlab.lazy import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "EXECUTORS": "executor",
+    "EXECUTORS": "cells",
     "Cell": "store",
-    "CellOutput": "executor",
+    "CellOutput": "cells",
     "RunInfo": "store",
     "RunReport": "executor",
     "RunStore": "store",

@@ -35,7 +35,8 @@ from typing import Any, ClassVar, Protocol, Union
 
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
-from robustlab.runs.executor import EXECUTORS, CellFn, RunReport, run_cells
+from robustlab.runs.cells import EXECUTORS, CellFn
+from robustlab.runs.executor import RunReport, run_cells
 from robustlab.runs.store import Cell, RunStore
 from robustlab.signature import fingerprint, make_signature, versions
 

@@ -24,7 +24,7 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.models.params import MAX_STEPS
 from robustlab.models.registry import canonical_model_spec, check_model_spec
-from robustlab.runs.executor import CellOutput
+from robustlab.runs.cells import CellOutput
 from robustlab.runs.study import Plan, RunContext
 from robustlab.studies.cross_domain.study import (
     KIND,

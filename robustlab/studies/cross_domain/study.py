@@ -24,7 +24,8 @@ import numpy as np
 from robustlab.data.files import regular_input
 from robustlab.errors import InputError
 from robustlab.metrics import consistency as cons
-from robustlab.runs.executor import CellOutput, RunReport
+from robustlab.runs.cells import CellOutput
+from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, StudyConfig
 from robustlab.signature import make_signature

@@ -48,7 +48,7 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.metrics.learnability import learnability_ate, learnability_prob
 from robustlab.outputs import refuse_link
-from robustlab.runs.executor import CellOutput
+from robustlab.runs.cells import CellOutput
 from robustlab.runs.store import Cell
 from robustlab.runs.study import Plan, RunContext
 from robustlab.signature import make_signature

@@ -338,7 +338,7 @@ class BiasCells:
         return ev
 
     def __call__(self, _kind: str, params: dict[str, Any]) -> Any:
-        from robustlab.runs.executor import CellOutput
+        from robustlab.runs.cells import CellOutput
 
         result, records = self._evaluator().cell(self.texts, tuple(params["pair"]),
                                                  int(params["k"]), self.start)

@@ -244,7 +244,7 @@ class AttackCells:
         return hit
 
     def __call__(self, _kind: str, params: dict[str, Any]) -> Any:
-        from robustlab.runs.executor import CellOutput
+        from robustlab.runs.cells import CellOutput
 
         attack = self._attack()
         # queries are counted per example: without the single-word predictions cached by the
