@@ -94,10 +94,8 @@ def markdown_html(md_text: str) -> str:
 # (learnability / robustness / quick estimate, cross-domain) that writer makes summary.json, so
 # the report reads what a real run would hold. Nothing is trained.
 
-import json  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402
-import sqlite3  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -298,10 +296,10 @@ def cross_domain_run(run_dir: Path, mode: str = "clf") -> Path:
 
 
 def patch_config(run_dir: Path, **changes: Any) -> None:
-    """Change a stored run's configuration (a test fixture only)."""
-    conn = sqlite3.connect(run_dir / "store.sqlite", isolation_level=None)
-    try:
-        cfg = json.loads(conn.execute("SELECT config FROM run").fetchone()[0])
-        conn.execute("UPDATE run SET config=?", (json.dumps({**cfg, **changes}),))
-    finally:
-        conn.close()
+    """Change a stored run's configuration (a test fixture only), through the store so the
+    configuration's checksum stays valid."""
+    from robustlab.runs.store import RunStore
+
+    with RunStore(run_dir) as store:
+        cfg = store.run_info().config
+        store.replace_config({**cfg, **changes})

@@ -384,9 +384,10 @@ def test_a_saved_model_directory_names_a_registered_family_only(tmp_path):
 
 def _tui_app(tmp_path: Path, run_dirs: list[Path]):
     pytest.importorskip("textual")
+    from robustlab.cli import build_parser
     from robustlab.tui.app import RobustlabApp, Settings
 
-    app = RobustlabApp(run_dirs, Settings(cwd=tmp_path, poll_seconds=0.2))
+    app = RobustlabApp(run_dirs, Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
     seen: list[str] = []
     notify = app.notify
 

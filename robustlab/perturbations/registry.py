@@ -235,6 +235,12 @@ def import_class(module_name: str, cls_name: str, spec: str) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = getattr(exc, "name", None)
+        if isinstance(exc, ModuleNotFoundError) and missing and not (
+                missing == module_name or module_name.startswith(missing + ".")):
+            # the module is there; one of its own dependencies is not installed
+            raise PerturbationError(f"{spec}: {module_name} needs the module {missing!r}, "
+                                    "which is not installed") from None
         raise PerturbationError(f"{spec}: cannot import {module_name} ({exc}); is it on "
                                 "PYTHONPATH?") from None
     cls = getattr(module, cls_name, None)
