@@ -40,11 +40,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """The options alone (files looked at, nothing loaded): before anything is created."""
+    """The options alone (files looked at; a checkpoint is loaded to check its head): before anything is created."""
     from robustlab.studies.eval.config import EvalConfig
 
-    EvalConfig.from_args(args).validate(trusted=False)
+    from robustlab.studies.eval.predict import check_checkpoint
+
+    config = EvalConfig.from_args(args)
+    config.validate(trusted=False)
     RunContext.from_args(args).validate()
+    check_checkpoint(config.model)  # a checkpoint's head is checked before anything exists
 
 
 def _log(msg: str) -> None:

@@ -159,15 +159,36 @@ def load_checkpoint(spec: str, device: str | None = None) -> Any:
     :class:`~robustlab.models.hf.HFClassifier` ready to predict. Refused (InputError, exit 2)
     when the head is freshly initialised (transformers reports missing weights), so nothing is
     evaluated with a random head; only local files are read (``local_files_only``)."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
     from robustlab.models.device import resolve_device
     from robustlab.models.hf import HFClassifier
 
     src = spec[3:] if spec.startswith("hf:") else spec
     local = Path(src).expanduser()
     where = str(local) if local.is_dir() else src
+    model, tok = _checked_checkpoint(spec, where)
+    clf = HFClassifier(checkpoint=where, name=Path(where).name or where, device=device)
+    clf.n_classes_ = int(model.config.num_labels)
+    limit = int(tok.model_max_length) if 0 < tok.model_max_length < 100_000 else 512
+    mpe = getattr(model.config, "max_position_embeddings", None)
+    clf.max_length_ = min(limit, int(mpe)) if mpe else limit
+    clf.device_ = str(resolve_device(device))
+    clf.model_ = model.float().to(clf.device_).eval()
+    return clf
+
+
+#: the checkpoint the command's pre-run check loaded, reused by the study's plan (one load)
+_CHECKED: dict[str, tuple[Any, Any]] = {}
+
+
+def _checked_checkpoint(spec: str, where: str) -> tuple[Any, Any]:
+    """(model, tokenizer) of a checkpoint whose classification head was trained, or
+    InputError; loaded once per process."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hit = _CHECKED.get(where)
+    if hit is not None:
+        return hit
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
@@ -191,14 +212,21 @@ def load_checkpoint(spec: str, device: str | None = None) -> Any:
                          f"(transformers initialised {shown} at random); fine-tune it first "
                          f"(robustlab train --model {spec} --dataset … --out DIR) and evaluate "
                          "the saved directory")
-    clf = HFClassifier(checkpoint=where, name=Path(where).name or where, device=device)
-    clf.n_classes_ = int(model.config.num_labels)
-    limit = int(tok.model_max_length) if 0 < tok.model_max_length < 100_000 else 512
-    mpe = getattr(model.config, "max_position_embeddings", None)
-    clf.max_length_ = min(limit, int(mpe)) if mpe else limit
-    clf.device_ = str(resolve_device(device))
-    clf.model_ = model.float().to(clf.device_).eval()
-    return clf
+    _CHECKED.clear()
+    _CHECKED[where] = (model, tok)
+    return model, tok
+
+
+def check_checkpoint(spec: str) -> None:
+    """A checkpoint spec (not a saved robustlab directory) has a trained classification head:
+    loaded here, before anything is created, and kept for the study (InputError otherwise)."""
+    from robustlab.models.registry import is_saved_model
+
+    if spec.startswith("object:") or is_saved_model(spec):
+        return
+    src = spec[3:] if spec.startswith("hf:") else spec
+    local = Path(src).expanduser()
+    _checked_checkpoint(spec, str(local) if local.is_dir() else src)
 
 
 def load_trained(spec: str, device: str | None = None) -> Any:
@@ -221,5 +249,5 @@ def as_predictor(model: Any, *, device: str | None = None, batch_size: int = 128
     return Predictor(object_proba(model, batch_size), batch_size, name)
 
 
-__all__ = ["Predictor", "as_predictor", "load_checkpoint", "load_trained", "object_proba",
+__all__ = ["Predictor", "as_predictor", "check_checkpoint", "load_checkpoint", "load_trained", "object_proba",
            "pipeline_proba"]
