@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _tiny_tokenizer import bert_tokenizer
 
 from robustlab.cli import main
-from _tiny_tokenizer import bert_tokenizer
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "great", "bad", "awful", "the",
          "film", "was", "very", "plot"]

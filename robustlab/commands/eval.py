@@ -40,9 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """The options alone (files looked at; a checkpoint is loaded to check its head): before anything is created."""
+    """The options (files looked at; a checkpoint is loaded to check its head): before
+    anything is created."""
     from robustlab.studies.eval.config import EvalConfig
-
     from robustlab.studies.eval.predict import check_checkpoint
 
     config = EvalConfig.from_args(args)
