@@ -215,3 +215,83 @@ def test_prefetch_gives_the_same_results(bow, data):
     keep = ("a0", "a1", "changed", "failed")
     assert {k: a.result[k] for k in keep} == {k: b.result[k] for k in keep}
     assert a.predictions == b.predictions
+
+
+def _plan(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "plan.toml"
+    p.write_text(body, encoding="utf-8")
+    return p
+
+
+def test_check_gates_a_trained_model_as_it_is_with_junit_xml(bow, data, tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    from robustlab.runs.store import RunStore
+
+    model, held_out = bow
+    before = _digests(model)
+    plan = _plan(tmp_path, f'''model = "{model}"
+data = "{data / 'dev.tsv'}"
+seeds = [0, 1]
+[[test]]
+perturbation = "duplicate_punctuations"
+min_accuracy = 0.0
+[[test]]
+perturbation = "leet_letters"
+max_drop = -1.0
+''')
+    rc = main(["check", str(plan), "--junit-xml", str(tmp_path / "ci.xml"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 1  # max_drop = -1 cannot pass: A0 - A1 is never below -1 here
+    assert "PASS" in out and "FAIL" in out
+    with RunStore(tmp_path / "plan-run", readonly=True) as store:
+        assert store.run_info().kind == "eval"  # evaluated, not retrained
+        results = [c.result for c in store.cells("done")]
+    assert all(r["a0"] == pytest.approx(held_out, abs=5e-5) for r in results)
+    assert _digests(model) == before
+    root = ET.parse(tmp_path / "ci.xml").getroot()
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    assert root.find(".//failure") is not None
+
+
+def test_check_with_models_keeps_training_and_refuses_a_family_as_model(data, tmp_path, capsys):
+    plan = _plan(tmp_path, f'''model = "bow"
+data = "{data / 'dev.tsv'}"
+[[test]]
+perturbation = "leet_letters"
+max_drop = 0.5
+''')
+    assert main(["check", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert "family" in err and "models" in err and not (tmp_path / "plan-run").exists()
+    plan = _plan(tmp_path, f'''model = "models/nothere"
+data = "{data / 'dev.tsv'}"
+[[test]]
+perturbation = "leet_letters"
+max_drop = 0.5
+''')
+    assert main(["check", str(plan)]) == 2
+    assert "no such model" in capsys.readouterr().err
+    assert not (tmp_path / "plan-run").exists()
+    from robustlab.studies.learnability.thresholds import load_plan
+
+    p = load_plan(_plan(tmp_path, f'''models = ["bow"]
+data = "{data / 'dev.tsv'}"
+[[test]]
+perturbation = "leet_letters"
+max_drop = 0.5
+'''))
+    assert p.model is None and p.models == ("bow",)  # train-then-test, as before
+
+
+def test_failures_lists_an_eval_runs_failing_examples(bow, data, tmp_path, capsys):
+    model, _ = bow
+    run = tmp_path / "run"
+    assert _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"), "--perturbations",
+                  "leet_letters", "--seeds", "0", "--out", str(run)], capsys)[0] == 0
+    s = json.loads((run / "summary.json").read_text())["perturbations"][0]
+    assert main(["failures", str(run), "--limit", "3", "--csv", str(tmp_path / "f.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "leet_letters" in out and f"{s['failed']}" in out
+    rows = (tmp_path / "f.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) - 1 == s["failed"]  # every failing example, one per row
