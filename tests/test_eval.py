@@ -295,3 +295,26 @@ def test_failures_lists_an_eval_runs_failing_examples(bow, data, tmp_path, capsy
     assert "leet_letters" in out and f"{s['failed']}" in out
     rows = (tmp_path / "f.csv").read_text(encoding="utf-8").splitlines()
     assert len(rows) - 1 == s["failed"]  # every failing example, one per row
+
+
+def test_report_renders_an_eval_run_and_compares_two(bow, data, tmp_path, capsys):
+    from robustlab.report import build_document, render
+
+    model, _ = bow
+    for name, perts in (("a", "leet_letters,char_swap"), ("b", "leet_letters")):
+        assert _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"),
+                      "--perturbations", perts, "--seeds", "0", "--out",
+                      str(tmp_path / name)], capsys)[0] == 0
+    s = json.loads((tmp_path / "a" / "summary.json").read_text())
+    md = render(build_document([tmp_path / "a"]), "md", figure_dir=str(tmp_path / "fig"))
+    assert "robustlab eval" in md and "Failing examples" in md
+    for r in s["perturbations"]:
+        assert f"{r['a1']['mean']:.3f}" in md and f"{r['failure_rate']['mean']:.3f}" in md
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.learnability.predictions import failing_examples
+
+    with RunStore(tmp_path / "a", readonly=True) as store:
+        worst = failing_examples(store, perturbation="leet_letters", limit=1)
+    assert worst and worst[0]["original"] in md
+    html = render(build_document([tmp_path / "a", tmp_path / "b"]), "html")
+    assert "Runs side by side" in html and "<img" in html

@@ -240,7 +240,7 @@ def _fmt(v: dict[str, Any], pct: bool = True) -> str:
 
 def table_rows(rows: Sequence[dict[str, Any]]) -> list[list[str]]:
     """The summary as printed/CSV rows (percentages; mean ± sd over seeds)."""
-    return [[r["label"], _fmt(r["a0"]), _fmt(r["a1"]), _fmt(r["delta"]),
+    return [[r["label"], _fmt({**r["a0"], "n": 1}), _fmt(r["a1"]), _fmt(r["delta"]),
              _fmt(r["failure_rate"]), _fmt(r["noop_rate"]), str(len(r["seeds"]))] for r in rows]
 
 
@@ -263,7 +263,8 @@ def accuracy_figure(rows: Sequence[dict[str, Any]], clean: float | None) -> Any:
     ax.set_xticks(x)
     ax.set_xticklabels([short_name(r["label"], 24) for r in rows], rotation=60, ha="right")
     ax.set_ylabel("accuracy %")
-    ax.set_ylim(0, 100)
+    low = min([*a0, *(a - d for a, d in zip(a1, sd, strict=True))], default=0.0)
+    ax.set_ylim(max(0.0, 10 * np.floor(low / 10) - 10), 100)  # differences stay visible
     ax.set_title("accuracy per perturbation" + (f" (clean {100 * clean:.1f} %)"
                                                 if clean is not None else ""))
     legend_outside(fig, ax)
