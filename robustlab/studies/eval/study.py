@@ -374,7 +374,8 @@ class Eval:
             save_figure(accuracy_figure(rows, clean), out / "eval.png")
             files.append("eval.png")
         files += write_failure_report(store, out)
-        predictor = plan.state.get("predictor") if isinstance(plan.state, dict) else None
+        # texts this process predicted (worker processes keep their own count)
+        predictor = plan.state.get("predictor") if ctx.executor == "sequential" else None
         summary = {**summary_base(self, store, report), "model": cfg.model,
                    "dataset": cfg.dataset, "n_examples": len(plan.state["examples"]),
                    "clean_accuracy": clean, "perturbations": rows, "files": files,
