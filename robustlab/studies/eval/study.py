@@ -14,8 +14,11 @@ prediction changed, among the texts the perturbation changed) and the no-op rate
 unchanged). The summary gives their mean ± sd over seeds per perturbation.
 
 Speed: the model predicts each distinct text once per process (:class:`~robustlab.studies.eval.
-predict.Predictor`), and a thread perturbs the next chunk of texts while the model predicts the
-current one (``prefetch``; bench/bench_eval.py measures it).
+predict.Predictor`). ``prefetch=True`` (Python API) runs the perturbation in a thread a chunk ahead
+of the model; it is off by default because bench/bench_eval.py measured no gain on CPU: SST-2
+test, 22 perturbations, end to end, a saved BoW took 6.44 s with the thread and 3.62 s without
+(the GIL is shared with the Python side of prediction), MiniLM 20.84 s and 20.77 s (2 shared
+cores). It may pay where the model runs on a GPU and the CPU idles; that was not measured.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ def _ahead(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
 
 
 def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spec: str,
-                  seed: int, samples: int, *, prefetch: bool = True) -> CellOutput:
+                  seed: int, samples: int, *, prefetch: bool = False) -> CellOutput:
     """One perturbation and seed over every example (module docstring)."""
     from robustlab.metrics import robustness
     from robustlab.perturbations.registry import parse_spec
@@ -170,7 +173,7 @@ class EvalCells:
 
     def __init__(self, examples: Sequence[tuple[str, int]], model: Any, *, device: str,
                  batch_size: int, signature: str, predictor: Predictor | None = None,
-                 prefetch: bool = True) -> None:
+                 prefetch: bool = False) -> None:
         import uuid
 
         self.examples = list(examples)
@@ -296,12 +299,13 @@ class Eval:
     """The eval study. From the command line (and ``robustlab resume``) everything comes from
     :attr:`config`; from Python, ``model`` (an object: see :mod:`robustlab.studies.eval.predict`)
     and ``examples`` ([(text, label)]) may stand in for what the config names (its ``model`` is
-    then ``object:NAME``). ``prefetch``: perturb ahead of the model in a thread (speed only)."""
+    then ``object:NAME``). ``prefetch``: perturb ahead of the model in a thread (speed only; off:
+    see the module docstring)."""
 
     config: EvalConfig
     model: Any = None
     examples: Sequence[tuple[str, int]] | None = None
-    prefetch: bool = True
+    prefetch: bool = False
     kind: ClassVar[str] = KIND
 
     def inputs(self) -> list[tuple[str, str | None, str]]:
@@ -390,7 +394,7 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
              num_examples: int | None = None, batch_size: int = 128,
              name: str | None = None, device: str = "auto", executor: str = "sequential",
              workers: int = 1, progress: bool = True, plots: bool = True,
-             prefetch: bool = True, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+             prefetch: bool = False, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Evaluate ``model`` as it is (the Python API of ``robustlab eval``): a model spec (str)
     or an object (a batch ``predict_proba``, a TextAttack ``ModelWrapper``, a transformers
     pipeline), on ``examples`` [(text, label)] or a ``dataset`` file/name. Returns the summary
