@@ -293,6 +293,8 @@ def test_failures_lists_an_eval_runs_failing_examples(bow, data, tmp_path, capsy
     assert main(["failures", str(run), "--limit", "3", "--csv", str(tmp_path / "f.csv")]) == 0
     out = capsys.readouterr().out
     assert "leet_letters" in out and f"{s['failed']}" in out
+    assert "fail % of changed" in out  # the eval study's failure rate, among changed texts
+    assert f"{100 * s['failure_rate']['mean']:.1f}" in out
     rows = (tmp_path / "f.csv").read_text(encoding="utf-8").splitlines()
     assert len(rows) - 1 == s["failed"]  # every failing example, one per row
 
