@@ -16,9 +16,9 @@ unchanged). The summary gives their mean ± sd over seeds per perturbation.
 Speed: the model predicts each distinct text once per process (:class:`~robustlab.studies.eval.
 predict.Predictor`). ``prefetch=True`` (Python API) runs the perturbation in a thread a chunk ahead
 of the model; it is off by default because bench/bench_eval.py measured no gain on CPU: SST-2
-test, 22 perturbations, end to end, a saved BoW took 6.44 s with the thread and 3.62 s without
-(the GIL is shared with the Python side of prediction), MiniLM 20.84 s and 20.77 s (2 shared
-cores). It may pay where the model runs on a GPU and the CPU idles; that was not measured.
+test, 22 perturbations, end to end, a saved BoW took 2.52 s with the thread and 2.01 s without
+(the GIL is shared with the Python side of prediction), MiniLM 28.5 s and 26.6 s (2 shared
+cores; earlier runs: BoW 6.44/3.62 s, MiniLM 20.84/20.77 s). It may pay where the model runs on a GPU and the CPU idles; that was not measured.
 """
 
 from __future__ import annotations
