@@ -2,7 +2,9 @@
 
 The plan (format in docs/cli.md and :mod:`robustlab.studies.learnability.thresholds`) names the data, models,
 seeds and, per perturbation, thresholds such as ``min_accuracy = 0.8`` or ``max_drop = 0.05``.
-The command runs the robustness study (exp 0/1; re-running resumes the same run directory),
+A plan whose ``model`` is a trained model evaluates it as it is (the eval study: the artifact
+that ships is what is gated); a plan listing families in ``models`` trains and tests them (the
+robustness study, exp 0/1). Re-running resumes the same run directory. The command
 prints a pass/fail table, writes JUnit XML for CI systems with ``--junit-xml FILE``, and exits 1
 when a threshold fails or a check has no result, 0 when all pass, 2 on a bad plan.
 """
@@ -56,28 +58,45 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, plan) -> int:
-    from robustlab.outputs import atomic_write
-    from robustlab.runs.store import RunStore
     from robustlab.runs.study import RunContext, run_study
-    from robustlab.studies.learnability.study import (
-        ROBUSTNESS_EXPERIMENTS,
-        Learnability,
-        LearnabilityStudy,
-    )
-    from robustlab.studies.learnability.thresholds import evaluate, junit_xml, results_table
+    from robustlab.studies.learnability.study import Learnability
 
-    study = LearnabilityStudy(
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    ctx = RunContext(progress=not args.quiet, plots=False, trusted=False,
+                     log=None if args.quiet else
+                     (lambda m: echo(f"robustlab check: {m}", file=sys.stderr, flush=True)))
+    t0 = time.perf_counter()
+    if plan.model is not None:  # a trained model: evaluated as it is, nothing trained
+        from robustlab.studies.eval.predict import check_checkpoint
+        from robustlab.studies.eval.study import Eval
+
+        config = plan.eval_config()
+        config.validate(trusted=False)
+        check_checkpoint(config.model)
+        run_study(Eval(config), plan.out, ctx)
+    else:
+        # a plan is a file, not this command line: its specs may only name registered things
+        run_study(Learnability(_robustness_study(plan)), plan.out, ctx)
+    return _report(args, plan, t0)
+
+
+def _robustness_study(plan):
+    """The train-then-test study of a ``models = [...]`` plan (exp 0/1)."""
+    from robustlab.studies.learnability.study import ROBUSTNESS_EXPERIMENTS, LearnabilityStudy
+
+    return LearnabilityStudy(
         models=plan.models, perturbations=plan.perturbations, dataset=plan.dataset, p_grid=(),
         seeds=plan.seeds, experiments=tuple(e for e in ROBUSTNESS_EXPERIMENTS
                                             if e in ("standard", "robustness")),
         steps=plan.steps, max_train=plan.max_train, max_test=plan.max_test, kind="robustness")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    t0 = time.perf_counter()
-    # a plan is a file, not this command line: its specs may only name registered things
-    run_study(Learnability(study), plan.out, RunContext(
-        progress=not args.quiet, plots=False, trusted=False,
-        log=None if args.quiet else
-        (lambda m: echo(f"robustlab check: {m}", file=sys.stderr, flush=True))))
+
+
+def _report(args: argparse.Namespace, plan, t0: float) -> int:
+    """The pass/fail table (and JUnit XML) of a finished plan run."""
+    from robustlab.outputs import atomic_write
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.learnability.thresholds import evaluate, junit_xml, results_table
+
     with RunStore(plan.out, readonly=True) as store:
         checks = evaluate(store, plan.checks())
     seconds = time.perf_counter() - t0

@@ -80,9 +80,29 @@ def run(args: argparse.Namespace) -> int:
 
 # ---- --export DIR: the tour's files ----------------------------------------------------------
 
-EXPORT_FILES = ("train.tsv", "dev.tsv", "plan.toml")
+EXPORT_FILES = ("train.tsv", "dev.tsv", "gate.toml", "plan.toml")
 
 #: the sample test plan (``robustlab check plan.toml``): the exported files, relative to the plan
+GATE_PLAN = """\
+# A CI gate for a trained model: `robustlab check gate.toml` (written by `robustlab demo --export`).
+# `model` names a trained model: it is evaluated as it is (robustlab eval), nothing is trained.
+# Paths are relative to this file. Format: docs/cli.md ("robustlab check").
+model = "models/sst-bow"  # the tour's `robustlab train ... --out models/sst-bow`
+test_data = "dev.tsv"     # the held-out data the thresholds are measured on
+seeds = [0]               # perturbation seeds
+out = "runs/gate"         # the run directory (re-running resumes it)
+
+[defaults]
+max_drop = 0.05           # accuracy may drop at most 5 points under each perturbation
+
+[[test]]
+perturbation = "duplicate_punctuations"
+
+[[test]]
+perturbation = "leet_letters"
+min_accuracy = 0.8
+"""
+
 SAMPLE_PLAN = """\
 # A robustness test plan for `robustlab check plan.toml` (written by `robustlab demo --export`).
 # Paths are relative to this file. Format: docs/cli.md ("robustlab check").
@@ -108,7 +128,8 @@ min_accuracy = 0.8
 def export_demo(directory: str, n: int = 2000, dev_fraction: float = 0.2,
                 seed: int = 0) -> list[str]:
     """Write the demo sentences as ``train.tsv`` and ``dev.tsv`` (GLUE SST-2's layout: a
-    ``sentence<TAB>label`` header, label 1 = positive) and :data:`SAMPLE_PLAN` as ``plan.toml``
+    ``sentence<TAB>label`` header, label 1 = positive), :data:`GATE_PLAN` as ``gate.toml`` and
+    :data:`SAMPLE_PLAN` as ``plan.toml``
     into ``directory``, so the README tour runs from a fresh directory. The split is the one
     ``robustlab train --dataset demo`` holds out (seeded, stratified). Existing files are refused
     (nothing is written then); each file is written whole or not at all."""
@@ -130,5 +151,6 @@ def export_demo(directory: str, n: int = 2000, dev_fraction: float = 0.2,
 
     atomic_write(out / "train.tsv", tsv(train), user=True)
     atomic_write(out / "dev.tsv", tsv(dev), user=True)
+    atomic_write(out / "gate.toml", lambda f: f.write(GATE_PLAN), user=True)
     atomic_write(out / "plan.toml", lambda f: f.write(SAMPLE_PLAN), user=True)
     return [str(out / name) for name in EXPORT_FILES]

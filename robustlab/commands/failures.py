@@ -1,4 +1,4 @@
-"""``robustlab failures RUN_DIR``: CheckList-style failing examples of a robustness run.
+"""``robustlab failures RUN_DIR``: CheckList-style failing examples of a robustness or eval run.
 
 Reads the per-example predictions a robustness or learnability run stored for its perturbed test
 sets (exp 1 cells) and prints pass/fail counts per model × perturbation × seed, then the worst
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "failures", help="failing examples per perturbation of a robustness run (CheckList style)",
         description="Pass/fail counts per model, perturbation and seed, and the worst failing "
         "examples (the perturbation changed the prediction), from a run directory of "
-        "`robustlab robustness` or `robustlab learnability`.",
+        "`robustlab eval`, `robustlab robustness` or `robustlab learnability`.",
         epilog="example:\n  robustlab failures runs/rob --perturbation leet_letters --limit 5\n"
         "  robustlab failures runs/rob --csv failing.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,9 +87,21 @@ def _run(args: argparse.Namespace) -> int:
                    " (only robustness cells of runs made by this version keep them)"))
         rows = failing_examples(store, perturbation=args.perturbation, model=args.model,
                                 seed=args.seed, contains=args.contains)
-    echo(align(["model", "perturbation", "seed", "n", "pass", "fail", "fail %"],
-               [[s["model"], s["perturbation"], s["seed"], s["n"], s["pass"], s["fail"],
-                 f"{100 * s['fail_rate']:.1f}"] for s in summary], rule=True))
+        info = store.run_info()
+        # an eval run also says how many texts the perturbation changed: its failure rate is
+        # the share of those whose prediction changed (CheckList INV; docs/eval.md)
+        changed = {c.key: (c.result or {}).get("changed") for c in store.cells("done")} \
+            if info is not None and info.kind == "eval" else None
+    head = ["model", "perturbation", "seed", "n", "pass", "fail", "fail %"]
+    table = [[s["model"], s["perturbation"], s["seed"], s["n"], s["pass"], s["fail"],
+              f"{100 * s['fail_rate']:.1f}"] for s in summary]
+    if changed is not None:
+        head += ["changed", "fail % of changed"]
+        for row, s in zip(table, summary, strict=True):
+            n = changed.get(s["cell"])
+            row += [n if n is not None else "-",
+                    f"{100 * s['fail'] / n:.1f}" if n else "-"]
+    echo(align(head, table, rule=True))
     if args.limit and rows:
         echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
              "(prediction changed; drop = P(label) before - after):")

@@ -865,9 +865,17 @@ def generic_section(runs: Sequence[RunData]) -> Blocks:
     return out
 
 
+def eval_section(runs: Sequence[RunData]) -> Blocks:
+    """The eval study's section lives with the study (robustlab.studies.eval.report)."""
+    from robustlab.studies.eval.report import eval_section as section
+
+    return section(runs)
+
+
 SECTIONS: dict[str, Callable[[Sequence[RunData]], Blocks]] = {
     "learnability": learnability_section, "attack": attack_section, "bias": bias_section,
-    "cross-domain": cross_domain_section}
+    "cross-domain": cross_domain_section, "eval": eval_section}
 TITLES = {"learnability": "Learnability / CENT, robustness and augmentation (paper 000, 003)",
           "attack": "Second-order attacks (paper 002)", "bias": "Counterfactual bias (paper 002, Sec. 4)",
-          "cross-domain": "Cross-domain consistency (paper 004)"}
+          "cross-domain": "Cross-domain consistency (paper 004)",
+          "eval": "A trained model under perturbations (robustlab eval)"}

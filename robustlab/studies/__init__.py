@@ -7,6 +7,8 @@
   counterfactual bias (paper 002): kinds ``attack``, ``bias``.
 * :mod:`robustlab.studies.cross_domain` — consistency across domains (paper 004): kind
   ``cross-domain``.
+* :mod:`robustlab.studies.eval` — a trained model tested as it is under perturbations (no
+  training): kind ``eval``.
 
 Each package holds its configuration (a :class:`robustlab.runs.study.StudyConfig`), its cells
 and cell function, its summary, figures and report section; :func:`study_from_config` rebuilds
@@ -65,6 +67,14 @@ def _cross_domain(config: Mapping[str, Any], trusted: bool) -> Any:
     return study(config_cls.from_dict(config, trusted=trusted))
 
 
+def _eval(config: Mapping[str, Any], trusted: bool) -> Any:
+    from robustlab.studies.eval.config import EvalConfig
+    from robustlab.studies.eval.study import Eval
+
+    _python_only(config)
+    return Eval(EvalConfig.from_dict(config, trusted=trusted))
+
+
 #: run kind -> how a study of that kind is rebuilt from its stored configuration (code chosen
 #: by a name from the store, never a name that picks code: unknown kinds are refused)
 KINDS = {
@@ -73,6 +83,7 @@ KINDS = {
     "attack": _attack,
     "bias": _bias,
     "cross-domain": _cross_domain,
+    "eval": _eval,
 }
 
 

@@ -109,11 +109,13 @@ class RobustlabApp(App):
         from robustlab.tui.screens.attack import AttackScreen
         from robustlab.tui.screens.bias import BiasScreen
         from robustlab.tui.screens.crossdomain import CrossDomainScreen
+        from robustlab.tui.screens.eval import EvalScreen
         from robustlab.tui.screens.generic import GenericScreen
         from robustlab.tui.screens.learnability import LearnabilityScreen
 
         screen = {"learnability": LearnabilityScreen, "attack": AttackScreen,
-                  "bias": BiasScreen, "cross-domain": CrossDomainScreen}.get(
+                  "bias": BiasScreen, "cross-domain": CrossDomainScreen,
+                  "eval": EvalScreen}.get(
             result_kind(kind), GenericScreen)
         self.push_screen(screen(path))
 

@@ -319,11 +319,63 @@ def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
         gamma, skipped)
 
 
+# ---- eval (a trained model as it is) ------------------------------------------------------------
+
+EVAL_COLS = ["perturbation", "a0", "a1", "a1_sd", "delta", "failure_rate", "noop_rate", "seeds"]
+EVAL_LABELS = {"a0": "A0", "a1": "A1", "a1_sd": "sd", "delta": "A1-A0", "failure_rate": "fail",
+               "noop_rate": "no-op"}
+
+
+@dataclass
+class EvalView:
+    table: Table  # one row per perturbation
+    clean: float | None
+    model: str
+    partial: bool = False
+
+    def accuracy_plot(self) -> Plot:
+        """The accuracy drop A0 − A1 per perturbation (bars numbered as the table's rows): how
+        much accuracy each perturbation costs the model (below 0: it gained)."""
+        x = [i + 1 for i in range(len(self.table.rows))]
+        y = [-r[4] if r[4] is not None else 0.0 for r in self.table.rows]
+        return Plot("accuracy drop A0 - A1 per perturbation (table row)", "perturbation",
+                    "A0 - A1", [Series("A0 - A1", x, y, "bar",
+                                       names=[str(r[0]) for r in self.table.rows])],
+                    note=f"clean A0 = {self.clean:.3f}" if self.clean is not None else "")
+
+
+def load_eval(path: str | os.PathLike[str]) -> EvalView:
+    """The eval run's table from summary.json, or (in progress) from its finished cells with
+    the study's own aggregation."""
+    from robustlab.studies.eval.study import summarise
+
+    summary = read_summary(path)
+    partial = not (summary and summary.get("perturbations") is not None)
+    if partial:
+        with RunStore(path, readonly=True) as store:
+            info = store.run_info()
+            results = [r for _, r in store.done_results()]
+        config = info.config if info is not None else {}
+        rows = summarise(results, config.get("perturbations") or
+                         list(dict.fromkeys(r["perturbation"] for r in results)))
+        clean, model = (results[0]["a0"] if results else None), str(config.get("model", "?"))
+    else:
+        rows, clean = summary["perturbations"], summary.get("clean_accuracy")
+        model = str(summary.get("model", "?"))
+    table_rows = [[r["label"], _num(r["a0"]), _num(r["a1"]), (r["a1"] or {}).get("std"),
+                   _num(r["delta"]), _num(r["failure_rate"]), _num(r["noop_rate"]),
+                   len(r["seeds"])] for r in rows]
+    title = "the model as it is" + (" (run in progress: finished cells)" if partial else "")
+    return EvalView(Table(title, EVAL_COLS, table_rows,
+                          heat=["a1", "delta", "failure_rate"], labels=EVAL_LABELS),
+                    clean, model.removeprefix("object:"), partial)
+
+
 def result_kind(kind: str) -> str:
     """Which results screen shows a run kind (``cent``/``robustness`` are learnability)."""
     if kind in ("learnability", "cent", "robustness"):
         return "learnability"
-    if kind in ("attack", "bias", "cross-domain"):
+    if kind in ("attack", "bias", "cross-domain", "eval"):
         return kind
     return "generic"
 

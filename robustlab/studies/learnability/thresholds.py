@@ -13,6 +13,16 @@ seeds and steps once and lists ``[[test]]`` tables, each a perturbation with its
 ``[defaults]`` holds thresholds every test inherits. Unknown keys are errors (a typo in a CI
 gate must not pass silently). See docs/cli.md for the format.
 
+Two kinds of plan (docs/eval.md):
+
+* ``model = "PATH"`` — a *trained* model (a directory saved by ``robustlab train``, a checkpoint
+  with a trained head, ``hf:ID`` in the local cache) is evaluated as it is: an eval study on
+  ``test_data`` (else ``data``/``dataset``), ``seeds`` being perturbation seeds. This gates the
+  artifact that ships. ``max_fail_rate`` then bounds the eval study's failure rate: predictions
+  changed among the texts the perturbation changed.
+* ``models = [...]`` — families (or checkpoints) trained per cell and tested: the robustness
+  study (exp 0/1), as before.
+
 :func:`junit_xml` writes the outcome in the JUnit XML dialect CI systems read (Jenkins, GitLab,
 GitHub Actions reporters): ``testsuites > testsuite (one per model) > testcase (one per check)``
 with a ``failure`` element for each failed check and an ``error`` element where no result exists.
@@ -43,8 +53,10 @@ THRESHOLDS = {
     "max_fail_rate": ("fail_rate", "max", "share of predictions the perturbation changed"),
 }
 _PLAN_KEYS = {"name", "dataset", "data", "test_data", "format", "encoding", "text_column",
-              "text_pair_column", "label_column", "models", "seeds", "steps", "max_train",
-              "max_test", "out", "defaults", "test"}
+              "text_pair_column", "label_column", "models", "model", "samples", "seeds", "steps",
+              "max_train", "max_test", "out", "defaults", "test"}
+#: plan keys that only a train-then-test plan (``models``) uses
+_TRAINING_KEYS = ("steps", "max_train", "max_test", "text_pair_column")
 _TEST_KEYS = {"perturbation", "name"} | set(THRESHOLDS)
 
 
@@ -84,6 +96,26 @@ class Plan:
     max_train: int | None = None
     max_test: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: a trained model evaluated as it is (an eval study), instead of ``models`` trained per cell
+    model: str | None = None
+    #: perturbed samples per text and seed (eval plans)
+    samples: int = 1
+
+    def eval_config(self) -> Any:
+        """The eval study of a ``model = …`` plan: its test file (else its data), its
+        perturbations, ``seeds`` as perturbation seeds."""
+        from robustlab.studies.eval.config import EvalConfig
+
+        ds = self.dataset
+        if "path" in ds:
+            spec: dict[str, Any] = {"path": ds.get("test_path") or ds["path"]}
+            for key in ("format", "encoding", "text_column", "label_column"):
+                if ds.get(key) is not None:
+                    spec[key] = ds[key]
+        else:
+            spec = {"name": ds["name"]}
+        return EvalConfig(model=str(self.model), dataset=spec, perturbations=self.perturbations,
+                          seeds=self.seeds, samples=self.samples)
 
     @property
     def perturbations(self) -> tuple[str, ...]:
@@ -156,11 +188,40 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if not isinstance(name, str):
             raise InputError(f"{path}: dataset must be a name such as 'demo' or 'sst2'")
         dataset = {"name": name}
-    models = raw.get("models", ["bow"])
+    model = raw.get("model")
+    if model is not None:
+        if "models" in raw:
+            raise InputError(f"{path}: give model (a trained model, evaluated as it is) or "
+                             "models (families trained per cell and tested), not both")
+        if not isinstance(model, str) or not model:
+            raise InputError(f"{path}: model must be the path of a trained model")
+        extra = [k for k in _TRAINING_KEYS if k in raw]
+        if extra:
+            raise InputError(f"{path}: {', '.join(extra)} only apply to models trained per cell "
+                             "(models = [...]); a trained model is evaluated as it is")
+        from robustlab.models.registry import (
+            available_models,
+            canonical_model_spec,
+            parse_model_spec,
+        )
+
+        if parse_model_spec(model)[0] in available_models():
+            raise InputError(f"{path}: model = {model!r} is a family, which would be untrained; "
+                             "give a trained model's directory, or use models = "
+                             f"[\"{model}\"] to train and test it per cell")
+        local = model if model.startswith("hf:") or Path(model).expanduser().is_absolute() \
+            else str(base / model) if model.startswith((".", "~")) or "/" in model or \
+            (base / model).exists() else model
+        models = [canonical_model_spec(local)]
+    else:
+        models = raw.get("models", ["bow"])
     if isinstance(models, str):
         models = [models]
     if not models or not all(isinstance(m, str) and m for m in models):
         raise InputError(f"{path}: models must be a list of model specs, e.g. [\"bow\"]")
+    samples = raw.get("samples", 1)
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+        raise InputError(f"{path}: samples must be a positive integer")
     seeds = raw.get("seeds", [0])
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise InputError(f"{path}: seeds must be a list of integers, e.g. [0, 1, 2]")
@@ -216,7 +277,8 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
     return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
                 seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
-                max_train=raw.get("max_train"), max_test=raw.get("max_test"))
+                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
+                model=models[0] if model is not None else None, samples=samples)
 
 
 def _check_perturbations(specs: Sequence[str], path: Path) -> None:
@@ -230,9 +292,31 @@ def _check_perturbations(specs: Sequence[str], path: Path) -> None:
             raise InputError(f"{path}: perturbation {spec!r}: {exc}") from None
 
 
+def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
+    """An eval run's figures: (model, perturbation) -> mean A1, A0 − A1 and failure rate
+    (among changed texts) over its seeds."""
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for c in store.cells("done"):
+        if c.result and c.result.get("a1") is not None:
+            rows[(c.params["model"], c.params["perturbation"])].append(c.result)
+    out = {}
+    for key, rs in rows.items():
+        a1 = sum(r["a1"] for r in rs) / len(rs)
+        a0 = sum(r["a0"] for r in rs) / len(rs)
+        fr = [r["failure_rate"] for r in rs if r.get("failure_rate") is not None]
+        # no text changed: nothing could fail
+        out[key] = {"accuracy": a1, "drop": a0 - a1,
+                    "fail_rate": sum(fr) / len(fr) if fr else 0.0}
+    return out
+
+
 def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     """(model, perturbation) -> mean accuracy, drop and fail rate over the run's seeds."""
     from robustlab.studies.learnability.predictions import failure_summary
+
+    info = store.run_info()
+    if info is not None and info.kind == "eval":
+        return _eval_figures(store)
 
     acc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for _, r in store.done_results():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -128,6 +129,12 @@ def check_trained_model(spec: str, *, trusted: bool) -> None:
 
     if spec.startswith(OBJECT):  # a model object given from Python: the caller's to check
         return
+    local = Path(spec).expanduser()
+    if not spec.startswith("hf:") and (os.sep in spec or "/" in spec or
+                                       spec.startswith((".", "~"))) and not local.exists():
+        # a path, never a hub id (hub ids go as hf:ID): a typo is not a download
+        raise InputError(f"--model {spec}: no such model directory (a hub checkpoint is "
+                         "named hf:ID)")
     check_model_spec(spec, user_class=trusted)
     name, _ = parse_model_spec(spec)
     if name in available_models():

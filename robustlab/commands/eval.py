@@ -1,0 +1,85 @@
+"""``robustlab eval``: a trained model tested as it is, on a dataset under perturbations.
+
+A thin adapter (the name follows ``textattack eval``): the options come from
+:class:`~robustlab.studies.eval.config.EvalConfig`, the study runs through the one lifecycle
+(:func:`robustlab.runs.study.run_study`). Nothing is trained: see docs/eval.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from robustlab.runs.study import RunContext, run_study
+from robustlab.textfmt import align, echo
+
+_EPILOG = """examples:
+  robustlab train --model bow --dataset train.tsv --test-dataset dev.tsv --out models/sst-bow
+  robustlab eval --model models/sst-bow --dataset dev.tsv --out runs/eval-bow
+  robustlab eval --model models/sst-bow --dataset dev.tsv --perturbations leet_letters,char_swap \\
+      --seeds 0,1,2 -n 3 --out runs/eval-bow-2
+  robustlab failures runs/eval-bow        # the failing examples
+  robustlab report runs/eval-bow          # an HTML report
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from robustlab.studies.eval.config import EvalConfig
+
+    p = sub.add_parser("eval", help="test a trained model as it is under perturbations "
+                       "(A0, A1, A1-A0, failure rate; nothing is trained)",
+                       description="Evaluate a trained model, as it is, on a dataset under "
+                       "each perturbation: clean accuracy A0, perturbed accuracy A1, A1 - A0, "
+                       "the failure rate (prediction changed on changed texts) and the no-op "
+                       "rate, every example's predictions kept (see docs/eval.md).",
+                       epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    EvalConfig.add_arguments(p)
+    RunContext.add_arguments(p)
+    p.set_defaults(func=run, check=check)
+
+
+def check(args: argparse.Namespace) -> None:
+    """The options (files looked at; a checkpoint is loaded to check its head): before
+    anything is created."""
+    from robustlab.studies.eval.config import EvalConfig
+    from robustlab.studies.eval.predict import check_checkpoint
+
+    config = EvalConfig.from_args(args)
+    config.validate(trusted=False)
+    RunContext.from_args(args).validate()
+    check_checkpoint(config.model)  # a checkpoint's head is checked before anything exists
+
+
+def _log(msg: str) -> None:
+    echo(f"robustlab eval: {msg}", file=sys.stderr, flush=True)
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    from robustlab.studies.eval.study import TABLE_HEAD, table_rows
+
+    rows = summary.get("perturbations") or []
+    clean = summary.get("clean_accuracy")
+    if clean is not None:
+        echo(f"clean accuracy A0 {clean:.4f} on {summary.get('n_examples')} examples")
+    if rows:
+        echo(align(TABLE_HEAD, table_rows(rows), rule=True))
+
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.studies.eval.config import EvalConfig
+    from robustlab.studies.eval.study import Eval
+
+    ctx = RunContext.from_args(args, log=_log)
+    outcome = run_study(Eval(EvalConfig.from_args(args)), args.out, ctx)
+    print_summary(outcome.summary)
+    echo(f"wrote {args.out} ({', '.join(outcome.summary['files'])}) in "
+         f"{outcome.summary['seconds']:.1f}s")
+    if outcome.failed:
+        from robustlab.runs.store import print_failed_cells
+
+        keys = outcome.failed
+        print_failed_cells(args.out, keys, f"robustlab eval: {len(keys)} of "
+                           f"{outcome.report.total} cell(s) failed; rerun the same command to "
+                           "retry them:")
+    return 0 if outcome.complete else 1

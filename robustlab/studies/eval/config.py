@@ -1,0 +1,174 @@
+"""The eval study's configuration and the options derived from it (``robustlab eval``).
+
+The config is the run's identity (stored by :meth:`EvalConfig.to_dict`, rebuilt by ``robustlab
+resume``); its fields hold every default, from which :meth:`EvalConfig.add_arguments` builds the
+command line and :meth:`EvalConfig.from_args` reads it back, and :meth:`EvalConfig.validate` is
+the one check of the options (nothing is loaded there).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from robustlab.errors import InputError
+from robustlab.models.registry import canonical_model_spec
+from robustlab.options import (
+    SEED_LIMIT,
+    add_dataset_options,
+    add_model_option,
+    add_seeds_option,
+    split_specs,
+)
+from robustlab.perturbations.base import PerturbationError
+from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
+from robustlab.perturbations.registry import parse_spec
+from robustlab.runs.study import StudyConfig
+from robustlab.studies.second_order.config import (
+    OBJECT,
+    check_dataset,
+    check_trained_model,
+    dataset_argv,
+    dataset_from_args,
+)
+
+KIND = "eval"
+#: the source tag of paper 001's perturbations in the registry
+PAPER_001 = "001"
+
+
+def paper_001_perturbations() -> tuple[str, ...]:
+    """The 14 perturbations of paper 001 (Moradi & Samwald), in registry order."""
+    from robustlab.perturbations.registry import available
+
+    return tuple(n for n, cls in available().items() if cls.source == PAPER_001)
+
+
+def default_perturbations() -> tuple[str, ...]:
+    """The papers' 8 learnability perturbations (robustlab's built-ins) plus the 14 of 001."""
+    return (*PAPER_PERTURBATIONS, *paper_001_perturbations())
+
+
+@dataclass(frozen=True)
+class EvalConfig(StudyConfig):
+    """A trained model evaluated, as it is, on a dataset under each perturbation: one cell per
+    (perturbation, seed); a deterministic perturbation gets one cell (its first seed)."""
+
+    KIND: ClassVar[str] = KIND
+
+    #: a saved model directory or checkpoint (absolute path), ``hf:ID``, or ``object:NAME``
+    model: str
+    dataset: dict[str, Any]
+    perturbations: tuple[str, ...] = field(default_factory=default_perturbations)
+    #: perturbation seeds: A1, Δ and the failure rate are mean ± sd over them
+    seeds: tuple[int, ...] = (0, 1, 2)
+    #: perturbed samples per text and seed (LangTest's ``-n``); sample 0 uses the seed itself
+    samples: int = field(default=1, metadata={"flag": "-n/--samples"})
+    #: the first N examples of the dataset (default: all)
+    num_examples: int | None = None
+    #: texts per model call: how, not what (not in the signature)
+    batch_size: int = field(default=128, metadata={"sig": None})
+
+    def __post_init__(self) -> None:
+        # a preset ("papers") becomes its concrete specs: the stored config names what ran
+        object.__setattr__(self, "perturbations", tuple(expand(self.perturbations)))
+
+    def validate(self, *, trusted: bool = False) -> None:
+        check_trained_model(self.model, trusted=trusted)
+        check_dataset(self.dataset)
+        if not self.perturbations:
+            raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
+        if len(set(self.perturbations)) != len(self.perturbations):
+            raise InputError(f"--perturbations: duplicates in {list(self.perturbations)}")
+        for spec in self.perturbations:
+            try:
+                parse_spec(spec)
+            except PerturbationError as exc:
+                raise InputError(f"--perturbations: {exc}") from None
+        if not self.seeds:
+            raise InputError("--seeds: give at least one seed")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
+        bad = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
+        if bad:
+            raise InputError(f"--seeds: {bad[0]} is out of range; 0 <= seed < 2**32")
+        for flag, v in (("-n/--samples", self.samples), ("--num-examples", self.num_examples),
+                        ("--batch-size", self.batch_size)):
+            if v is not None and int(v) < 1:
+                raise InputError(f"{flag} must be >= 1, got {v}")
+
+    def describe(self) -> str:
+        name = self.model.removeprefix(OBJECT)
+        return f"eval {Path(name).name if '/' in name else name}"
+
+    @classmethod
+    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
+        d = {f.name: f.default for f in fields(cls)}
+        g = p.add_argument_group("study")
+        add_model_option(g, multi=False, required=True,
+                         help="the trained model: a directory saved by `robustlab train`, a "
+                         "Hugging Face checkpoint directory with a trained classification head, "
+                         "or hf:ID of a checkpoint in the local cache (a family name would be "
+                         "untrained)")
+        add_dataset_options(g, required=True, pairs=False, format_dest="dataset_format",
+                            help="a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, "
+                            "sst2, TextAttack's NAME^CONFIG^SPLIT, …); split --split (default "
+                            "test)")
+        g.add_argument("--perturbations", default=None, metavar="LIST",
+                       help="comma-separated perturbation specs (default: the papers' 8 "
+                       "learnability perturbations and the 14 of paper 001; 'papers': the 8 as "
+                       "the papers ran them)")
+        add_seeds_option(g, default=",".join(str(s) for s in d["seeds"]))
+        g.add_argument("-n", "--samples", type=int, default=d["samples"], metavar="N",
+                       help=f"perturbed samples per text and seed (default {d['samples']})")
+        g.add_argument("--num-examples", type=int, default=None, metavar="N",
+                       help="evaluate the first N examples (default: all)")
+        g.add_argument("--batch-size", type=int, default=d["batch_size"],
+                       help=f"texts per model call (default {d['batch_size']}; speed only)")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> EvalConfig:
+        """The config of a parsed command line (paths made absolute); not yet validated."""
+        from robustlab.studies.learnability.config import ints
+
+        perts = tuple(split_specs(args.perturbations)) if args.perturbations else \
+            default_perturbations()
+        return cls(model=canonical_model_spec(args.model), dataset=dataset_from_args(args),
+                   perturbations=perts, seeds=ints(args.seeds, "--seeds"),
+                   samples=args.samples, num_examples=args.num_examples,
+                   batch_size=args.batch_size)
+
+    def argv(self) -> list[str]:
+        argv = ["eval", "--model", self.model, *dataset_argv(self.dataset)]
+        if self.perturbations != default_perturbations():
+            argv += ["--perturbations", ",".join(self.perturbations)]
+        argv += ["--seeds", ",".join(str(s) for s in self.seeds)]
+        for flag, v, default in (("--samples", self.samples, 1),
+                                 ("--num-examples", self.num_examples, None),
+                                 ("--batch-size", self.batch_size, 128)):
+            if v != default:
+                argv += [flag, str(v)]
+        return argv
+
+    def is_deterministic(self, spec: str) -> bool:
+        """Whether ``spec`` perturbs a text the same way whatever the seed (one cell)."""
+        return bool(getattr(parse_spec(spec), "deterministic", False))
+
+    def cells(self) -> list[tuple[str, dict[str, Any]]]:
+        """(key, params) per (perturbation, seed), perturbation order first; params hold
+        ``model``, ``perturbation`` and ``seed`` (what ``robustlab failures`` filters on)."""
+        out = []
+        width = len(str(len(self.perturbations) - 1))
+        for i, spec in enumerate(self.perturbations):
+            det = self.is_deterministic(spec)
+            for seed in self.seeds[:1] if det else self.seeds:
+                out.append((f"p{i:0{width}d}|seed={seed}",
+                            {"model": self.model, "perturbation": spec, "seed": int(seed),
+                             "samples": 1 if det else int(self.samples),
+                             "deterministic": det}))
+        return out
+
+
+__all__ = ["KIND", "EvalConfig", "default_perturbations", "paper_001_perturbations"]

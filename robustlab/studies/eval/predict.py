@@ -1,0 +1,266 @@
+"""Models as batch probability functions, for a study that tests a model as it is.
+
+:func:`as_predictor` turns what ``robustlab eval`` accepts into a :class:`Predictor`: a model
+spec (a directory saved by ``robustlab train``; a Hugging Face checkpoint with a trained
+sequence-classification head, local or ``hf:ID`` in the local cache), or from Python any object
+with a batch ``predict_proba(list[str])``, a TextAttack ``ModelWrapper`` or a ``transformers``
+text-classification pipeline. Nothing is trained and nothing is downloaded.
+
+A :class:`Predictor` predicts each distinct text once (a cache of probability rows): the clean
+texts, every perturbed text however many perturbations, seeds or samples produce it, and a
+no-op (a perturbed text equal to its original) reuses the clean prediction. Texts not yet
+predicted go to the model sorted by length, in batches of ``batch_size``, so each batch is
+padded only to its own longest text (robustlab's classifiers pad each batch dynamically under
+``torch.inference_mode``; other models get the same order and batches).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robustlab.errors import InputError
+
+ProbaFn = Callable[[list[str]], np.ndarray]
+
+
+class Predictor:
+    """``predictor(texts)`` -> probabilities (n × classes), each distinct text predicted once."""
+
+    def __init__(self, proba: ProbaFn, batch_size: int = 128, name: str = "model",
+                 chunk: int | None = None) -> None:
+        self.proba = proba
+        self.batch_size = int(batch_size)
+        #: texts per call of ``proba`` (default one batch); a robustlab classifier gets many
+        #: batches per call, which it sorts by *token* length itself: character length is a
+        #: poor proxy for perturbed texts (leetspeak splits into many word pieces), and the
+        #: padding it wasted made MiniLM's predictions 2x its bare forward pass in the bench
+        self.chunk = int(chunk or batch_size)
+        self.name = name
+        self.cache: dict[str, np.ndarray] = {}
+        #: texts sent to the model, and seconds spent in it
+        self.predicted = 0
+        self.model_seconds = 0.0
+
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` not predicted yet, shortest first."""
+        cache = self.cache
+        new = [t for t in dict.fromkeys(texts) if t not in cache]
+        new.sort(key=len)
+        return new
+
+    def fill(self, texts: Sequence[str]) -> None:
+        """Predict the texts not in the cache (length-sorted batches)."""
+        new = self.missing(texts)
+        bs = self.chunk
+        t0 = time.perf_counter()
+        with _inference():
+            for s in range(0, len(new), bs):
+                chunk = new[s: s + bs]
+                probs = _checked(self.proba(chunk), len(chunk), self.name)
+                for t, row in zip(chunk, probs, strict=True):
+                    self.cache[t] = row
+        self.model_seconds += time.perf_counter() - t0
+        self.predicted += len(new)
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        self.fill(texts)
+        if not texts:
+            return np.zeros((0, 0))
+        return np.stack([self.cache[t] for t in texts])
+
+
+@contextlib.contextmanager
+def _inference() -> Iterator[None]:
+    """``torch.inference_mode`` around model calls when torch is loaded (a Python model may not
+    use torch at all: then nothing is imported)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    with torch.inference_mode():
+        yield
+
+
+def _checked(probs: Any, n: int, name: str) -> np.ndarray:
+    """Probabilities from a model's output: a float array n × classes whose rows sum to 1
+    (logits — a TextAttack wrapper of a Hugging Face model returns them — go through softmax)."""
+    if hasattr(probs, "detach"):
+        probs = probs.detach().float().cpu().numpy()
+    arr = np.asarray(probs, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 2:
+        raise InputError(f"{name}: expected {n} rows of class probabilities, got an array of "
+                         f"shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{name}: returned non-finite scores")
+    if arr.min() < 0 or not np.allclose(arr.sum(axis=1), 1.0, atol=1e-4):
+        z = arr - arr.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        arr = e / e.sum(axis=1, keepdims=True)
+    return arr
+
+
+# ---- what a model can be ---------------------------------------------------------------------------
+
+
+def _is_pipeline(obj: Any) -> bool:
+    import sys
+
+    pipelines = sys.modules.get("transformers.pipelines")
+    base = getattr(pipelines, "Pipeline", None) if pipelines is not None else None
+    return base is not None and isinstance(obj, base)
+
+
+def _is_textattack_wrapper(obj: Any) -> bool:
+    import sys
+
+    wrappers = sys.modules.get("textattack.models.wrappers")
+    base = getattr(wrappers, "ModelWrapper", None) if wrappers is not None else None
+    return base is not None and isinstance(obj, base)
+
+
+def pipeline_proba(pipe: Any, batch_size: int = 128) -> ProbaFn:
+    """A ``transformers`` text-classification pipeline as probabilities in the model's label
+    order (``config.label2id``)."""
+    label2id = {str(k): int(v) for k, v in pipe.model.config.label2id.items()}
+    n = int(pipe.model.config.num_labels)
+
+    def proba(texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), n))
+        for i, scores in enumerate(pipe(texts, top_k=None, batch_size=batch_size,
+                                        truncation=True)):
+            for s in scores:
+                out[i, label2id[str(s["label"])]] = float(s["score"])
+        return out
+
+    return proba
+
+
+def object_proba(model: Any, batch_size: int = 128) -> ProbaFn:
+    """A Python model object as a probability function (see the module docstring)."""
+    if _is_pipeline(model):
+        return pipeline_proba(model, batch_size)
+    if hasattr(model, "predict_batch_size"):  # a robustlab classifier batches by this
+        with contextlib.suppress(AttributeError, TypeError):
+            model.predict_batch_size = int(batch_size)
+    if callable(getattr(model, "predict_proba", None)):
+        return lambda texts: model.predict_proba(texts)
+    if _is_textattack_wrapper(model) or callable(model):
+        return lambda texts: model(texts)
+    raise InputError(f"{type(model).__name__}: not a model robustlab can evaluate; pass an object "
+                     "with a batch predict_proba(list[str]), a TextAttack ModelWrapper or a "
+                     "transformers text-classification pipeline")
+
+
+def load_checkpoint(spec: str, device: str | None = None) -> Any:
+    """A Hugging Face checkpoint with a *trained* sequence-classification head, as a robustlab
+    :class:`~robustlab.models.hf.HFClassifier` ready to predict. Refused (InputError, exit 2)
+    when the head is freshly initialised (transformers reports missing weights), so nothing is
+    evaluated with a random head; only local files are read (``local_files_only``)."""
+    from robustlab.models.device import resolve_device
+    from robustlab.models.hf import HFClassifier
+
+    src = spec[3:] if spec.startswith("hf:") else spec
+    local = Path(src).expanduser()
+    where = str(local) if local.is_dir() else src
+    model, tok = _checked_checkpoint(spec, where)
+    clf = HFClassifier(checkpoint=where, name=Path(where).name or where, device=device)
+    clf.n_classes_ = int(model.config.num_labels)
+    limit = int(tok.model_max_length) if 0 < tok.model_max_length < 100_000 else 512
+    mpe = getattr(model.config, "max_position_embeddings", None)
+    clf.max_length_ = min(limit, int(mpe)) if mpe else limit
+    clf.device_ = str(resolve_device(device))
+    clf.model_ = model.float().to(clf.device_).eval()
+    return clf
+
+
+#: the checkpoint the command's pre-run check loaded, reused by the study's plan (one load)
+_CHECKED: dict[str, tuple[Any, Any]] = {}
+
+
+def _checked_checkpoint(spec: str, where: str) -> tuple[Any, Any]:
+    """(model, tokenizer) of a checkpoint whose classification head was trained, or
+    InputError; loaded once per process."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hit = _CHECKED.get(where)
+    if hit is not None:
+        return hit
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            where, output_loading_info=True, local_files_only=True, trust_remote_code=False)
+        tok = AutoTokenizer.from_pretrained(where, local_files_only=True,
+                                            trust_remote_code=False)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"--model {spec}: cannot load a sequence-classification checkpoint "
+                         f"from local files ({first[:200]}); a hub checkpoint must be in the "
+                         "local cache") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    missing = sorted(set(info.get("missing_keys") or []) |
+                     {m[0] if isinstance(m, tuple | list) else str(m)
+                      for m in info.get("mismatched_keys") or []})
+    if missing:
+        shown = ", ".join(missing[:4]) + (" …" if len(missing) > 4 else "")
+        raise InputError(f"--model {spec}: the checkpoint has no trained classification head "
+                         f"(transformers initialised {shown} at random); fine-tune it first "
+                         f"(robustlab train --model {spec} --dataset … --out DIR) and evaluate "
+                         "the saved directory")
+    _CHECKED.clear()
+    _CHECKED[where] = (model, tok)
+    return model, tok
+
+
+def check_checkpoint(spec: str) -> None:
+    """A checkpoint spec (not a saved robustlab directory) has a trained classification head:
+    loaded here, before anything is created, and kept for the study (InputError otherwise)."""
+    from robustlab.models.registry import is_saved_model
+
+    if spec.startswith("object:") or is_saved_model(spec):
+        return
+    src = spec[3:] if spec.startswith("hf:") else spec
+    local = Path(src).expanduser()
+    _checked_checkpoint(spec, str(local) if local.is_dir() else src)
+
+
+def load_trained(spec: str, device: str | None = None) -> Any:
+    """The trained model a spec names: a saved robustlab directory or a checkpoint (see
+    :func:`load_checkpoint`); a family name is refused (it would be untrained)."""
+    from robustlab.models.registry import is_saved_model, load_saved
+    from robustlab.studies.second_order.config import check_trained_model
+
+    check_trained_model(spec, trusted=False)
+    if is_saved_model(spec):
+        return load_saved(spec, device=device)
+    return load_checkpoint(spec, device)
+
+
+def as_predictor(model: Any, *, device: str | None = None, batch_size: int = 128,
+                 name: str = "model") -> Predictor:
+    """A :class:`Predictor` over a model spec (str) or a Python model object."""
+    if isinstance(model, str):
+        model = load_trained(model, device)
+    # robustlab's classifiers batch (by token length) inside predict_proba: give them many
+    # batches at once; anything else gets one batch per call
+    chunk = batch_size * CHUNK_BATCHES if hasattr(model, "predict_batch_size") else batch_size
+    return Predictor(object_proba(model, batch_size), batch_size, name, chunk=chunk)
+
+
+#: batches per call of a robustlab classifier's predict_proba
+CHUNK_BATCHES = 32
+
+
+__all__ = ["Predictor", "as_predictor", "check_checkpoint", "load_checkpoint", "load_trained", "object_proba",
+           "pipeline_proba"]

@@ -1,0 +1,429 @@
+"""The eval study (:class:`robustlab.runs.study.Study`): cells, cell function, summary, outputs.
+
+One cell per (perturbation, seed) — a deterministic perturbation has one cell — keyed
+``p<i>|seed=<s>`` and holding ``model``, ``perturbation`` and ``seed`` (what ``robustlab
+failures`` and the TUI's failing-examples screen filter on). A cell perturbs every example
+``samples`` times (sample 0 with the seed itself, sample j with a seed derived from it),
+predicts the perturbed texts and stores, per example and sample, the original and perturbed text,
+the label, and the prediction and probability of the label before and after (the run store's
+``predictions`` table) plus the full probability rows (its ``records``).
+
+Per cell: A0 (clean accuracy), A1 (accuracy over every perturbed sample), A1 − A0
+(:func:`robustlab.metrics.robustness`), the failure rate in CheckList's INV sense (the
+prediction changed, among the texts the perturbation changed) and the no-op rate (texts it left
+unchanged). The summary gives their mean ± sd over seeds per perturbation.
+
+Speed: the model predicts each distinct text once per process (:class:`~robustlab.studies.eval.
+predict.Predictor`). ``prefetch=True`` (Python API) runs the perturbation in a thread a chunk ahead
+of the model; it is off by default because bench/bench_eval.py measured no gain on CPU: SST-2
+test, 22 perturbations, end to end, a saved BoW took 2.52 s with the thread and 2.01 s without
+(the GIL is shared with the Python side of prediction), MiniLM 28.5 s and 26.6 s (2 shared
+cores; earlier runs: BoW 6.44/3.62 s, MiniLM 20.84/20.77 s). It may pay where the model runs on a GPU and the CPU idles; that was not measured.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from robustlab.errors import InputError
+from robustlab.runs.executor import CellOutput, RunReport
+from robustlab.runs.store import Cell, RunStore
+from robustlab.runs.study import Plan, RunContext, summary_base
+from robustlab.signature import fingerprint
+from robustlab.studies.eval.config import KIND, EvalConfig
+from robustlab.studies.eval.predict import Predictor, as_predictor
+from robustlab.studies.second_order.config import OBJECT, load_options
+
+#: texts perturbed per step of the producer thread (the model predicts the previous step's)
+CHUNK = 512
+#: the summary's metrics, in table order
+METRICS = ("a0", "a1", "delta", "failure_rate", "noop_rate")
+FILES = ("summary.json", "results.jsonl", "eval.csv", "eval.png")
+
+
+def sample_seed(seed: int, sample: int) -> int:
+    """The perturbation seed of sample ``sample`` (sample 0: ``seed`` itself)."""
+    return seed if sample == 0 else (seed + sample * 0x9E3779B1) % (1 << 32)
+
+
+def _perturbed_chunks(pert: Any, texts: Sequence[str], seed: int, samples: int
+                      ) -> Iterator[tuple[int, int, list[Any]]]:
+    """(sample, start index, outcomes) for every chunk of texts and sample."""
+    for s in range(samples):
+        sd = sample_seed(seed, s)
+        for a in range(0, len(texts), CHUNK):
+            yield s, a, pert.perturb_outcomes(list(texts[a: a + CHUNK]), sd)
+
+
+def _ahead(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
+    """``gen`` produced by a thread up to ``depth`` items ahead of the consumer (the CPU
+    perturbs the next chunk while the model predicts this one: torch releases the GIL)."""
+    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in gen:
+                if stop.is_set():
+                    return
+                q.put(("ok", item))
+            q.put(("ok", done))
+        except BaseException as exc:  # handed to the consumer, raised there
+            q.put(("err", exc))
+
+    t = threading.Thread(target=produce, name="robustlab-eval-perturb", daemon=True)
+    t.start()
+    try:
+        while True:
+            tag, item = q.get()
+            if tag == "err":
+                raise item
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        while t.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                t.join(0.05)
+
+
+def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spec: str,
+                  seed: int, samples: int, *, prefetch: bool = False) -> CellOutput:
+    """One perturbation and seed over every example (module docstring)."""
+    from robustlab.metrics import robustness
+    from robustlab.perturbations.registry import parse_spec
+
+    t0 = time.perf_counter()
+    texts = [t for t, _ in examples]
+    labels = np.asarray([y for _, y in examples], dtype=np.int64)
+    n = len(texts)
+    clean = predictor(texts)
+    pred0 = clean.argmax(axis=1)
+    pert = parse_spec(spec)
+    outcomes: list[list[Any]] = [[None] * n for _ in range(samples)]
+    chunks = _perturbed_chunks(pert, texts, seed, samples)
+    perturb_wait = 0.0
+    it = _ahead(chunks) if prefetch else chunks
+    while True:
+        tw = time.perf_counter()
+        item = next(it, None)
+        perturb_wait += time.perf_counter() - tw
+        if item is None:
+            break
+        s, a, outs = item
+        outcomes[s][a: a + len(outs)] = outs
+        predictor.fill([o.text for o in outs if o.changed])  # no-ops reuse the clean row
+    predictions, records = [], []
+    correct = changed = failed = errors = 0
+    for i in range(n):
+        y = int(labels[i])
+        for s in range(samples):
+            o = outcomes[s][i]
+            p_after = predictor.cache[o.text] if o.changed else clean[i]
+            pa = int(p_after.argmax())
+            correct += pa == y
+            errors += o.error is not None
+            if o.changed:
+                changed += 1
+                failed += pa != int(pred0[i])
+            idx = i * samples + s
+            predictions.append({"idx": idx, "original": texts[i], "perturbed": o.text,
+                                "label": y, "pred_before": int(pred0[i]),
+                                "prob_before": round(float(clean[i][y]), 6),
+                                "pred_after": pa, "prob_after": round(float(p_after[y]), 6)})
+            records.append({"idx": idx, "example": i, "sample": s, "changed": bool(o.changed),
+                            "error": o.error,
+                            "proba_before": [round(float(v), 6) for v in clean[i]],
+                            "proba_after": [round(float(v), 6) for v in p_after]})
+    rows = n * samples
+    if rows and errors == rows:
+        raise RuntimeError(f"{spec}: the perturbation failed on every text (first error: "
+                           f"{next(o.error for o in outcomes[0] if o.error)})")
+    a0 = float(np.mean(pred0 == labels)) if n else float("nan")
+    a1 = correct / rows if rows else float("nan")
+    result = {"perturbation": spec, "label": pert.display_name, "seed": int(seed),
+              "samples": int(samples), "n": n, "rows": rows, "a0": a0, "a1": a1,
+              "delta": float(robustness(a1, a0)), "changed": changed, "failed": failed,
+              "failure_rate": failed / changed if changed else None,
+              "noop_rate": (rows - changed) / rows if rows else None, "errors": errors,
+              "perturb_wait_seconds": perturb_wait, "seconds": time.perf_counter() - t0}
+    return CellOutput(result=result, records=records, predictions=predictions)
+
+
+#: per worker process: the predictor of a study's cell function (key -> Predictor)
+_PREDICTORS: dict[str, Predictor] = {}
+
+
+class EvalCells:
+    """The cell function, picklable for the process and Ray executors: it carries the examples
+    and the model (a spec each worker loads once, or a Python object shipped as it is); the
+    sequential executor uses the driver's own predictor, so its cache spans every cell."""
+
+    def __init__(self, examples: Sequence[tuple[str, int]], model: Any, *, device: str,
+                 batch_size: int, signature: str, predictor: Predictor | None = None,
+                 prefetch: bool = False) -> None:
+        import uuid
+
+        self.examples = list(examples)
+        self.model = model
+        self.device = device
+        self.batch_size = batch_size
+        self.signature = signature
+        self.predictor = predictor
+        self.prefetch = prefetch
+        self.key = uuid.uuid4().hex
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "predictor": None}  # each worker loads its own
+
+    def _predictor(self) -> Predictor:
+        if self.predictor is not None:
+            return self.predictor
+        hit = _PREDICTORS.get(self.key)
+        if hit is None:
+            hit = as_predictor(self.model, device=self.device, batch_size=self.batch_size)
+            _PREDICTORS.clear()  # one study per process at a time
+            _PREDICTORS[self.key] = hit
+        return hit
+
+    def __call__(self, _kind: str, params: dict[str, Any]) -> CellOutput:
+        out = evaluate_cell(self._predictor(), self.examples, params["perturbation"],
+                            int(params["seed"]), int(params["samples"]), prefetch=self.prefetch)
+        out.result["signature"] = self.signature
+        out.signature = self.signature
+        return out
+
+
+# ---- the summary ------------------------------------------------------------------------------------
+
+
+def summarise(results: Sequence[dict[str, Any]], perturbations: Sequence[str]
+              ) -> list[dict[str, Any]]:
+    """One row per perturbation (config order): each metric's mean ± sd over its seeds."""
+    from robustlab.metrics import seed_spread
+
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by.setdefault(r["perturbation"], []).append(r)
+    rows = []
+    for spec in perturbations:
+        rs = sorted(by.get(spec, []), key=lambda r: r["seed"])
+        if not rs:
+            continue
+        row: dict[str, Any] = {"perturbation": spec, "label": rs[0]["label"],
+                               "seeds": [r["seed"] for r in rs], "samples": rs[0]["samples"],
+                               "n": rs[0]["n"], "changed": sum(r["changed"] for r in rs),
+                               "failed": sum(r["failed"] for r in rs),
+                               "errors": sum(r["errors"] for r in rs)}
+        for m in METRICS:
+            row[m] = seed_spread([np.nan if r[m] is None else r[m] for r in rs])
+        rows.append(row)
+    return rows
+
+
+def _fmt(v: dict[str, Any], pct: bool = True) -> str:
+    if v.get("mean") is None:
+        return "n/a"
+    k = 100 if pct else 1
+    sd = f" ± {k * v['std']:.1f}" if v.get("n", 0) > 1 else ""
+    return f"{k * v['mean']:.1f}{sd}"
+
+
+def table_rows(rows: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """The summary as printed/CSV rows (percentages; mean ± sd over seeds)."""
+    return [[r["label"], _fmt({**r["a0"], "n": 1}), _fmt(r["a1"]), _fmt(r["delta"]),
+             _fmt(r["failure_rate"]), _fmt(r["noop_rate"]), str(len(r["seeds"]))] for r in rows]
+
+
+TABLE_HEAD = ["perturbation", "A0 %", "A1 %", "A1-A0", "fail %", "no-op %", "seeds"]
+
+
+def accuracy_figure(rows: Sequence[dict[str, Any]], clean: float | None) -> Any:
+    """Accuracy per perturbation, clean (A0) beside perturbed (A1, with its sd over seeds)."""
+    from robustlab.plots import legend_outside, new_figure, short_name
+
+    n = len(rows)
+    fig = new_figure(max(5.0, 0.42 * n + 2.0), 3.6)
+    ax = fig.add_subplot(1, 1, 1)
+    x = np.arange(n)
+    a0 = [100 * (r["a0"]["mean"] or 0) for r in rows]
+    a1 = [100 * (r["a1"]["mean"] or 0) for r in rows]
+    sd = [100 * (r["a1"]["std"] or 0) for r in rows]
+    ax.bar(x - 0.2, a0, 0.4, label="clean (A0)", color="#9aa5b1")
+    ax.bar(x + 0.2, a1, 0.4, yerr=sd, capsize=2, label="perturbed (A1)", color="#d9534f")
+    ax.set_xticks(x)
+    ax.set_xticklabels([short_name(r["label"], 24) for r in rows], rotation=60, ha="right")
+    ax.set_ylabel("accuracy %")
+    low = min([*a0, *(a - d for a, d in zip(a1, sd, strict=True))], default=0.0)
+    ax.set_ylim(max(0.0, 10 * np.floor(low / 10) - 10), 100)  # differences stay visible
+    ax.set_title("accuracy per perturbation" + (f" (clean {100 * clean:.1f} %)"
+                                                if clean is not None else ""))
+    legend_outside(fig, ax)
+    return fig
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    from robustlab.data.files import write_rows
+
+    flat = []
+    for r in rows:
+        d = {"perturbation": r["perturbation"], "label": r["label"],
+             "seeds": ",".join(map(str, r["seeds"])), "samples": r["samples"], "n": r["n"],
+             "changed": r["changed"], "failed": r["failed"], "errors": r["errors"]}
+        for m in METRICS:
+            d[m] = r[m]["mean"]
+            d[f"{m}_sd"] = r[m]["std"]
+        flat.append(d)
+    write_rows(path, flat, columns=["perturbation", "label", "seeds", "samples", "n",
+                                    *[c for m in METRICS for c in (m, f"{m}_sd")],
+                                    "changed", "failed", "errors"])
+
+
+# ---- the study ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Eval:
+    """The eval study. From the command line (and ``robustlab resume``) everything comes from
+    :attr:`config`; from Python, ``model`` (an object: see :mod:`robustlab.studies.eval.predict`)
+    and ``examples`` ([(text, label)]) may stand in for what the config names (its ``model`` is
+    then ``object:NAME``). ``prefetch``: perturb ahead of the model in a thread (speed only; off:
+    see the module docstring)."""
+
+    config: EvalConfig
+    model: Any = None
+    examples: Sequence[tuple[str, int]] | None = None
+    prefetch: bool = False
+    kind: ClassVar[str] = KIND
+
+    def inputs(self) -> list[tuple[str, str | None, str]]:
+        from robustlab.models.registry import model_input
+
+        cfg = self.config
+        items: list[tuple[str, str | None, str]] = []
+        if self.examples is None:
+            items.append(("dataset", cfg.dataset.get("path") or cfg.dataset.get("name"),
+                          "--dataset"))
+        if self.model is None:
+            items.append(("model", *model_input(cfg.model)))
+        return items
+
+    def plan(self, ctx: RunContext, out: Path) -> Plan:
+        """Read the examples and load the model (nothing written yet: a checkpoint without a
+        trained head, or data that cannot be read, stops here)."""
+        from robustlab.data.datasets import load_examples
+        from robustlab.models.device import check_device
+
+        cfg = self.config
+        if cfg.model.startswith(OBJECT) and self.model is None:
+            raise InputError(f"this eval run was made from Python with a model object "
+                             f"({cfg.model[len(OBJECT):][:60]!r}); resume it from Python with "
+                             "the same object")
+        examples = self.examples
+        where = cfg.dataset.get("path") or cfg.dataset.get("name")
+        if examples is None:
+            ctx.say(f"reading --dataset {where}")
+            examples = load_examples(str(where), n=cfg.num_examples,
+                                     **load_options(cfg.dataset))
+        elif cfg.num_examples is not None:
+            examples = list(examples)[: cfg.num_examples]
+        if not examples:
+            raise InputError(f"--dataset {where}: no examples")
+        device = check_device(ctx.device)
+        name = cfg.model.removeprefix(OBJECT)
+        ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
+        predictor = as_predictor(self.model if self.model is not None else cfg.model,
+                                 device=device, batch_size=cfg.batch_size, name=name)
+        sig = cfg.signature()
+        cells = [Cell(key, KIND, params) for key, params in cfg.cells()]
+        fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
+                       device=device, batch_size=cfg.batch_size, signature=sig,
+                       predictor=predictor if ctx.executor == "sequential" else None,
+                       prefetch=self.prefetch)
+        ctx.say(f"{len(examples)} examples x {len(cfg.perturbations)} perturbations "
+                f"({len(cells)} cells) -> {out}")
+        return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
+                    pins={"data": (fingerprint([list(e) for e in examples]),
+                                   f"--dataset {where}")},
+                    state={"examples": examples, "predictor": predictor})
+
+    def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
+                      report: RunReport) -> dict[str, Any]:
+        from robustlab.outputs import save_figure, write_json, write_jsonl
+        from robustlab.studies.learnability.predictions import write_failure_report
+
+        cfg = self.config
+        order = {key: i for i, (key, _) in enumerate(cfg.cells())}
+        done = sorted(((c.key, c.result) for c in store.cells("done") if c.result),
+                      key=lambda kv: order.get(kv[0], len(order)))
+        results = [r for _, r in done]
+        rows = summarise(results, cfg.perturbations)
+        clean = results[0]["a0"] if results else None
+        files = ["summary.json", "results.jsonl", "eval.csv"]
+        write_jsonl(out / "results.jsonl", results)
+        write_csv(out / "eval.csv", rows)
+        if ctx.plots and rows:
+            save_figure(accuracy_figure(rows, clean), out / "eval.png")
+            files.append("eval.png")
+        files += write_failure_report(store, out)
+        # texts this process predicted (worker processes keep their own count)
+        predictor = plan.state.get("predictor") if ctx.executor == "sequential" else None
+        summary = {**summary_base(self, store, report), "model": cfg.model,
+                   "dataset": cfg.dataset, "n_examples": len(plan.state["examples"]),
+                   "clean_accuracy": clean, "perturbations": rows, "files": files,
+                   "texts_predicted": getattr(predictor, "predicted", None)}
+        write_json(out / "summary.json", summary)
+        return summary
+
+
+def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]] | None = None,
+             dataset: str | None = None, perturbations: Sequence[str] | None = None,
+             seeds: Sequence[int] = (0, 1, 2), samples: int = 1,
+             num_examples: int | None = None, batch_size: int = 128,
+             name: str | None = None, device: str = "auto", executor: str = "sequential",
+             workers: int = 1, progress: bool = True, plots: bool = True,
+             prefetch: bool = False, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Evaluate ``model`` as it is (the Python API of ``robustlab eval``): a model spec (str)
+    or an object (a batch ``predict_proba``, a TextAttack ``ModelWrapper``, a transformers
+    pipeline), on ``examples`` [(text, label)] or a ``dataset`` file/name. Returns the summary
+    (also ``out/summary.json``)."""
+    from robustlab.models.registry import canonical_model_spec
+    from robustlab.runs.study import run_study
+    from robustlab.studies.eval.config import default_perturbations
+
+    if (examples is None) == (dataset is None):
+        raise InputError("evaluate: give examples=[(text, label), …] or dataset=FILE|NAME")
+    obj = None if isinstance(model, str) else model
+    spec = canonical_model_spec(model) if isinstance(model, str) else \
+        OBJECT + (name or type(model).__name__)
+    if dataset is not None:
+        from robustlab.data.datasets import resolve_dataset
+
+        ds = resolve_dataset(dataset)
+    else:
+        ds = {"name": name and f"{name} examples" or "python"}
+    config = EvalConfig(model=spec, dataset=ds,
+                        perturbations=tuple(perturbations or default_perturbations()),
+                        seeds=tuple(int(s) for s in seeds), samples=samples,
+                        num_examples=num_examples, batch_size=batch_size)
+    study = Eval(config, model=obj, examples=None if examples is None else list(examples),
+                 prefetch=prefetch)
+    ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
+                     plots=plots, trusted=True, log=log)
+    return run_study(study, out, ctx).summary
+
+
+__all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate",
+           "evaluate_cell", "sample_seed", "summarise", "table_rows"]

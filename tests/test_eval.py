@@ -1,0 +1,322 @@
+"""``robustlab eval``: a trained model tested as it is (issue 23).
+
+Small sentiment files are written per test session; models are trained once with ``robustlab
+train`` (a few steps: the numbers only need to be real, not good).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robustlab.cli import main
+
+POS = ["good", "great", "fine", "lovely", "superb", "nice"]
+NEG = ["bad", "awful", "poor", "dull", "boring", "weak"]
+FILL = ["the", "film", "movie", "was", "plot", "acting", "really", "very", "quite", "story"]
+PERTS = "leet_letters,char_swap,duplicate_punctuations"
+
+
+def _write(path: Path, n: int, seed: int) -> Path:
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        y = i % 2
+        words = list(rng.choice(FILL, size=int(rng.integers(3, 8))))
+        words.insert(int(rng.integers(0, len(words))), str(rng.choice(POS if y else NEG)))
+        lines.append(f"{y}\t{' '.join(words)}{'!' if i % 3 == 0 else ''}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("eval-data")
+    _write(d / "train.tsv", 240, 0)
+    _write(d / "dev.tsv", 80, 1)
+    return d
+
+
+@pytest.fixture(scope="module")
+def bow(data) -> tuple[Path, float]:
+    """A bow model saved by ``robustlab train``, with the held-out accuracy it printed."""
+    import contextlib
+    import io
+
+    out = data / "models" / "sst-bow"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["train", "--model", "bow", "--dataset", str(data / "train.tsv"),
+                   "--test-dataset", str(data / "dev.tsv"), "--steps", "40",
+                   "--out", str(out)])
+    assert rc == 0
+    acc = float(re.search(r"held-out accuracy ([0-9.]+)", buf.getvalue()).group(1))
+    return out, acc
+
+
+def _digests(d: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir())
+            if p.is_file()}
+
+
+def _eval(args: list[str], capsys) -> tuple[int, str, str]:
+    rc = main(["eval", *args, "--quiet"])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_a0_is_the_held_out_accuracy_train_printed_and_nothing_is_trained(bow, data, tmp_path,
+                                                                          capsys):
+    model, held_out = bow
+    before = _digests(model)
+    rc, out, _ = _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"),
+                        "--perturbations", PERTS, "--seeds", "0,1", "--out",
+                        str(tmp_path / "run")], capsys)
+    assert rc == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["kind"] == "eval" and summary["complete"]
+    assert summary["clean_accuracy"] == pytest.approx(held_out, abs=5e-5)
+    assert f"clean accuracy A0 {held_out:.4f}" in out
+    assert _digests(model) == before  # the weights are byte-identical: nothing was trained
+    rows = {r["perturbation"]: r for r in summary["perturbations"]}
+    assert list(rows) == PERTS.split(",")
+    assert rows["duplicate_punctuations"]["seeds"] == [0]  # deterministic: one cell
+    assert rows["leet_letters"]["seeds"] == [0, 1]
+    for r in rows.values():
+        assert r["delta"]["mean"] == pytest.approx(r["a1"]["mean"] - r["a0"]["mean"])
+    assert summary["signature"].startswith("eval|")
+    for f in ("results.jsonl", "eval.csv", "eval.png", "failing_examples.csv"):
+        assert (tmp_path / "run" / f).is_file(), f
+
+
+def test_every_prediction_is_stored_and_the_rates_follow_from_them(bow, data, tmp_path, capsys):
+    from robustlab.runs.store import RunStore
+
+    model, _ = bow
+    run = tmp_path / "run"
+    rc, _, _ = _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"),
+                      "--perturbations", "leet_letters,negation", "--seeds", "3", "-n", "2",
+                      "--out", str(run)], capsys)
+    assert rc == 0
+    with RunStore(run, readonly=True) as store:
+        for cell in store.cells("done"):
+            preds = store.predictions(cell.key)
+            recs = store.records(cell.key)
+            assert len(preds) == len(recs) == 80 * 2
+            changed = [r["changed"] for r in recs]
+            flips = sum(p["pred_after"] != p["pred_before"] for p, c in
+                        zip(preds, changed, strict=True) if c)
+            res = cell.result
+            assert res["changed"] == sum(changed) and res["failed"] == flips
+            if res["changed"]:
+                assert res["failure_rate"] == pytest.approx(flips / sum(changed))
+            assert res["noop_rate"] == pytest.approx(1 - sum(changed) / len(recs))
+            assert res["a1"] == pytest.approx(np.mean([p["pred_after"] == p["label"]
+                                                       for p in preds]))
+            for p, r in zip(preds, recs, strict=True):
+                assert int(np.argmax(r["proba_after"])) == p["pred_after"]
+                if not r["changed"]:  # a no-op reuses the clean prediction
+                    assert r["proba_after"] == r["proba_before"] and p["perturbed"] == \
+                        p["original"]
+
+
+def test_an_augmented_model_gets_different_numbers(bow, data, tmp_path, capsys):
+    """The issue's example: a plain and an augmented model must not give identical numbers (a
+    saved model is evaluated, never retrained from its family)."""
+    from robustlab.perturbations.registry import parse_spec
+
+    model, _ = bow
+    leet = parse_spec("leet_letters")
+    rows = (data / "train.tsv").read_text(encoding="utf-8").splitlines()
+    aug = [*rows, *(f"{r.split(chr(9))[0]}\t{leet.perturb(r.split(chr(9))[1], 0)}"
+                    for r in rows)]
+    (tmp_path / "aug.tsv").write_text("\n".join(aug) + "\n", encoding="utf-8")
+    assert main(["train", "--model", "bow", "--dataset", str(tmp_path / "aug.tsv"),
+                 "--test-dataset", str(data / "dev.tsv"), "--steps", "40",
+                 "--out", str(tmp_path / "aug-model")]) == 0
+    capsys.readouterr()
+    sums = []
+    for name, m in (("plain", model), ("aug", tmp_path / "aug-model")):
+        assert _eval(["--model", str(m), "--dataset", str(data / "dev.tsv"),
+                      "--perturbations", "leet_letters", "--seeds", "0",
+                      "--out", str(tmp_path / name)], capsys)[0] == 0
+        sums.append(json.loads((tmp_path / name / "summary.json").read_text()))
+    a = [s["perturbations"][0]["a1"]["mean"] for s in sums]
+    f = [s["perturbations"][0]["failure_rate"]["mean"] for s in sums]
+    assert (a[0], f[0]) != (a[1], f[1])
+
+
+def test_a_rerun_resumes_and_a_changed_option_is_refused(bow, data, tmp_path, capsys):
+    model, _ = bow
+    args = ["--model", str(model), "--dataset", str(data / "dev.tsv"), "--perturbations",
+            "char_swap", "--seeds", "0", "--out", str(tmp_path / "run")]
+    assert _eval(args, capsys)[0] == 0
+    first = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert _eval(args, capsys)[0] == 0
+    again = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert again["perturbations"] == first["perturbations"]
+    rc, _, err = _eval([*args[:-4], "--seeds", "1", "--out", str(tmp_path / "run")], capsys)
+    assert rc == 2 and "--seeds" in err
+
+
+def test_resume_rebuilds_the_study_from_its_store(bow, data, tmp_path, capsys):
+    from robustlab.studies.stored import load
+
+    model, _ = bow
+    assert _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"), "--perturbations",
+                  "char_swap", "--seeds", "0", "--out", str(tmp_path / "run")], capsys)[0] == 0
+    stored = load(tmp_path / "run")
+    assert stored.study.kind == "eval" and stored.study.config.model == str(model)
+    assert main(["resume", str(tmp_path / "run"), "--quiet"]) == 0
+
+
+def test_the_default_perturbations_are_the_papers_8_and_paper_001s_14():
+    from robustlab.perturbations.presets import PAPER_PERTURBATIONS
+    from robustlab.studies.eval.config import default_perturbations
+
+    d = default_perturbations()
+    assert len(d) == 22 and d[:8] == PAPER_PERTURBATIONS and len(set(d)) == 22
+
+
+def test_each_distinct_text_is_predicted_once(bow, data):
+    from robustlab.data.datasets import load_examples
+    from robustlab.studies.eval.predict import as_predictor
+    from robustlab.studies.eval.study import evaluate_cell
+
+    model, _ = bow
+    examples = load_examples(str(data / "dev.tsv"))
+    calls: list[int] = []
+    pred = as_predictor(str(model), device="cpu")
+    inner = pred.proba
+    pred.proba = lambda texts: (calls.append(len(texts)), inner(texts))[1]
+    evaluate_cell(pred, examples, "duplicate_punctuations", 0, 1)
+    n_first = sum(calls)
+    texts = {t for t, _ in examples}
+    assert n_first <= len(texts) + sum(1 for t in texts if any(c in t for c in ".,!?;:"))
+    evaluate_cell(pred, examples, "duplicate_punctuations", 0, 1)  # same texts again
+    assert sum(calls) == n_first
+    assert pred.predicted == len(pred.cache) == n_first
+
+
+def test_prefetch_gives_the_same_results(bow, data):
+    from robustlab.data.datasets import load_examples
+    from robustlab.studies.eval.predict import as_predictor
+    from robustlab.studies.eval.study import evaluate_cell
+
+    model, _ = bow
+    examples = load_examples(str(data / "dev.tsv"))
+    a = evaluate_cell(as_predictor(str(model)), examples, "leet_letters", 5, 2, prefetch=True)
+    b = evaluate_cell(as_predictor(str(model)), examples, "leet_letters", 5, 2, prefetch=False)
+    keep = ("a0", "a1", "changed", "failed")
+    assert {k: a.result[k] for k in keep} == {k: b.result[k] for k in keep}
+    assert a.predictions == b.predictions
+
+
+def _plan(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "plan.toml"
+    p.write_text(body, encoding="utf-8")
+    return p
+
+
+def test_check_gates_a_trained_model_as_it_is_with_junit_xml(bow, data, tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    from robustlab.runs.store import RunStore
+
+    model, held_out = bow
+    before = _digests(model)
+    plan = _plan(tmp_path, f'''model = "{model}"
+data = "{data / 'dev.tsv'}"
+seeds = [0, 1]
+[[test]]
+perturbation = "duplicate_punctuations"
+min_accuracy = 0.0
+[[test]]
+perturbation = "leet_letters"
+max_drop = -1.0
+''')
+    rc = main(["check", str(plan), "--junit-xml", str(tmp_path / "ci.xml"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 1  # max_drop = -1 cannot pass: A0 - A1 is never below -1 here
+    assert "PASS" in out and "FAIL" in out
+    with RunStore(tmp_path / "plan-run", readonly=True) as store:
+        assert store.run_info().kind == "eval"  # evaluated, not retrained
+        results = [c.result for c in store.cells("done")]
+    assert all(r["a0"] == pytest.approx(held_out, abs=5e-5) for r in results)
+    assert _digests(model) == before
+    root = ET.parse(tmp_path / "ci.xml").getroot()
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    assert root.find(".//failure") is not None
+
+
+def test_check_with_models_keeps_training_and_refuses_a_family_as_model(data, tmp_path, capsys):
+    plan = _plan(tmp_path, f'''model = "bow"
+data = "{data / 'dev.tsv'}"
+[[test]]
+perturbation = "leet_letters"
+max_drop = 0.5
+''')
+    assert main(["check", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert "family" in err and "models" in err and not (tmp_path / "plan-run").exists()
+    plan = _plan(tmp_path, f'''model = "models/nothere"
+data = "{data / 'dev.tsv'}"
+[[test]]
+perturbation = "leet_letters"
+max_drop = 0.5
+''')
+    assert main(["check", str(plan)]) == 2
+    assert "no such model" in capsys.readouterr().err
+    assert not (tmp_path / "plan-run").exists()
+    from robustlab.studies.learnability.thresholds import load_plan
+
+    p = load_plan(_plan(tmp_path, f'''models = ["bow"]
+data = "{data / 'dev.tsv'}"
+[[test]]
+perturbation = "leet_letters"
+max_drop = 0.5
+'''))
+    assert p.model is None and p.models == ("bow",)  # train-then-test, as before
+
+
+def test_failures_lists_an_eval_runs_failing_examples(bow, data, tmp_path, capsys):
+    model, _ = bow
+    run = tmp_path / "run"
+    assert _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"), "--perturbations",
+                  "leet_letters", "--seeds", "0", "--out", str(run)], capsys)[0] == 0
+    s = json.loads((run / "summary.json").read_text())["perturbations"][0]
+    assert main(["failures", str(run), "--limit", "3", "--csv", str(tmp_path / "f.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "leet_letters" in out and f"{s['failed']}" in out
+    assert "fail % of changed" in out  # the eval study's failure rate, among changed texts
+    assert f"{100 * s['failure_rate']['mean']:.1f}" in out
+    rows = (tmp_path / "f.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) - 1 == s["failed"]  # every failing example, one per row
+
+
+def test_report_renders_an_eval_run_and_compares_two(bow, data, tmp_path, capsys):
+    from robustlab.report import build_document, render
+
+    model, _ = bow
+    for name, perts in (("a", "leet_letters,char_swap"), ("b", "leet_letters")):
+        assert _eval(["--model", str(model), "--dataset", str(data / "dev.tsv"),
+                      "--perturbations", perts, "--seeds", "0", "--out",
+                      str(tmp_path / name)], capsys)[0] == 0
+    s = json.loads((tmp_path / "a" / "summary.json").read_text())
+    md = render(build_document([tmp_path / "a"]), "md", figure_dir=str(tmp_path / "fig"))
+    assert "robustlab eval" in md and "Failing examples" in md
+    for r in s["perturbations"]:
+        assert f"{r['a1']['mean']:.3f}" in md and f"{r['failure_rate']['mean']:.3f}" in md
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.learnability.predictions import failing_examples
+
+    with RunStore(tmp_path / "a", readonly=True) as store:
+        worst = failing_examples(store, perturbation="leet_letters", limit=1)
+    assert worst and worst[0]["original"] in md
+    html = render(build_document([tmp_path / "a", tmp_path / "b"]), "html")
+    assert "Runs side by side" in html and "<img" in html
