@@ -116,8 +116,9 @@ def _origin(base, words, i):
 
 
 def lm_test_sets(args, texts, mlm) -> None:
-    from robustlab.studies.second_order.bias import BUILTIN_PAIRS, BiasEvaluator
+    from robustlab.studies.second_order.bias import BiasEvaluator
     from robustlab.studies.second_order.neighbourhood import LanguageModelCheck
+    from robustlab.studies.second_order.pairs import BUILTIN_PAIRS
 
     print("\n== 2. X_test without / with the language-model check (PLL >= original - 1.5, "
           "<= 20 words) ==")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, Any
 
 
 def printable(text: object, *, lines: bool = False) -> str:
@@ -53,3 +53,15 @@ def align(head: Sequence[str], rows: Sequence[Sequence[object]], *, rule: bool =
     if rule:
         lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> str:
+    """mean±std over seeds; the mean alone when one seed ran (no made-up "±0.000")."""
+    if not v or v.get("mean") is None:
+        return plain
+    n = v.get("n")
+    if n is None:
+        n = len([x for x in v.get("values") or [] if x is not None]) or (2 if v.get("std") else 1)
+    if n <= 1 or v.get("std") is None:
+        return f"{v['mean']:.{digits}f}"
+    return f"{v['mean']:.{digits}f}±{v['std']:.{digits}f}"

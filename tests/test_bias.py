@@ -11,13 +11,7 @@ import pytest
 from robustlab.cli import main
 from robustlab.errors import InputError
 from robustlab.runs.store import STORE_NAME
-from robustlab.studies.second_order.bias import (
-    BUILTIN_PAIRS,
-    BiasEvaluator,
-    read_pairs,
-    resolve_pairs,
-    run_bias_study,
-)
+from robustlab.studies.second_order.bias import BiasEvaluator, run_bias_study
 from robustlab.studies.second_order.config import BiasConfig
 from robustlab.studies.second_order.gendered import (
     GENDERED_WORDS,
@@ -31,6 +25,7 @@ from robustlab.studies.second_order.neighbourhood import (
     WordNetSource,
     default_source,
 )
+from robustlab.studies.second_order.pairs import BUILTIN_PAIRS, read_pairs, resolve_pairs
 
 TEXTS = [
     "he said the film was good", "he thinks the plot is thin", "she liked the story",

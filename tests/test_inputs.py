@@ -128,7 +128,7 @@ def test_store_resumes_a_run_made_before_inputs_and_records_them(tmp_path: Path)
 
 
 def test_default_patch_table_records_where_it_was_found(tmp_path: Path, monkeypatch) -> None:
-    from robustlab.studies.second_order.study import attack_inputs, pairs_input
+    from robustlab.studies.second_order.inputs import attack_inputs, pairs_input
 
     monkeypatch.delenv("ROBUSTLAB_PATCH_TABLE", raising=False)
     monkeypatch.delenv("ROBUSTLAB_SHARED", raising=False)
@@ -155,7 +155,7 @@ def test_default_patch_table_records_where_it_was_found(tmp_path: Path, monkeypa
 
 
 def test_neighbourhood_source_input(tmp_path: Path, monkeypatch) -> None:
-    from robustlab.studies.second_order.study import source_input
+    from robustlab.studies.second_order.inputs import source_input
 
     monkeypatch.delenv("ROBUSTLAB_NEIGHBOURHOOD", raising=False)
     assert source_input(f"table:{tmp_path}/t.json") == (f"{tmp_path}/t.json", "--source/--mlm")

@@ -25,6 +25,7 @@ LAYERS = (
     "outputs", "perturbations", "metrics",
     "data", "models", "integrations", "options",
     "runs", "plots",
+    "report-blocks",  # report.doc/load/format: the blocks every study's report section builds on
     "studies", "recipes",
     "report", "tui", "commands", "cli", "__main__",
     "adapters",  # the old import paths of integrations/perturbations, kept for users
@@ -74,7 +75,13 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
     return edges, private
 
 
+#: modules that form a layer of their own inside a package
+BLOCKS = {"robustlab.report.doc", "robustlab.report.load", "robustlab.report.format"}
+
+
 def _package(module: str) -> str:
+    if module in BLOCKS:
+        return "report-blocks"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "robustlab"
 

@@ -13,7 +13,8 @@ from robustlab import plots
 from robustlab.metrics import consistency as cons
 from robustlab.metrics.ranking import spearman_test
 from robustlab.studies.learnability.advice import advice_text, advise, chance_models
-from robustlab.studies.learnability.report import chance_text, correlations_text, spread_text
+from robustlab.studies.learnability.report import chance_text, correlations_text
+from robustlab.textfmt import spread_text
 
 # ---- Spearman p at small n ------------------------------------------------------------------------
 

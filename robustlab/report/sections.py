@@ -10,7 +10,6 @@ F_soft histograms) comes from the run store.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import time
@@ -18,32 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from robustlab import plots
-from robustlab.report.doc import Code, Columns, Figure, Heading, Para, Segments, Table
+from robustlab.report.doc import Code, Columns, Figure, Heading, Para, Table
+from robustlab.report.format import marked_words, num, spread
 from robustlab.report.load import RunData
 from robustlab.runs import inputs as run_inputs
 
 Blocks = list[Any]
-DIGITS = 3
 #: figure width (inches) in a side-by-side column: two columns share the ~1150 px page
 HALF_WIDTH = 5.0
-
-
-def num(v: Any, digits: int = DIGITS, signed: bool = False) -> str:
-    """A number as report text: fixed decimals, '–' for missing / non-finite."""
-    if isinstance(v, Mapping):
-        v = v.get("mean")
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
-        return "–"
-    return f"{float(v):{'+' if signed else ''}.{digits}f}"
-
-
-def spread(v: Any, digits: int = DIGITS) -> str:
-    """mean ± std over seeds; the mean alone for one seed (a single seed has no spread)."""
-    from robustlab.studies.learnability.report import spread_text
-
-    if not isinstance(v, Mapping):
-        return num(v, digits)
-    return spread_text(dict(v), digits, plain="–")
 
 
 def utc(ts: float | None) -> str:
@@ -602,32 +583,6 @@ def attack_section(runs: Sequence[RunData], n_examples: int = 8) -> Blocks:
                       "examples: f keeps its answer on x̃ but flips it once the patch word is "
                       "swapped. ℓ0 = 0: x is itself vulnerable (only the patch flips f).",
                       numeric=False)]
-    return out
-
-
-def _word_key(w: str) -> str:
-    return w.strip(".,;:!?\"'()[]").lower() or w
-
-
-def marked_words(before: str, after: str, patch: Sequence[str] = ()) -> Segments:
-    """``after`` as segments: words that differ from ``before`` are 'changed'; words of the patch
-    pair (when unchanged otherwise) are 'patch'."""
-    a, b = before.split(), after.split()
-    segs: Segments = []
-    pw = {str(p).lower() for p in patch}
-    # compared as the attack's word-level ℓ0 sees them: case and surrounding punctuation do
-    # not make a word "changed"
-    sm = difflib.SequenceMatcher(a=[_word_key(w) for w in a], b=[_word_key(w) for w in b],
-                                 autojunk=False)
-    for op, _, _, j1, j2 in sm.get_opcodes():
-        for w in b[j1:j2]:
-            style = "changed" if op != "equal" else ("patch" if _word_key(w) in pw else "")
-            segs.append((w, style))
-    out: Segments = []
-    for i, (w, st) in enumerate(segs):
-        if i:
-            out.append((" ", ""))
-        out.append((w, st))
     return out
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from robustlab import plots
 from robustlab.report.doc import Figure, Heading, Para, Table
+from robustlab.report.format import marked_words, num, spread
 from robustlab.report.load import RunData
-from robustlab.report.sections import marked_words, num, spread
 
 #: failing examples shown per perturbation
 EXAMPLES_PER_PERTURBATION = 3

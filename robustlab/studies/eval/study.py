@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robustlab.errors import InputError
-from robustlab.runs.executor import CellOutput, RunReport
+from robustlab.runs.cells import CellOutput
+from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.signature import fingerprint

@@ -33,7 +33,7 @@ from robustlab.studies.learnability.summary import (
     mean_value,
     summarize_pairs,
 )
-from robustlab.textfmt import align, echo
+from robustlab.textfmt import align, echo, spread_text
 
 RESULT_KEYS = ("model", "perturbation", "seed", "experiment", "p", "accuracy", "accuracy_clean",
                "accuracy_perturbed", "robustness", "learnability_acc", "learnability_prob",
@@ -209,18 +209,6 @@ def undertrained_text(pairs: list[dict[str, Any]]) -> str:
         "probably under-trained and is included in the means above (more --steps, or leave the "
         "seed out with --seeds)"
         for (m, s), (a0, med) in sorted(undertrained_seeds(pairs).items(), key=str))
-
-
-def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> str:
-    """mean±std over seeds; the mean alone when one seed ran (no made-up "±0.000")."""
-    if not v or v.get("mean") is None:
-        return plain
-    n = v.get("n")
-    if n is None:
-        n = len([x for x in v.get("values") or [] if x is not None]) or (2 if v.get("std") else 1)
-    if n <= 1 or v.get("std") is None:
-        return f"{v['mean']:.{digits}f}"
-    return f"{v['mean']:.{digits}f}±{v['std']:.{digits}f}"
 
 
 def correlations_text(corr: dict[str, Any]) -> str:

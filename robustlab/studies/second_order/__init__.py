@@ -17,6 +17,6 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.second_order", {
     "build_attack": "assemble",
     **dict.fromkeys(("BeamSearch", "Enumerate", "RandomWalks", "l0"), "search"),
     "RECIPES": "study", "run_attack_study": "study",
-    "run_bias_study": "bias", "resolve_pairs": "bias",
+    "run_bias_study": "bias", "resolve_pairs": "pairs",
     "make_source": "neighbourhood", "load_table": "neighbourhood",
 })

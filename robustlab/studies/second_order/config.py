@@ -26,6 +26,7 @@ from robustlab.options import (
 )
 from robustlab.resources import check_checkpoint
 from robustlab.runs.study import StudyConfig
+from robustlab.studies.second_order.pairs import resolve_pairs
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
 NAMED_TABLES = ("wordnet", "textattack-counterfitted")
@@ -424,7 +425,6 @@ class BiasConfig(StudyConfig):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BiasConfig:
-        from robustlab.studies.second_order.bias import resolve_pairs
         from robustlab.studies.second_order.gendered import resolve_blacklist
 
         source, source_from = resolve_source_option(args)

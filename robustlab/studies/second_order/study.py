@@ -22,62 +22,13 @@ from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.signature import fingerprint
 from robustlab.studies.second_order.config import OBJECT, AttackConfig
+from robustlab.studies.second_order.inputs import attack_inputs
 
 RECIPES = {"so-beam": "robustlab.studies.second_order.so_beam", "so-enum": "robustlab.studies.second_order.so_enum",
            "so-random": "robustlab.studies.second_order.so_random"}
 CSV_COLUMNS = ["original_text", "perturbed_text", "original_score", "perturbed_score",
                "original_output", "perturbed_output", "ground_truth_output", "num_queries",
                "result_type", "patch_words", "l0", "seconds", "source"]
-
-
-def source_input(spec: Any, option: str = "--source/--mlm") -> tuple[str | None, str]:
-    """``(value, origin)`` of a neighbourhood source for the run's input record: the table file,
-    the masked LM (directory or hub id), or WordNet's corpus directory; ``None`` (the default)
-    resolves as :func:`~robustlab.studies.second_order.neighbourhood.make_source` does."""
-    import os
-
-    from robustlab.resources import named_source_path
-
-    if spec is not None and not isinstance(spec, str):
-        return str(getattr(spec, "name", type(spec).__name__)), f"{option} (an object)"
-    origin = option
-    if not spec:
-        env = os.environ.get("ROBUSTLAB_NEIGHBOURHOOD")
-        spec, origin = (env, "default: $ROBUSTLAB_NEIGHBOURHOOD") if env else ("wordnet",
-                                                                               "default")
-    if spec == "wordnet":
-        path = named_source_path("wordnet")
-        return (str(path) if path else "wordnet"), f"{origin} wordnet (NLTK data)"
-    for prefix in ("table:", "mlm:"):
-        if spec.startswith(prefix):
-            return spec[len(prefix):], origin
-    return spec, origin
-
-
-def pairs_input(pairs: Any, option: str = "--patch-table") -> tuple[str | None, str]:
-    """``(value, origin)`` of the table patch pairs are drawn from; ``None`` (the default)
-    resolves as :func:`~robustlab.studies.second_order.patch_words.default_pair_source` does,
-    so the run records which table "default" was. A dict given in Python has no file (its
-    fingerprint is in the config)."""
-    from robustlab.resources import named_source_path
-    from robustlab.studies.second_order.patch_words import default_pair_source_origin
-
-    if pairs is None:
-        value, origin = default_pair_source_origin()
-    elif isinstance(pairs, str):
-        value, origin = pairs, option
-    else:
-        return None, option
-    if value in ("wordnet", "textattack-counterfitted"):
-        path = named_source_path(value)
-        return (str(path) if path else value), (origin if pairs is None else f"{origin} {value}")
-    return value, origin
-
-
-def attack_inputs(kwargs: dict[str, Any]) -> list[tuple[str, str | None, str]]:
-    """``(role, value, origin)`` of the recipe's own inputs: neighbourhood source, patch table."""
-    return [("neighbourhood", *source_input(kwargs.get("source"))),
-            ("patch_table", *pairs_input(kwargs.get("pairs")))]
 
 
 def import_textattack() -> None:
