@@ -68,6 +68,9 @@ ATTACK_NO_MODEL = ATTACK.replace(" --model {W}/model", "")
 BIAS = ("bias --model {W}/model --dataset {W}/good.txt --dataset-format label-text -n 2 "
         "--no-progress --out {T}/r")
 BIAS_NO_MODEL = BIAS.replace(" --model {W}/model", "")
+EVAL = ("eval --model {W}/model --dataset {W}/good.txt --dataset-format label-text "
+        "--perturbations leet_letters --quiet --no-plots --out {T}/r")
+EVAL_NO_MODEL = EVAL.replace(" --model {W}/model", "")
 MT = ("cross-domain mt --systems {W}/mt/a.txt {W}/mt/b.txt {W}/mt/c.txt --refs {W}/mt/ref.txt "
       "--domains {W}/mt/domains.txt --no-plots --out {T}/r")
 CLF = ("cross-domain clf --model bow --data-dir {W}/domains --domains alpha beta gamma "
@@ -356,6 +359,19 @@ CASES: list[Bad] = [
         "--dataset-format label-text --out {T}/r", "empty"),
     bad(f"{ATTACK.replace('{T}/r', '{T}/keep.txt')}", "exists and is not a directory"),
     bad("attack --model {W}/model --dataset demo --out {T}/r", "required"),
+    # ---- eval ----
+    bad(f"{EVAL_NO_MODEL} --model bow", "untrained bow model"),
+    bad(f"{EVAL_NO_MODEL} --model ./nothere", "no such model directory"),
+    bad(f"{EVAL_NO_MODEL} --model models/nothere", "no such model directory"),
+    bad(f"{EVAL_NO_MODEL} --model ~/nothere", "no such model directory"),
+    bad(EVAL_NO_MODEL, "the following arguments are required: --model"),
+    bad(f"{EVAL} --perturbations nosuch", "unknown perturbation 'nosuch'"),
+    bad(f"{EVAL} -n 0", "-n/--samples must be >= 1"),
+    bad(f"{EVAL} --batch-size 0", "--batch-size must be >= 1"),
+    bad(f"{EVAL} --num-examples 0", "--num-examples must be >= 1"),
+    bad(f"{EVAL} --seeds -1", "out of range"),
+    bad(f"{EVAL} --seeds x", "--seeds"),
+    bad(f"{EVAL} --text-column nope", "no column 'nope'"),
     # ---- bias ----
     bad(f"{BIAS} --k 99", "distances above 6 are not computable"),
     bad(f"{BIAS} --k -1", "distances must be distinct integers >= 0"),

@@ -114,12 +114,7 @@ def make(name: str, **params: Any) -> Perturbation:
             f"{name}: unknown parameter(s) {', '.join(unknown)}; "
             f"accepted: {', '.join(sorted(allowed)) or 'none'}"
         )
-    try:
-        pert = cls(**params)
-    except TypeError as exc:
-        raise PerturbationError(f"{name}: {exc}") from None
-    pert.validate()
-    return pert
+    return _build(cls, name, params)
 
 
 #: spec prefixes resolved by an adapter module's ``from_spec(target, **params)``, e.g.

@@ -108,6 +108,21 @@ def collect(items: Iterable[tuple[str, str | os.PathLike[str] | None, str]]) -> 
     return out
 
 
+def data_and_model(dataset: Mapping[str, Any], model: str, *, data_given: bool,
+                   model_given: bool) -> list[tuple[str, str | None, str]]:
+    """The ``dataset`` and ``model`` input items of a study that tests one model on one dataset
+    (eval, attack, bias). What Python handed in as objects (examples, a model) is no file and
+    is not recorded."""
+    from robustlab.models.registry import model_input  # on use: perturb records no model
+
+    items: list[tuple[str, str | None, str]] = []
+    if not data_given:
+        items.append(("dataset", dataset.get("path") or dataset.get("name"), "--dataset"))
+    if not model_given:
+        items.append(("model", *model_input(model)))
+    return items
+
+
 def human_size(n: int) -> str:
     size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):

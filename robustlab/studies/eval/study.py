@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.runs import inputs as run_inputs
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
@@ -310,16 +311,9 @@ class Eval:
     kind: ClassVar[str] = KIND
 
     def inputs(self) -> list[tuple[str, str | None, str]]:
-        from robustlab.models.registry import model_input
-
-        cfg = self.config
-        items: list[tuple[str, str | None, str]] = []
-        if self.examples is None:
-            items.append(("dataset", cfg.dataset.get("path") or cfg.dataset.get("name"),
-                          "--dataset"))
-        if self.model is None:
-            items.append(("model", *model_input(cfg.model)))
-        return items
+        return run_inputs.data_and_model(self.config.dataset, self.config.model,
+                                         data_given=self.examples is not None,
+                                         model_given=self.model is not None)
 
     def plan(self, ctx: RunContext, out: Path) -> Plan:
         """Read the examples and load the model (nothing written yet: a checkpoint without a

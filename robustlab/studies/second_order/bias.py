@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.runs import inputs as run_inputs
 from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
@@ -304,15 +305,10 @@ class Bias:
                 "blacklist": self.protected(), "kappa": cfg.kappa, "delta": cfg.delta}
 
     def inputs(self) -> list[tuple[str, str | None, str]]:
-        from robustlab.models.registry import model_input
-
         cfg = self.config
-        items: list[tuple[str, str | None, str]] = []
-        if self.texts is None:
-            items.append(("dataset", cfg.dataset.get("path") or cfg.dataset.get("name"),
-                          "--dataset"))
-        if self.predict is None:
-            items.append(("model", *model_input(cfg.model)))
+        items = run_inputs.data_and_model(cfg.dataset, cfg.model,
+                                          data_given=self.texts is not None,
+                                          model_given=self.predict is not None)
         named = cfg.pairs_from in ("builtin", "checklist", "all")
         items.append(("pairs", None if named else cfg.pairs_from, "--pairs"))
         if self.source is None:

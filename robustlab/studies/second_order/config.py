@@ -124,7 +124,7 @@ def check_source(spec: str | None, option: str = "--source") -> None:
 
 
 def check_trained_model(spec: str, *, trusted: bool) -> None:
-    """An attack or a bias study needs a trained model: a saved directory or a checkpoint,
+    """An attack, a bias study or eval needs a trained model: a saved directory or a checkpoint,
     never a family name (it would be untrained) or a path that does not exist."""
     from robustlab.models.registry import available_models, parse_model_spec
 
@@ -139,9 +139,9 @@ def check_trained_model(spec: str, *, trusted: bool) -> None:
     check_model_spec(spec, user_class=trusted)
     name, _ = parse_model_spec(spec)
     if name in available_models():
-        raise InputError(f"--model {spec}: an untrained {name} model would only be attacked at "
-                         f"random; train it first (robustlab train --model {spec} --dataset … "
-                         "--out DIR) and pass the saved directory")
+        raise InputError(f"--model {spec}: an untrained {name} model predicts at random, so "
+                         f"it tests nothing; train it first (robustlab train --model {spec} "
+                         "--dataset … --out DIR) and pass the saved directory")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from robustlab.errors import InputError
+from robustlab.runs import inputs as run_inputs
 from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
@@ -249,15 +250,10 @@ class Attack:
         return {**self.config.recipe_kwargs(), **self.overrides}
 
     def inputs(self) -> list[tuple[str, str | None, str]]:
-        from robustlab.models.registry import model_input
-
         cfg = self.config
-        items: list[tuple[str, str | None, str]] = []
-        if self.examples is None:
-            items.append(("dataset", cfg.dataset.get("path") or cfg.dataset.get("name"),
-                          "--dataset"))
-        if self.victim is None:
-            items.append(("model", *model_input(cfg.model)))
+        items = run_inputs.data_and_model(cfg.dataset, cfg.model,
+                                          data_given=self.examples is not None,
+                                          model_given=self.victim is not None)
         items.append(("ppl_model", cfg.ppl_model, "--ppl-model"))
         if cfg.lm_check and "lm_check" not in self.overrides:
             items.append(("lm_check", cfg.lm_check.removeprefix("mlm:"), "--lm-check"))
