@@ -62,11 +62,12 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.commands.learnability import execute
 
     if args.export:
-
         for path in export_demo(args.export):
             echo(f"wrote {path}")
         echo("train.tsv and dev.tsv: the demo sentences ('sentence<TAB>label', label 1 = "
-             "positive); plan.toml: a sample plan for `robustlab check plan.toml`")
+             "positive); gate.toml: a CI gate for the model the README tour trains "
+             "(models/sst-bow), tested as it is; plan.toml: a plan that trains and tests model "
+             "families (`robustlab check plan.toml`)")
         return 0
     args.model = args.model or list(DEMO_MODELS)
     echo(f"robustlab demo: {', '.join(args.model)} × {args.perturbations} on "
@@ -88,7 +89,7 @@ GATE_PLAN = """\
 # `model` names a trained model: it is evaluated as it is (robustlab eval), nothing is trained.
 # Paths are relative to this file. Format: docs/cli.md ("robustlab check").
 model = "models/sst-bow"  # the tour's `robustlab train ... --out models/sst-bow`
-test_data = "dev.tsv"     # the held-out data the thresholds are measured on
+data = "dev.tsv"          # the held-out data the thresholds are measured on
 seeds = [0]               # perturbation seeds
 out = "runs/gate"         # the run directory (re-running resumes it)
 

@@ -256,6 +256,10 @@ def _masked_lm(path: str) -> _MaskedLM:
     return _MaskedLM(path)
 
 
+#: notes already printed in this process (a missing resource is said once, not per cell)
+_NOTED = {"synonyms": False}
+
+
 @register
 class WordSynonym(PPSPerturbation):
     """Up to ``pps`` content words (not stopwords, >= 3 letters) replaced by a synonym that fits
@@ -294,7 +298,8 @@ class WordSynonym(PPSPerturbation):
         wordnet_sense_counts()
         self._stop = frozenset(stopwords())
         self._constraints = synonym_constraints()
-        if self._constraints is None:
+        if self._constraints is None and not _NOTED["synonyms"]:
+            _NOTED["synonyms"] = True  # once per process, not once per cell or seed
             echo(f"note: word_synonym: {synonyms_dir()[1]}: using WordNet synonyms without the "
                  "counter-fitted neighbour filter (fewer synonyms fit their context; set "
                  "$ROBUSTLAB_SYNONYMS or $ROBUSTLAB_SHARED)", file=sys.stderr)
