@@ -91,3 +91,20 @@ def test_whole_tour_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         rc = _run(argv)
         assert rc in GATES.get(argv[1], {0}), f"{shlex.join(argv)} exited {rc}"
     assert (Path("robustness.xml")).is_file() and Path("learn.html").is_file()
+
+
+def test_the_exported_gate_tests_the_tours_model_as_it_is(tmp_path: Path, monkeypatch, capsys) -> None:
+    """gate.toml (written by the export) gates the model the tour trains, without training it:
+    the doubled-punctuation test passes, the l33t one fails, so check exits 1."""
+    tour = _scratch(tmp_path, monkeypatch)
+    assert _run(["robustlab", "demo", "--export", "."]) == 0
+    assert _run(["robustlab", "train", "--model", "bow", "--dataset", "train.tsv",
+                 "--test-dataset", "dev.tsv", "--out", "models/sst-bow", "--quiet"]) == 0
+    weights = {p.name: p.read_bytes() for p in (tour / "models/sst-bow").iterdir() if p.is_file()}
+    capsys.readouterr()
+    assert _run(["robustlab", "check", "gate.toml", "--junit-xml", "ci.xml", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "duplicate_punctuations" in out and "PASS" in out and "FAIL" in out
+    assert (tour / "ci.xml").read_text().count("<testcase") == 3
+    assert {p.name: p.read_bytes() for p in (tour / "models/sst-bow").iterdir()
+            if p.is_file()} == weights  # tested as it is
