@@ -46,6 +46,7 @@ pytestmark = [
 def _eval_run(root: Path) -> list[Path]:
     """An eval run through the eval study's own Python API, on a toy keyword model."""
     import numpy as np
+
     from robustlab.studies.eval.study import evaluate
 
     class Toy:
