@@ -537,7 +537,6 @@ class HFClassifier(TextClassifier):
     def load(cls, directory: str | os.PathLike[str], device: str | None = None) -> HFClassifier:
         from transformers import AutoModelForSequenceClassification
 
-        from robustlab.models.device import resolve_device
 
         d = Path(directory)
         meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
@@ -550,15 +549,23 @@ class HFClassifier(TextClassifier):
         obj.base_checkpoint_ = obj.checkpoint
         obj.checkpoint = str(d)
         obj.tokenizer = None  # the tokenizer was saved with the weights
-        obj.n_classes_ = int(meta["n_classes"])
         obj.steps_ = int(meta.get("steps", obj.steps))
         ml = meta.get("max_length", meta["params"].get("max_length"))
-        obj.max_length_ = int(ml) if isinstance(ml, int) else 512
-        obj.device_ = str(resolve_device(obj.device))
         obj._tk()
         with _quiet_transformers():
             model = AutoModelForSequenceClassification.from_pretrained(
                 d, trust_remote_code=False)
-        obj.model_ = model.float().to(obj.device_)
-        obj.model_.eval()
-        return obj
+        return obj.hold(model, int(meta["n_classes"]), int(ml) if isinstance(ml, int) else 512)
+
+    def hold(self, model: Any, n_classes: int, max_length: int | None = None) -> HFClassifier:
+        """Hold ``model``, a trained sequence classifier, ready to predict on ``self.device``:
+        a saved robustlab model (:meth:`load`) and a checkpoint evaluated as it is
+        (``robustlab eval``) go through here. ``max_length`` None: the tokenizer's limit, capped
+        by the model's positional embeddings."""
+        from robustlab.models.device import resolve_device
+
+        self.n_classes_ = int(n_classes)
+        self.max_length_ = _cap(self._tk(), model.config) if max_length is None else max_length
+        self.device_ = str(resolve_device(self.device))
+        self.model_ = model.float().to(self.device_).eval()
+        return self

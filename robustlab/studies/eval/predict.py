@@ -165,21 +165,14 @@ def load_checkpoint(spec: str, device: str | None = None) -> Any:
     :class:`~robustlab.models.hf.HFClassifier` ready to predict. Refused (InputError, exit 2)
     when the head is freshly initialised (transformers reports missing weights), so nothing is
     evaluated with a random head; only local files are read (``local_files_only``)."""
-    from robustlab.models.device import resolve_device
     from robustlab.models.hf import HFClassifier
 
     src = spec[3:] if spec.startswith("hf:") else spec
     local = Path(src).expanduser()
     where = str(local) if local.is_dir() else src
-    model, tok = _checked_checkpoint(spec, where)
+    model, _ = _checked_checkpoint(spec, where)
     clf = HFClassifier(checkpoint=where, name=Path(where).name or where, device=device)
-    clf.n_classes_ = int(model.config.num_labels)
-    limit = int(tok.model_max_length) if 0 < tok.model_max_length < 100_000 else 512
-    mpe = getattr(model.config, "max_position_embeddings", None)
-    clf.max_length_ = min(limit, int(mpe)) if mpe else limit
-    clf.device_ = str(resolve_device(device))
-    clf.model_ = model.float().to(clf.device_).eval()
-    return clf
+    return clf.hold(model, model.config.num_labels)
 
 
 #: the checkpoint the command's pre-run check loaded, reused by the study's plan (one load)
