@@ -65,3 +65,13 @@ def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> 
     if n <= 1 or v.get("std") is None:
         return f"{v['mean']:.{digits}f}"
     return f"{v['mean']:.{digits}f}±{v['std']:.{digits}f}"
+
+
+def short_model(model: object) -> str:
+    """A model as tables and screens show it: a path (absolute, or with a separator) by its
+    last component, ``object:NAME`` by its name; a family or ``hf:ID`` as it is. The full
+    spec stays in the run's config."""
+    s = str(model or "?").removeprefix("object:")
+    if s.startswith("hf:") or ("/" not in s and "\\" not in s):
+        return s
+    return s.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or s

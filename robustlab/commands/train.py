@@ -163,9 +163,18 @@ def run(args: argparse.Namespace) -> int:
             "train_accuracy": train_acc, "train_accuracy_n": n_eval,
             "test_accuracy": test_acc, "seconds": seconds, "inputs": recorded})
     sample = "" if n_eval == len(train) else f" (sample of {n_eval})"
-    echo(f"train accuracy{sample} {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
-         f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
+    echo(f"train accuracy{sample} {train_acc:.3f}  held-out accuracy {test_acc:.3f}  "
+         f"({seconds:.1f} s)\nsaved to {out}  (use --model {model_path(out)})")
     return 0
+
+
+def model_path(out: Path) -> str:
+    """``--out`` as a --model value that names the directory: ``./bow``, never ``bow`` (a bare
+    name is read as a family when one has that name)."""
+    text = str(out)
+    if out.is_absolute() or text.startswith((".", "~")):
+        return text
+    return f".{os.sep}{text}"
 
 
 def _refuse_inputs_inside(out: Path, args: argparse.Namespace) -> None:

@@ -109,6 +109,17 @@ def user_model_class(spec: str, *, trusted: bool) -> type | None:
         raise InputError(str(exc)) from None
 
 
+#: family names that shadow a directory, noted once per process
+_NOTED: set[str] = set()
+
+
+def family_shadows_directory(spec: str) -> str | None:
+    """``./NAME`` when ``spec`` is a family name (``bow``) and also an existing directory in the
+    working directory — the family wins, so a user who meant the directory must say ``./NAME``."""
+    text = str(spec).strip()
+    return f"./{text}" if text in available_models() and Path(text).is_dir() else None
+
+
 def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     """Refuse a ``--model`` that cannot name a model, with one line (no traceback), before
     anything runs; returns the spec. Parsing only: nothing is loaded or downloaded.
@@ -122,6 +133,13 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():
         check_params(name, params)  # unknown names, values out of range (models/params.py)
+        shadowed = family_shadows_directory(text)
+        if shadowed and shadowed not in _NOTED:
+            _NOTED.add(shadowed)
+            import sys
+
+            print(f"robustlab: note: --model {text} is the model family {name}, not the "
+                  f"directory {shadowed}; pass {shadowed} for the saved model", file=sys.stderr)
         return text
     p = Path(text).expanduser()
     if is_saved_model(p):
