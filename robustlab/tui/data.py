@@ -188,6 +188,22 @@ class CellRow:
     attempts: int
     error: str | None
     finished: float | None
+    params: str | None = None  # the stored JSON text (read for a name only)
+
+    @property
+    def name(self) -> str:
+        """The cell as a reader knows it: an eval cell ``p03|seed=0`` by its perturbation spec
+        (``char_swap:pps=3|seed=0``); any other key as it is."""
+        import re
+
+        head, sep, rest = self.key.partition("|")
+        if not re.fullmatch(r"p\d+", head) or not self.params:
+            return self.key
+        try:
+            pert = json.loads(self.params).get("perturbation")
+        except (ValueError, AttributeError):
+            return self.key
+        return f"{pert}{sep}{rest}" if isinstance(pert, str) and pert else self.key
 
 
 @dataclass
@@ -224,7 +240,7 @@ def read_progress(path: str | os.PathLike[str], status: str | None = None,
             order = (" ORDER BY CASE status WHEN 'running' THEN 0 WHEN 'failed' THEN 1 "
                      "WHEN 'pending' THEN 3 ELSE 2 END, seq")
             rows = conn.execute(
-                "SELECT key, status, seconds, attempts, error, finished FROM cells"
+                "SELECT key, status, seconds, attempts, error, finished, params FROM cells"
                 + where + order + " LIMIT ?", (*args, limit)).fetchall()
             prog.cells = [CellRow(*r) for r in rows]
             prog.shown_of = conn.execute("SELECT COUNT(*) FROM cells" + where, args).fetchone()[0]

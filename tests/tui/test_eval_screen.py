@@ -57,7 +57,8 @@ async def test_an_eval_run_shows_its_table_and_failing_examples(eval_run, settin
         expected = summary["perturbations"]
         assert [r[0] for r in shown] == [r["label"] for r in expected]
         for row, r in zip(shown, expected, strict=True):
-            assert row[2] == fmt(r["a1"]["mean"]) and row[5] == fmt(r["failure_rate"]["mean"])
+            assert row[1] == "INV"
+            assert row[3] == fmt(r["a1"]["mean"]) and row[6] == fmt(r["failure_rate"]["mean"])
         assert fmt(summary["clean_accuracy"]) in text_of(screen.query_one("#status"))
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, FailuresScreen)

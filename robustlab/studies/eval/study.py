@@ -350,7 +350,7 @@ def accuracy_figure(rows: Sequence[dict[str, Any]], clean: float | None) -> Any:
     ax.set_ylabel("accuracy")
     low = min([*a0, *(a - d for a, d in zip(a1, sd, strict=True))], default=0.0)
     ax.set_ylim(max(0.0, np.floor(low * 10) / 10 - 0.1), 1.0)  # differences stay visible
-    ax.set_title("accuracy per perturbation, worst first" +
+    ax.set_title("accuracy, worst first" +
                  (f" (clean A0 {fmt(clean)})" if clean is not None else ""))
     legend_outside(fig, ax)
     return fig

@@ -30,7 +30,8 @@ class EvalScreen(RunScreen):
                  f"{len(view.table.rows)} perturbations", "f: failing examples"]
         if view.partial:
             parts.append("run in progress")
-        self.set_status(" · ".join(parts))
+        # the headline (worst perturbations) first: what a reader looks for
+        self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts))
         self.query_one("#eval", HeatTable).show(view.table, keep_cursor=True)
         self.query_one("#acc", SpecPlot).show(view.accuracy_plot())
 
