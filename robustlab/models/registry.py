@@ -134,8 +134,8 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     if name in available_models():
         check_params(name, params)  # unknown names, values out of range (models/params.py)
         shadowed = family_shadows_directory(text)
-        if shadowed and shadowed not in _NOTED:
-            _NOTED.add(shadowed)
+        if shadowed and str(Path(shadowed).resolve()) not in _NOTED:
+            _NOTED.add(str(Path(shadowed).resolve()))
             import sys
 
             print(f"robustlab: note: --model {text} is the model family {name}, not the "

@@ -418,6 +418,9 @@ class Eval:
             examples = list(examples)[: cfg.num_examples]
         if not examples:
             raise InputError(f"--dataset {where}: no examples")
+        warnings = [w for w in [self._overlap(examples, str(where))] if w]
+        for w in warnings:
+            ctx.say(f"warning: {w}")
         device = check_device(ctx.device)
         name = cfg.model.removeprefix(OBJECT)
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
@@ -437,7 +440,29 @@ class Eval:
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
                     pins={"data": (fingerprint([list(e) for e in examples]),
                                    f"--dataset {where}")},
-                    state={"examples": examples, "predictor": predictor})
+                    state={"examples": examples, "predictor": predictor,
+                           "warnings": warnings})
+
+    def _overlap(self, examples: Sequence[tuple[str, int]], where: str) -> str | None:
+        """A warning when the data holds texts the model trained on (their hashes are in the
+        model folder, written by ``robustlab train``); InputError with ``strict``."""
+        from robustlab.data.heldout import HELDOUT_FILE, overlap, read_training_rows
+
+        model = self.config.model
+        if model.startswith(OBJECT) or not Path(model).is_dir():
+            return None
+        trained = read_training_rows(model)
+        if not trained:
+            return None
+        n = overlap([t for t, _ in examples], trained)
+        if not n:
+            return None
+        msg = (f"{n} of {len(examples)} examples of --dataset {where} are in the model's "
+               "training data, so A0 and A1 overstate held-out accuracy; evaluate the split "
+               f"train held out: --dataset {Path(model) / HELDOUT_FILE}")
+        if self.config.strict:
+            raise InputError(f"{msg} (refused: --strict)")
+        return msg
 
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
