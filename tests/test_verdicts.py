@@ -383,3 +383,34 @@ def test_failures_csv_does_not_overwrite_without_force(trained, tmp_path, capsys
     assert rc == 2 and "--force" in err and other.read_text() == "from another run\n"
     rc, _, _ = _run(["failures", str(run), "--csv", str(other), "--force", "--quiet"], capsys)
     assert rc == 0 and other.read_text().startswith("model,perturbation")
+
+
+def test_progress_is_whole_lines_off_a_terminal_and_augment_counts_rows_not_the_header(
+        tmp_path, capsys):
+    src = tmp_path / "in.tsv"
+    src.write_text("label\ttext\n" + "".join(f"{i % 2}\tthe film is good {i}\n"
+                                             for i in range(1200)), encoding="utf-8")
+    assert main(["augment", "-i", str(src), "-o", str(tmp_path / "out.tsv"), "-p",
+                 "char_swap"]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "augment: 1200/1200 rows (100%)" in err  # not 1200/1201
+    s = evaluate(Reader(), tmp_path / "r", examples=_examples(), perturbations=["char_swap"],
+                 seeds=[0], plots=False)  # progress on: stderr is not a terminal here
+    assert s["complete"]
+    err = capsys.readouterr().err
+    assert "\r" not in err and "eval: 1/1 cells (100%)" in err
+
+
+def test_line_progress_reports_at_most_every_interval():
+    import io
+
+    from robustlab.textfmt import LineProgress
+
+    out = io.StringIO()
+    bar = LineProgress(10, "x", unit="row", file=out, every=3600.0)
+    for _ in range(10):
+        bar.update()
+    bar.set_postfix(failed=1)
+    bar.close()
+    bar.close()
+    assert out.getvalue() == "x: 10/10 rows (100%), failed=1\n"
