@@ -132,3 +132,17 @@ def progress(total: int, desc: str, *, unit: str = "it", initial: int = 0,
 
     return tqdm(total=total, initial=initial, desc=printable(desc), unit=unit, file=stream,
                 dynamic_ncols=True, smoothing=0.1)
+
+
+#: the notes :func:`note_once` printed in this process
+_NOTES: set[str] = set()
+
+
+def note_once(line: str, file: IO[str] | None = None) -> bool:
+    """Print a note on stderr the first time this process sees it (a resource fallback is a
+    fact about the process, not about each cell or seed that meets it). True when printed."""
+    if line in _NOTES:
+        return False
+    _NOTES.add(line)
+    echo(line, file=file if file is not None else sys.stderr, flush=True)
+    return True

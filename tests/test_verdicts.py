@@ -414,3 +414,15 @@ def test_line_progress_reports_at_most_every_interval():
     bar.close()
     bar.close()
     assert out.getvalue() == "x: 10/10 rows (100%), failed=1\n"
+
+
+def test_a_resource_fallback_note_is_printed_once_per_process(monkeypatch, capsys):
+    import robustlab.perturbations.char_perturbations as cp
+    from robustlab.perturbations.registry import parse_spec
+
+    monkeypatch.setattr(cp, "misspellings_file",
+                        lambda: (None, "codespell", "a fallback list (test)"))
+    monkeypatch.setattr(cp, "misspellings_by_correction", lambda: {})
+    for seed in range(3):  # as eval builds the perturbation once per cell (seed)
+        parse_spec("misspelling:pps=2").perturb_outcomes(["a text"], seed)
+    assert capsys.readouterr().err.count("a fallback list (test)") == 1
