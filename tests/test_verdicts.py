@@ -426,3 +426,30 @@ def test_a_resource_fallback_note_is_printed_once_per_process(monkeypatch, capsy
     for seed in range(3):  # as eval builds the perturbation once per cell (seed)
         parse_spec("misspelling:pps=2").perturb_outcomes(["a text"], seed)
     assert capsys.readouterr().err.count("a fallback list (test)") == 1
+
+
+def test_a_resumed_run_gets_the_shared_folder_seen_from_where_it_was_launched(tmp_path,
+                                                                             monkeypatch):
+    """A resumed worker runs in its run directory, whose ../shared is another folder: it is
+    given the shared folder resolved from the TUI's directory instead."""
+    import time
+
+    from robustlab.tui import launch
+
+    (tmp_path / "shared").mkdir()
+    home = tmp_path / "work"
+    (home / "runs" / "r").mkdir(parents=True)
+    monkeypatch.delenv("ROBUSTLAB_SHARED", raising=False)
+    monkeypatch.chdir(home)
+    assert launch.resource_env() == {"ROBUSTLAB_SHARED": str((tmp_path / "shared").resolve())}
+    probe = [sys.executable, "-c", "import os; print('S' + 'HARED=' + "
+             "str(os.environ.get('ROBUSTLAB_SHARED')), flush=True)"]  # not in the argv line
+    launch.resume(home / "runs" / "r", program=probe)
+    log = home / "runs" / "r" / "worker.log"
+    deadline = time.monotonic() + 120
+    while "\nSHARED=" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the probe never wrote its line"
+        time.sleep(0.05)
+    assert f"SHARED={(tmp_path / 'shared').resolve()}" in log.read_text()
+    monkeypatch.setenv("ROBUSTLAB_SHARED", "/elsewhere")
+    assert launch.resource_env() == {}  # inherited as set
