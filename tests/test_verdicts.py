@@ -453,3 +453,27 @@ def test_a_resumed_run_gets_the_shared_folder_seen_from_where_it_was_launched(tm
     assert f"SHARED={(tmp_path / 'shared').resolve()}" in log.read_text()
     monkeypatch.setenv("ROBUSTLAB_SHARED", "/elsewhere")
     assert launch.resource_env() == {}  # inherited as set
+
+
+def test_a_failed_launch_shows_its_error_first(tmp_path):
+    """The worker's one-line error leads the status (an 80-column line showed the log's first
+    lines, the input list, and cut the error off)."""
+    import socket
+
+    from robustlab.tui.data import read_run
+
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / "worker.json").write_text(json.dumps({
+        "pid": 4242, "host": socket.gethostname(), "argv": ["python", "-m", "robustlab", "eval"],
+        "command": "robustlab eval", "launched": 0}), encoding="utf-8")
+    (run / "worker.log").write_text(
+        "\n--- launching: python -m robustlab eval --model m --dataset d.tsv --out r\n"
+        "robustlab eval: input dataset: d.tsv (--dataset; 1.0 KiB, sha256 0123456789ab)\n"
+        "robustlab eval: input model: m (--model; 87.0 KiB, 3 files, sha256 0123456789ab)\n"
+        "robustlab eval: error: d.tsv: line 3, byte 5: not valid utf-8 (bytes e9).\n",
+        encoding="utf-8")
+    s = read_run(run, alive=lambda pid: False)
+    assert s.status == "died"
+    assert s.error.startswith("robustlab eval: error: d.tsv: line 3")
+    assert s.error.endswith("(worker pid 4242 exited; more in worker.log)")

@@ -9,6 +9,7 @@ benchmark call it directly. It never imports textual. A missing or corrupt store
 from __future__ import annotations
 
 import json
+import re
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -79,9 +80,14 @@ def tail(path: Path, lines: int = 20, max_bytes: int = 64_000) -> list[str]:
 
 def _died_reason(path: Path, pid: int | None, store: RunStore | None) -> str:
     """Why a worker died, from what it left behind: its log first, then failed cells."""
-    log = tail(path / launch.WORKER_LOG, 3)
+    log = tail(path / launch.WORKER_LOG, 40)
     if log:
-        return f"worker (pid {pid}) is gone; worker.log ends: " + " | ".join(log)
+        # the error first, where an 80-column status line shows it: robustlab's one-line
+        # "robustlab CMD: error: …", else a traceback's last line, else the log's last line
+        mine = [ln for ln in log if re.search(r"^robustlab [\w-]+: error: ", ln.strip())]
+        last = log[-1].strip()
+        err = mine[-1].strip() if mine else last
+        return f"{err} (worker pid {pid} exited; more in worker.log)"
     if store is not None:
         failed = store.cells("failed")[:1]
         if failed and failed[0].error:
