@@ -335,6 +335,8 @@ class EvalView:
     model: str
     partial: bool = False
     headline: str = ""
+    #: cells pending or running (a partial view with none left is finished, not in progress)
+    unfinished: int = 0
 
     def accuracy_plot(self) -> Plot:
         """A1 − A0 per perturbation (bars numbered as the table's rows), the sign the table and
@@ -356,10 +358,13 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
 
     summary = read_summary(path)
     partial = not (summary and summary.get("perturbations") is not None)
+    unfinished = 0
     if partial:
         with RunStore(path, readonly=True) as store:
             info = store.run_info()
             results = [r for _, r in store.done_results()]
+            counts = store.counts()
+            unfinished = counts.get("pending", 0) + counts.get("running", 0)
         config = info.config if info is not None else {}
         rows = summarise(results, config.get("perturbations") or
                          list(dict.fromkeys(r["perturbation"] for r in results)))
@@ -371,11 +376,10 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                    (r["a1"] or {}).get("std"), _num(r["delta"]), _num(r["failure_rate"]),
                    _num(r.get("change_rate")), _num(r["noop_rate"]), len(r["seeds"])]
                   for r in rows]
-    title = "the model as it is, worst first" + (" (run in progress: finished cells)"
-                                                  if partial else "")
+    title = "the model as it is, worst first" + (" (finished cells so far)" if partial else "")
     return EvalView(Table(title, EVAL_COLS, table_rows,
                           heat=["a1", "delta", "failure_rate"], labels=EVAL_LABELS),
-                    clean, short_model(model), partial, headline(rows))
+                    clean, short_model(model), partial, headline(rows), unfinished)
 
 
 def result_kind(kind: str) -> str:

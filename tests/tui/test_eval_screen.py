@@ -65,3 +65,21 @@ async def test_an_eval_run_shows_its_table_and_failing_examples(eval_run, settin
                        and app.screen.view is not None)
         fails = app.screen.query_one("#fail-examples")
         assert fails.row_count == len(every)
+
+
+async def test_a_finished_run_without_its_summary_is_not_in_progress(eval_run, settings):
+    """Every cell done but no summary.json (a resume writing it, a worker stopped before): the
+    status says so, not "run in progress", and the screen picks the summary up when it comes."""
+    summary = (eval_run / "summary.json").read_bytes()
+    (eval_run / "summary.json").unlink()
+    app = RobustlabApp([eval_run.parent], settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_run(pilot, app, eval_run.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, EvalScreen)
+                       and app.screen.view is not None)
+        status = text_of(app.screen.query_one("#status"))
+        assert "every cell done; summary not written yet" in status
+        assert "in progress" not in status
+        (eval_run / "summary.json").write_bytes(summary)
+        await wait_for(pilot, lambda: not app.screen.view.partial, timeout=60)
+        assert "summary not written" not in text_of(app.screen.query_one("#status"))
