@@ -9,8 +9,8 @@ benchmark call it directly. It never imports textual. A missing or corrupt store
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field

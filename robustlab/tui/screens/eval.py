@@ -13,7 +13,6 @@ from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
 from robustlab.tui.widgets.plot import SpecPlot
 
-
 #: seconds between reloads of an eval run without its summary yet
 RELOAD_S = 3.0
 
