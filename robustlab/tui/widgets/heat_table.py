@@ -121,9 +121,10 @@ class HeatTable(DataTable):
             return
         lo = self.page * self.page_size
         shown = [self.spec.rows[i] for i in self._order[lo:lo + self.page_size]]
-        natural = [max([cell_len(printable(h)) + 2] +
+        mark = self._sorted[0] if self._sorted is not None else None
+        natural = [max([cell_len(printable(h)) + (2 if j == mark else 0)] +  # " ▲"
                        [cell_len(printable(fmt(r[j]))) for r in shown])
-                   for j, h in enumerate(self.spec.headers())]  # + 2: room for a sort mark
+                   for j, h in enumerate(self.spec.headers())]
         text_cols = [j for j in range(len(cols)) if j not in self._ranges
                      and any(isinstance(r[j], str) for r in shown)]
         for col in cols:
