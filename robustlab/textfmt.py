@@ -68,13 +68,14 @@ def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> 
 
 
 def short_model(model: object) -> str:
-    """A model as tables and screens show it: a path (absolute, or with a separator) by its
-    last component, ``object:NAME`` by its name; a family or ``hf:ID`` as it is. The full
-    spec stays in the run's config."""
+    """A model as tables and screens show it: a path by its last component, ``object:NAME`` by
+    its name; a family or ``hf:ID`` as it is. The full spec stays in the run's config."""
     s = str(model or "?").removeprefix("object:")
-    if s.startswith("hf:") or ("/" not in s and "\\" not in s):
+    # a path as a run stores it (absolute; or ./, ../, ~ as typed): by its last component. A
+    # family spec or hub id may hold a "/" (bow:x=a/b, org/name): kept whole
+    if not s.startswith(("/", "./", "../", "~")):
         return s
-    return s.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] or s
+    return s.rstrip("/").rsplit("/", 1)[-1] or s
 
 
 class LineProgress:

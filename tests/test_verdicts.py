@@ -209,7 +209,7 @@ def test_train_hint_is_a_path_and_a_family_shadowing_a_directory_says_so(trained
     rc, so, err = _run(["train", "--model", "bow", "--dataset", str(model / "heldout.tsv"),
                         "--steps", "2", "--out", "bow2", "--quiet"], capsys)
     assert rc == 0 and "(use --model ./bow2;" in so
-    assert "--model bow is the model family bow, not the directory ./bow" in err
+    assert f"--model bow is the model family bow, not the directory {tmp_path / 'bow'}" in err
 
 
 # ---- headline, gate, one format -----------------------------------------------------------------

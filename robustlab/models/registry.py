@@ -109,10 +109,6 @@ def user_model_class(spec: str, *, trusted: bool) -> type | None:
         raise InputError(str(exc)) from None
 
 
-#: family names that shadow a directory, noted once per process
-_NOTED: set[str] = set()
-
-
 def family_shadows_directory(spec: str) -> str | None:
     """``./NAME`` when ``spec`` is a family name (``bow``) and also an existing directory in the
     working directory — the family wins, so a user who meant the directory must say ``./NAME``."""
@@ -134,12 +130,12 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     if name in available_models():
         check_params(name, params)  # unknown names, values out of range (models/params.py)
         shadowed = family_shadows_directory(text)
-        if shadowed and str(Path(shadowed).resolve()) not in _NOTED:
-            _NOTED.add(str(Path(shadowed).resolve()))
-            import sys
+        if shadowed:
+            from robustlab.textfmt import note_once
 
-            print(f"robustlab: note: --model {text} is the model family {name}, not the "
-                  f"directory {shadowed}; pass {shadowed} for the saved model", file=sys.stderr)
+            note_once(f"robustlab: note: --model {text} is the model family {name}, not the "
+                      f"directory {Path(shadowed).resolve()}; pass {shadowed} for the saved "
+                      "model")
         return text
     p = Path(text).expanduser()
     if is_saved_model(p):
