@@ -83,3 +83,20 @@ async def test_a_finished_run_without_its_summary_is_not_in_progress(eval_run, s
         (eval_run / "summary.json").write_bytes(summary)
         await wait_for(pilot, lambda: not app.screen.view.partial, timeout=60)
         assert "summary not written" not in text_of(app.screen.query_one("#status"))
+
+
+async def test_o_marks_the_sorted_column_in_its_header(eval_run, settings):
+    app = RobustlabApp([eval_run.parent], settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_run(pilot, app, eval_run.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, EvalScreen)
+                       and app.screen.view is not None)
+        table = app.screen.query_one("#eval")
+        heads = lambda: [str(c.label) for c in table.ordered_columns]  # noqa: E731
+        assert not any(h.endswith(("▲", "▼")) for h in heads())
+        await pilot.press("o")
+        await wait_for(pilot, lambda: heads()[0] == "perturbation ▲")
+        await pilot.press("o")
+        await wait_for(pilot, lambda: heads()[1] == "test ▲" and heads()[0] == "perturbation")
+        await pilot.press("O")
+        await wait_for(pilot, lambda: heads()[1] == "test ▼")
