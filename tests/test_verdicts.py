@@ -477,3 +477,19 @@ def test_a_failed_launch_shows_its_error_first(tmp_path):
     assert s.status == "died"
     assert s.error.startswith("robustlab eval: error: d.tsv: line 3")
     assert s.error.endswith("(worker pid 4242 exited; more in worker.log)")
+
+
+def test_a_plan_in_the_working_directory_names_its_model_as_dot_slash_dir(trained, tmp_path,
+                                                                          monkeypatch):
+    """``model = "./bow"`` in ./gate.toml is the directory, not the family (Path(".") / "./bow"
+    is "bow")."""
+    import shutil
+
+    from robustlab.studies.learnability.thresholds import load_plan
+
+    model, _, _ = trained
+    shutil.copytree(model, tmp_path / "bow")
+    monkeypatch.chdir(tmp_path)
+    Path("gate.toml").write_text('model = "./bow"\ndata = "bow/heldout.tsv"\n[[test]]\n'
+                                 'perturbation = "char_swap"\nmax_drop = 0.5\n', encoding="utf-8")
+    assert load_plan("gate.toml").model == str((tmp_path / "bow").resolve())

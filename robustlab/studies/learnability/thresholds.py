@@ -222,9 +222,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{path}: model = {model!r} is a family, which would be untrained; "
                              "give a trained model's directory, or use models = "
                              f"[\"{model}\"] to train and test it per cell")
+        # resolved: a plan beside the working directory has base "." and "./bow" joined to it
+        # is "bow" — the family, not the directory the plan named
         local = model if model.startswith("hf:") or Path(model).expanduser().is_absolute() \
-            else str(base / model) if model.startswith((".", "~")) or "/" in model or \
-            (base / model).exists() else model
+            else str((base / model).resolve()) if model.startswith((".", "~")) or "/" in model \
+            or (base / model).exists() else model
         models = [canonical_model_spec(local)]
     else:
         models = raw.get("models", ["bow"])
