@@ -493,3 +493,21 @@ def test_a_plan_in_the_working_directory_names_its_model_as_dot_slash_dir(traine
     Path("gate.toml").write_text('model = "./bow"\ndata = "bow/heldout.tsv"\n[[test]]\n'
                                  'perturbation = "char_swap"\nmax_drop = 0.5\n', encoding="utf-8")
     assert load_plan("gate.toml").model == str((tmp_path / "bow").resolve())
+
+
+def test_rows_are_named_by_full_spec_or_the_users_label(tmp_path):
+    s = evaluate(Reader(), tmp_path / "r", examples=_examples(),
+                 perturbations=["char_swap", "char_swap:pps=3", "char_swap:pps=2@two swaps"],
+                 seeds=[0], progress=False, plots=False)
+    assert sorted(r["label"] for r in s["perturbations"]) == ["char_swap", "char_swap:pps=3",
+                                                             "two swaps"]
+
+
+def test_progress_cells_are_named_by_their_perturbation():
+    from robustlab.tui.data import CellRow
+
+    row = CellRow("p03|seed=0", "done", 1.0, 1, None, None,
+                  json.dumps({"perturbation": "char_swap:pps=3", "seed": 0}))
+    assert row.name == "char_swap:pps=3|seed=0"
+    assert CellRow("model=bow|p=0.1", "done", 1.0, 1, None, None, "{}").name == "model=bow|p=0.1"
+    assert CellRow("p01|seed=0", "done", 1.0, 1, None, None, "not json").name == "p01|seed=0"

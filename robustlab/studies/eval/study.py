@@ -161,7 +161,10 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
     # A1 only where the original label still holds (INV): never against a label the
     # perturbation invalidated (a DIR or "changed" test reports its rates instead)
     a1 = (correct / rows if rows else float("nan")) if test == INV else None
-    result = {"perturbation": spec, "label": spec, "seed": int(seed),
+    # the row's name: a label the user gave (spec@label), else the full spec (char_swap and
+    # char_swap:pps=3 are two rows, never two "char_swap")
+    label = getattr(pert, "_label", None) or spec
+    result = {"perturbation": spec, "label": label, "seed": int(seed),
               "samples": int(samples), "n": n, "rows": rows, "a0": a0, "a1": a1,
               "delta": None if a1 is None else float(robustness(a1, a0)),
               "test": test, "expectation": expectation, "n_classes": int(clean.shape[1]) if n
@@ -236,7 +239,7 @@ def summarise(results: Sequence[dict[str, Any]], perturbations: Sequence[str]
         if not rs:
             continue
         fails = [r.get("failed") for r in rs]
-        row: dict[str, Any] = {"perturbation": spec, "label": spec,
+        row: dict[str, Any] = {"perturbation": spec, "label": rs[0].get("label") or spec,
                                "test": rs[0].get("test", "INV"),
                                "expectation": rs[0].get("expectation"),
                                "seeds": [r["seed"] for r in rs], "samples": rs[0]["samples"],
