@@ -109,7 +109,7 @@ def test_a_label_changing_perturbation_without_an_expectation_has_no_pass_fail(t
     assert out.result["a1"] is None and out.result["change_rate"] == 0.0
 
 
-def test_check_gates_negation_as_a_dir_test(tmp_path):
+def test_check_gates_negation_as_a_dir_test(trained, tmp_path):
     import tomllib  # noqa: F401  (the plan is TOML)
 
     plan = tmp_path / "plan.toml"
@@ -122,8 +122,14 @@ def test_check_gates_negation_as_a_dir_test(tmp_path):
     # [defaults]' accuracy thresholds are not inherited by a label-changing perturbation
     plan.write_text('dataset = "demo"\nmodels = ["bow"]\n[defaults]\nmax_drop = 0.05\n'
                     '[[test]]\nperturbation = "negation"\nmax_fail_rate = 0.2\n', encoding="utf-8")
-    p = load_plan(plan)
-    assert [c.threshold for c in p.checks()] == ["max_fail_rate"]
+    # a train-then-test plan scores every perturbation as INV: negation cannot be gated there
+    with pytest.raises(InputError, match="scores every perturbation as CheckList INV"):
+        load_plan(plan)
+    # a trained model's plan (eval: negation is DIR): [defaults]' max_drop is not inherited
+    plan.write_text(f'model = "{trained[0]}"\ndataset = "demo"\n[defaults]\n'
+                    'max_drop = 0.05\n[[test]]\nperturbation = "negation"\n'
+                    'max_fail_rate = 0.2\n', encoding="utf-8")
+    assert [c.threshold for c in load_plan(plan).checks()] == ["max_fail_rate"]
 
 
 # ---- held-out data ------------------------------------------------------------------------------

@@ -275,6 +275,13 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{where}: perturbation = \"NAME\" is required")
         merged = {**defaults, **t}
         if not _label_preserving(t["perturbation"]):
+            if model is None and "max_fail_rate" in merged:
+                # a train-then-test run counts a changed prediction as a failure (INV): for a
+                # label-changing perturbation that calls correct behaviour a failure
+                raise InputError(f"{where}: {t['perturbation']} changes the label; a models = "
+                                 "[...] plan scores every perturbation as CheckList INV, so it "
+                                 "cannot be gated there. Gate a trained model with model = "
+                                 "\"DIR\", where it is a DIR test (docs/eval.md)")
             # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
             # thresholds are refused on it, and [defaults]' are not inherited
             given = [k for k in ("min_accuracy", "max_drop") if k in t]
