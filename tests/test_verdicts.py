@@ -517,3 +517,18 @@ def test_progress_cells_are_named_by_their_perturbation():
     assert row.name == "char_swap:pps=3|seed=0"
     assert CellRow("model=bow|p=0.1", "done", 1.0, 1, None, None, "{}").name == "model=bow|p=0.1"
     assert CellRow("p01|seed=0", "done", 1.0, 1, None, None, "not json").name == "p01|seed=0"
+
+
+def test_runs_stored_before_strict_existed_resume():
+    """--strict was added after eval runs were stored: at its default it is not in the stored
+    configuration, so an old run's options compare equal and it resumes."""
+    from robustlab.runs.study import config_differences
+    from robustlab.studies.eval.config import EvalConfig
+
+    cfg = EvalConfig(model="/m", dataset={"name": "demo"}, perturbations=("char_swap",))
+    old = cfg.to_dict()
+    assert "strict" not in old and config_differences(cfg, old) == []
+    strict = EvalConfig(model="/m", dataset={"name": "demo"}, perturbations=("char_swap",),
+                        strict=True)
+    assert strict.to_dict()["strict"] is True
+    assert strict.signature() == cfg.signature()  # how the data is checked, not what ran

@@ -71,7 +71,7 @@ class EvalConfig(StudyConfig):
     #: texts per model call: how, not what (not in the signature)
     batch_size: int = field(default=128, metadata={"sig": None})
     #: refuse data the model trained on (otherwise a warning with the count; docs/eval.md)
-    strict: bool = field(default=False, metadata={"sig": None})
+    strict: bool = field(default=False, metadata={"sig": None, "added": True})
 
     def __post_init__(self) -> None:
         # a preset ("papers") becomes its concrete specs: the stored config names what ran
