@@ -236,3 +236,25 @@ def test_ner_failure_compares_entities_through_the_alignment():
     assert ner.failed(clean, ("B-PER", "B-PER", "B-LOC"), moved)  # Peter Blackburn split
     # without the alignment the token positions are compared as they are
     assert not ner.failed(clean, clean)
+
+
+# ---- the shared files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task,rel,count", [
+    ("ner", "conll2003/test.txt", 3453),
+    ("ner", "conll2003/valid.txt", 3250),
+    ("similarity", "stsb/sts-test.csv", 1379),
+    ("similarity", "stsb/sts-train.csv", 5749),
+    ("answer-selection", "wikiqa/WikiQA-test.tsv", 633),
+    ("pair", "textfooler_1k/snli.txt", 1000),
+    ("classification", "sst/stsa.fine.test", 2210),
+    ("classification", "trec/TREC.test.all", 500),
+])
+def test_shared_files_read_and_write_back_byte_for_byte(shared_data, tmp_path, task, rel, count):
+    t = get_task(task)
+    corpus = t.read(shared_data / rel)
+    assert len(corpus) == count
+    out = tmp_path / "out"
+    t.write(out, corpus)
+    assert out.read_bytes() == (shared_data / rel).read_bytes()
