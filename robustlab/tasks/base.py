@@ -39,6 +39,8 @@ class Task:
     #: the fields a perturbation may change: () for one text, FIELDS for two
     fields: ClassVar[tuple[str, ...]] = ()
     default_field: ClassVar[str | None] = None
+    #: the batch method a model of this task has (:func:`robustlab.tasks.predict.predict`)
+    predict_method: ClassVar[str] = ""
 
     @property
     def primary_metric(self) -> str:
@@ -54,6 +56,10 @@ class Task:
         return write_corpus(path, corpus, user=user)
 
     # ---- predictions and metrics ----------------------------------------------------------
+    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
+        """What the task's predict method takes for ``examples`` (subclass)."""
+        raise NotImplementedError
+
     def gold(self, examples: Sequence[Any]) -> list[Any]:
         """The gold answer of each example, in the form of a prediction (subclass)."""
         raise NotImplementedError

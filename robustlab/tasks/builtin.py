@@ -63,6 +63,10 @@ class Classification(Task):
     prediction = "a class (name or index) or a row of class probabilities"
     metric_names = ("accuracy", "micro_f1", "macro_f1")
     paper_metric = "micro_f1 (TREC) / accuracy (SST)"
+    predict_method = "predict_proba"
+
+    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
+        return [ex.text for ex in examples]
 
     def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
         return read_labelled_texts(path, fmt, **options)
@@ -141,6 +145,9 @@ class PairClassification(Classification):
         _check_format(self, fmt)
         return read_snli(path, **options)
 
+    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
+        return [(ex.first, ex.second) for ex in examples]
+
     def perturb(self, examples: Sequence[Any], perturbation: Any, seed: int = 0,
                 field: str | None = None) -> list[Perturbed]:
         return self._perturb_fields(examples, perturbation, seed, ["first", "second"], field)
@@ -161,6 +168,10 @@ class Similarity(Task):
     #: a perturbed pair fails when its score moves by more than this (a tenth of STS's 0-5)
     tolerance = 0.5
     score_range = (0.0, 5.0)
+    predict_method = "predict_scores"
+
+    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
+        return [(ex.first, ex.second) for ex in examples]
 
     def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
         _check_format(self, fmt)
@@ -199,6 +210,10 @@ class Ner(Task):
     prediction = "one tag per token"
     metric_names = ("f1", "precision", "recall")
     paper_metric = "f1"
+    predict_method = "predict_tags"
+
+    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
+        return [list(ex.tokens) for ex in examples]
 
     def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
         _check_format(self, fmt)
@@ -260,6 +275,10 @@ class AnswerSelection(Task):
     fields = FIELDS
     default_field = "first"
     threshold = 0.5
+    predict_method = "predict_candidate_scores"
+
+    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
+        return [(ex.question, list(ex.candidates)) for ex in examples]
 
     def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
         _check_format(self, fmt)
