@@ -258,3 +258,41 @@ def test_shared_files_read_and_write_back_byte_for_byte(shared_data, tmp_path, t
     out = tmp_path / "out"
     t.write(out, corpus)
     assert out.read_bytes() == (shared_data / rel).read_bytes()
+
+
+# ---- the task read from the data, the model's tag set -----------------------------------------------
+
+
+@pytest.mark.parametrize("name,text,task", [
+    ("c.txt", CONLL, "ner"),
+    ("c.txt", CONLL.replace("-DOCSTART- -X- -X- O\n\n", ""), "ner"),
+    ("s.csv", STS, "similarity"),
+    ("p.txt", SNLI, "pair"),
+    ("w.tsv", WIKIQA, "answer-selection"),
+    ("k.txt", LABEL_TEXT, "classification"),
+    ("k.tsv", "sentence\tlabel\ngood\t1\n", "classification"),
+])
+def test_detect_task(tmp_path, name, text, task):
+    from robustlab.tasks import detect_task
+
+    assert detect_task(_write(tmp_path, name, text)) == task
+
+
+def test_detect_task_on_the_shared_files(shared_data):
+    from robustlab.tasks import detect_task
+
+    for rel, task in (("conll2003/test.txt", "ner"), ("stsb/sts-test.csv", "similarity"),
+                      ("wikiqa/WikiQA-test.tsv", "answer-selection"),
+                      ("textfooler_1k/snli.txt", "pair"), ("sst/stsa.fine.test", "classification"),
+                      ("trec/TREC.test.all", "classification")):
+        assert detect_task(shared_data / rel) == task, rel
+
+
+def test_a_model_tag_set_missing_a_data_type_is_refused():
+    ner = get_task("ner")
+    data = [TaggedExample(("Peter", "in", "Paris"), ("B-PER", "O", "B-LOC"))]
+    ner.check_tag_set(["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"], data)
+    with pytest.raises(TaskError, match=r"no tag for entity type\(s\) LOC of the data"):
+        ner.check_tag_set(["O", "B-PER", "I-PER"], data)
+    with pytest.raises(TaskError, match="not O, B-TYPE or I-TYPE"):
+        ner.check_tag_set(["O", "PER", "LOC"], data)

@@ -21,6 +21,7 @@ from robustlab.tasks.builtin import (
     PairClassification,
     Similarity,
 )
+from robustlab.tasks.detect import detect_task
 from robustlab.tasks.formats import Corpus
 from robustlab.tasks.perturb import Perturbed, TaskError
 
@@ -32,6 +33,7 @@ __all__ = [
     "Task",
     "TaskError",
     "available",
+    "detect_task",
     "get_task",
 ]
 

@@ -235,6 +235,27 @@ class Ner(Task):
                             "I-TYPE")
         return tags
 
+    @staticmethod
+    def entity_types(tags: Sequence[str]) -> set[str]:
+        """The entity types a tag set names (``B-PER``, ``I-PER`` -> ``PER``)."""
+        return {t[2:] for t in tags if t != "O"}
+
+    def check_tag_set(self, model_tags: Sequence[str], examples: Sequence[TaggedExample],
+                      where: str = "the model") -> None:
+        """:class:`TaskError` when the data has entity types the model does not know (its
+        entities could never be found) or the model's tags are not IOB2 (``PER`` instead of
+        ``B-PER``/``I-PER``); a model knowing more types than a slice uses is fine."""
+        bad = sorted(t for t in model_tags if not _TAG.fullmatch(str(t)))
+        if bad:
+            raise TaskError(f"{where}'s tags {bad[:4]} are not O, B-TYPE or I-TYPE; robustlab "
+                            "compares IOB2 tags")
+        missing = self.entity_types([t for ex in examples for t in ex.tags]) - \
+            self.entity_types(model_tags)
+        if missing:
+            raise TaskError(f"{where} has no tag for entity type(s) {', '.join(sorted(missing))} "
+                            f"of the data (it knows {', '.join(sorted(self.entity_types(model_tags))) or 'none'}); "
+                            "use a model trained on this tag set")
+
     def metrics(self, examples: Sequence[Any], predictions: Sequence[Any]) -> dict[str, Any]:
         from robustlab.metrics.tasks import entity_metrics
 
