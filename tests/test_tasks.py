@@ -114,7 +114,7 @@ def test_wikiqa_groups_candidates_by_question():
     ("ner", "c.txt", "EU NNP B-NP B-ORG\nrejects VBZ B-VP\n\n",
      r"line 2: 3 column\(s\), but line 1 has 4: a column \(the tag\?\) is missing"),
     ("ner", "c.txt", "EU\nrejects\n\n", r"line 1: one column .*tag column missing"),
-    ("ner", "c.txt", "EU B-ORG\nsays I-PER\n\n", r"line 1: tag 1 'I-PER' follows 'B-ORG'.*IOB1"),
+    ("ner", "c.txt", "EU B-ORG\nsays I-PER\n\n", r"line 1: tag 1 'I-PER' follows 'B-ORG'.*iob1"),
     ("ner", "c.txt", "EU ORG\n\n", r"tag 0 'ORG' is not O, B-TYPE or I-TYPE"),
     ("ner", "c.txt", "\n\n", "no sentence"),
     ("pair", "p.txt", "entailment\tA man runs .\n", r"line 1: 2 tab-separated field\(s\), expected 3"),
@@ -296,3 +296,12 @@ def test_a_model_tag_set_missing_a_data_type_is_refused():
         ner.check_tag_set(["O", "B-PER", "I-PER"], data)
     with pytest.raises(TaskError, match="not O, B-TYPE or I-TYPE"):
         ner.check_tag_set(["O", "PER", "LOC"], data)
+
+
+def test_an_iob1_file_is_read_as_iob2_when_asked(tmp_path):
+    src = _write(tmp_path, "c.txt", "Peter I-PER\nBlackburn I-PER\nand O\nJohn I-PER\nParis I-LOC\n"
+                 "Rome B-LOC\n\n")
+    with pytest.raises(FileFormatError, match="scheme iob1"):
+        get_task("ner").read(src)
+    ex = get_task("ner").read(src, scheme="iob1").examples[0]
+    assert ex.tags == ("B-PER", "I-PER", "O", "B-PER", "B-LOC", "B-LOC")

@@ -36,6 +36,7 @@ __all__ = [
     "carry_tags",
     "check_iob2",
     "entities",
+    "iob1_to_iob2",
     "iob2_error",
 ]
 
@@ -59,6 +60,18 @@ def iob2_error(tags: Sequence[str]) -> str | None:
                 return f"tag {i} {tag!r} follows {prev!r} (IOB2 starts every entity with B-)"
         prev = tag
     return None
+
+
+def iob1_to_iob2(tags: Sequence[str]) -> tuple[str, ...]:
+    """IOB1 (an entity starts with ``I-`` unless it follows one of its type) as IOB2."""
+    out: list[str] = []
+    prev = "O"
+    for tag in tags:
+        if tag.startswith("I-") and prev[2:] != tag[2:]:
+            tag = "B-" + tag[2:]
+        out.append(tag)
+        prev = tag
+    return tuple(out)
 
 
 def check_iob2(tags: Sequence[str]) -> None:

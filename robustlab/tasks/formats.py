@@ -7,7 +7,8 @@ check and ``\\n``-only line splitting) and written through :func:`robustlab.data
 
 * ``conll``: one token per line, ``token [middle columns] tag`` split on single spaces (or tabs,
   kept), a blank line after each sentence, ``-DOCSTART-`` lines each followed by a blank line.
-  Tags are IOB2 (CoNLL-2003 as shared; an IOB1 file is refused naming the line). Several blank
+  Tags are IOB2 (CoNLL-2003 as shared; an IOB1 file is refused naming the line unless read with
+  ``scheme="iob1"``, which converts it). Several blank
   lines in a row are read as one (written back as one).
 * ``sts``: STS benchmark lines ``genre filename year id score sentence1 sentence2 [more]``,
   split on tabs with no quoting (a CSV reader merges lines at the bare ``"``), the score in the
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.data.files import FileFormatError, format_for, read_rows, write_rows
-from robustlab.tasks.align import iob2_error
+from robustlab.tasks.align import iob1_to_iob2, iob2_error
 from robustlab.tasks.examples import CandidatesExample, PairExample, TaggedExample, TextExample
 
 __all__ = [
@@ -74,8 +75,13 @@ def _lines(path: str | os.PathLike[str], encoding: str) -> tuple[Path, list[str]
 # ---- CoNLL ---------------------------------------------------------------------------------------
 
 
-def read_conll(path: str | os.PathLike[str], encoding: str = "utf-8") -> Corpus:
-    """Sentences of a CoNLL file (module docstring); the tag is the last column."""
+def read_conll(path: str | os.PathLike[str], encoding: str = "utf-8",
+               scheme: str = "iob2") -> Corpus:
+    """Sentences of a CoNLL file (module docstring); the tag is the last column.
+    ``scheme="iob1"`` reads the original CoNLL-2003 tagging and converts it to IOB2 (written
+    back as IOB2)."""
+    if scheme not in ("iob1", "iob2"):
+        raise FileFormatError(f"tag scheme {scheme!r}: choose iob1 or iob2")
     path, lines = _lines(path, encoding)
     examples: list[TaggedExample] = []
     toks: list[str] = []
@@ -88,11 +94,13 @@ def read_conll(path: str | os.PathLike[str], encoding: str = "utf-8") -> Corpus:
     def flush() -> None:
         nonlocal toks, tags, middle, docs
         if toks:
-            why = iob2_error(tags)
+            why = iob2_error(iob1_to_iob2(tags) if scheme == "iob1" else tags)
             if why:
                 raise FileFormatError(
                     f"{path}: sentence at line {first_line}: {why}; robustlab reads IOB2 tags "
-                    "(convert an IOB1 file first)")
+                    "(an IOB1 file is read with scheme iob1)")
+            if scheme == "iob1":
+                tags = list(iob1_to_iob2(tags))
             examples.append(TaggedExample(tuple(toks), tuple(tags), tuple(middle),
                                           "\n".join(docs) if docs else None))
             toks, tags, middle, docs = [], [], [], []
