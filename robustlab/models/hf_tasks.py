@@ -98,13 +98,18 @@ class _HFTaskModel:
 
     def _model(self, path: str, **config: Any) -> tuple[Any, dict[str, Any]]:
         import transformers
+        from transformers.utils import logging as hf_logging
 
         cls = getattr(transformers, self.auto_class)
+        old = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the fresh-head notice: fit wants one, load refuses it
         try:
             return cls.from_pretrained(path, trust_remote_code=False, output_loading_info=True,
                                        **config)
         except (OSError, ValueError) as exc:
             raise InputError(f"{self.family}: cannot load {path!r} ({exc})") from None
+        finally:
+            hf_logging.set_verbosity(old)
 
     def _encode(self, inputs: Sequence[Any]) -> Any:
         raise NotImplementedError
