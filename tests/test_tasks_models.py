@@ -206,3 +206,85 @@ def test_a_checkpoint_without_a_trained_head_is_refused(tiny):
         HFTagger.load(tiny, device="cpu")
     with pytest.raises(InputError, match="head is not in the weights"):
         HFPairScorer.load(tiny, device="cpu")
+
+
+# ---- transformers pipelines as predictors -----------------------------------------------------------
+
+
+def _with_head(tiny, tmp_path, cls_name, labels):
+    import shutil
+
+    import torch
+    import transformers
+
+    d = tmp_path / cls_name
+    shutil.copytree(tiny, d)
+    cfg = transformers.BertConfig.from_pretrained(d, num_labels=len(labels),
+                                                  id2label=dict(enumerate(labels)),
+                                                  label2id={x: i for i, x in enumerate(labels)})
+    torch.manual_seed(1)
+    getattr(transformers, cls_name)(cfg).save_pretrained(d, safe_serialization=True)
+    return d
+
+
+def test_a_token_classification_pipeline_tags_words_like_the_tagger(tiny, tmp_path):
+    from transformers import pipeline
+
+    from robustlab.models.hf_tasks import HFTagger
+
+    d = _with_head(tiny, tmp_path, "BertForTokenClassification",
+                   ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"])
+    ner = get_task("ner")
+    test = _sentences(9, seed=2)  # "Berlin", "Oslo": two pieces each
+    pipe = pipeline("token-classification", model=str(d), aggregation_strategy="none",
+                    device="cpu")
+    via_pipe = predict(ner, pipe, test)
+    via_tagger = predict(ner, HFTagger.load(d, device="cpu"), test)
+    assert via_pipe == via_tagger  # offsets and word_ids agree on each word's first piece
+    grouped = pipeline("token-classification", model=str(d), aggregation_strategy="simple",
+                       device="cpu")
+    with pytest.raises(TaskError, match="aggregation_strategy='none'"):
+        predict(ner, grouped, test)
+
+
+def test_a_text_classification_pipeline_gives_probability_rows_on_pairs(tiny, tmp_path):
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+
+    d = _with_head(tiny, tmp_path, "BertForSequenceClassification",
+                   ["contradiction", "entailment", "neutral"])
+    pair = get_task("pair")
+    ex = [PairExample("the cat sits", "the dog runs", "neutral"),
+          PairExample("red car", "red car", "entailment")]
+    pipe = pipeline("text-classification", model=str(d), device="cpu")
+    got = predict(pair, pipe, ex)
+    tok, model = AutoTokenizer.from_pretrained(d), AutoModelForSequenceClassification.from_pretrained(d)
+    with torch.no_grad():
+        logits = model(**tok(["the cat sits", "red car"], ["the dog runs", "red car"],
+                             return_tensors="pt", padding=True)).logits
+    names = ["contradiction", "entailment", "neutral"]
+    assert got == [names[int(i)] for i in logits.argmax(-1)]
+
+
+def test_pipeline_pieces_map_to_words_by_their_first_piece():
+    from types import SimpleNamespace
+
+    from robustlab.tasks.predict import PipelinePredictor
+
+    def piece(entity, start, end):
+        return {"entity": entity, "start": start, "end": end}
+
+    class FakePipe:  # what transformers returns for "Peter Smith visits Berlin ."
+        task = "token-classification"
+        model = SimpleNamespace(config=SimpleNamespace(
+            num_labels=3, id2label={0: "O", 1: "B-LOC", 2: "I-LOC"}))
+
+        def __call__(self, texts, batch_size):
+            assert texts == ["Peter Smith visits Berlin ."]
+            # "ber" [19, 22) B-LOC, "##lin" [22, 25) I-LOC; O pieces left out (ignore_labels)
+            return [[piece("B-PER", 0, 5), piece("I-PER", 6, 11), piece("B-LOC", 19, 22),
+                     piece("I-LOC", 22, 25)]]
+
+    p = PipelinePredictor(FakePipe())
+    assert p.predict_tags([("Peter", "Smith", "visits", "Berlin", ".")]) == [
+        ("B-PER", "I-PER", "O", "B-LOC", "O")]
