@@ -15,7 +15,7 @@ from judged_fixtures import COLUMNS, RULES, generate, precision, read
 
 #: the precision the stored judgements give (docs/perturbations.md reports them); a test fails
 #: when the fixture's figures move, so the docs never go stale either
-JUDGED = {"negation": 92, "verb_tense": 93, "singular_plural_verb": 98, "word_synonym": 69,
+JUDGED = {"negation": 94, "verb_tense": 93, "singular_plural_verb": 98, "word_synonym": 69,
           "word_synonym_mlm": 73, "misspelling": 97}
 
 
