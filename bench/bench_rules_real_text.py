@@ -36,7 +36,13 @@ from robustlab.resources import shared_data_dir  # noqa: E402
 
 VERB_RULES = ("negation", "verb_tense", "singular_plural_verb")
 JOINED = re.compile(r"[^\W\d_](?:n't|'(?:s|re|m|d|ll|ve))\b", re.IGNORECASE)
-WHOLE = re.compile(r"https?://\S+|\S+@\S+\.\w+|\d+/\d+\w*|\$\d[\d.,]*|\w+/\w+|\w+s'(?=\s)|\d+[.,]\d+")
+#: a token that a careless split would tear: URL, e-mail, 9/11, $8, and/or, parents', 3.5
+WHOLE = re.compile(r"https?://\S+|\S+@\S+\.\w+|\d+/\d+\w*|\$\d[\d.,]*|\w+/\w+|\w+s'|\d+[.,]\d+")
+
+
+def whole_tokens(text: str) -> set[str]:
+    """The tokens of ``text`` (as the rules see them) that are of a kind :data:`WHOLE` names."""
+    return {w for a, b in word_spans(text) if WHOLE.fullmatch(w := text[a:b])}
 
 
 def ptb(text: str) -> str:
@@ -95,14 +101,14 @@ def coverage(texts: list[str]) -> None:
 
 
 def split_tokens(texts: list[str]) -> None:
-    having = [t for t in texts if WHOLE.search(t)]
+    having = [t for t in texts if whole_tokens(t)]
     print(f"\nheld-out sentences with a URL, e-mail, number, slash or plural-possessive token: "
           f"{len(having)}")
     for rule in ("word_delete", "word_repeat", "word_order", "word_synonym", *VERB_RULES):
         p = make(rule, pps=4)
         bad = 0
         for t in having:
-            whole = {m.group() for m in WHOLE.finditer(t)}
+            whole = whole_tokens(t)  # a quote's closing apostrophe is no possessive
             out = p.perturb(t, seed=0)
             toks = {out[a:b] for a, b in word_spans(out)}
             parts = {x for w in whole for x in re.split(r"[^\w]+", w) if x} - set(t.split())
