@@ -21,6 +21,10 @@ from judged_fixtures import COLUMNS, HEADER, make_rule, precision
 DIR = Path(__file__).parent / "fixtures" / "judgements" / "realtext"
 RULES = ("negation", "verb_tense", "singular_plural_verb", "word_synonym")
 PER_HALF = 25
+#: held-out sentences skipped per rule. negation and verb_tense were changed once more after
+#: their first held-out rows had been judged (78 % and 70 %; those errors guided the change), so
+#: their held-out rows start past every sentence that first draw used (< 100 per dataset)
+HELDOUT_SKIP = {"negation": 100, "verb_tense": 100}
 FILES = {"mr": "mr/rt-polarity.all", "subj": "subj_cr_mpqa/subj.all"}
 
 __all__ = ["COLUMNS", "DIR", "RULES", "generate", "precision", "read", "sentences"]
@@ -44,7 +48,10 @@ def generate(rule: str, shared: Path, per_half: int = PER_HALF) -> list[dict[str
     for half in ("dev", "heldout"):
         for dataset in FILES:
             n = 0
-            for source, text in sentences(shared, dataset, half):
+            items = sentences(shared, dataset, half)
+            if half == "heldout":
+                items = items[HELDOUT_SKIP.get(rule, 0):]
+            for source, text in items:
                 out = pert.perturb(text, seed=0)
                 if out != text:
                     rows.append(dict(half=half, dataset=dataset, source=source, original=text,

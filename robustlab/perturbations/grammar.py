@@ -76,6 +76,11 @@ CLAUSE_BREAK = frozenset(
 )
 #: a sentence's end mark: "?" / "!" / "." before a space or the end, but not the period of an
 #: initial or abbreviation ("W.C. Fields", "St. Louis", "I.V.", "j.k. rowling", "Mr. Smith")
+#: particles of phrasal verbs, never a finite verb themselves ("shows up", "turns out")
+PARTICLES = frozenset("up down out off away".split())
+#: forms of linking verbs after which "like" is a preposition ("looks like he's trying")
+LINKING = frozenset("""look looks looked seem seems seemed sound sounds sounded feel feels felt
+    smell smells smelled taste tastes tasted""".split())
 _SENTENCE_END = re.compile(
     r"(?<![\s.][^\W\d_])(?<![\s.][^\W\d_]\.[^\W\d_])"
     r"(?<!\b(?:St|Mr|Dr|Jr|Sr|Mt|Ft|vs|Ms))(?<!\bMrs)(?<!\bNo)(?<!\betc)"
@@ -364,6 +369,10 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
             continue
         if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
             prev = t
+            continue
+        if aux is None and (t.low in PARTICLES or t.low == "like" and prev is not None
+                            and prev.low in LINKING):
+            prev = t  # "myers shows up", "banderas looks like": no verb "up" or "like"
             continue
         if aux is None and r is not None and not hyphenated:
             forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]

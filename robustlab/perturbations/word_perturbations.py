@@ -499,6 +499,8 @@ class Negation(_VerbPerturbation):
         t = toks[v.i]
         if v.contracted or v.neg is not None:  # remove the negation
             positive = CONTRACTIONS.get(t.low, t.low)
+            if _npi_after(text, toks, v.neg if v.neg is not None else v.i):
+                return None  # "doesn't amount to much of anything" -/-> "amounts to much of anything"
             if v.kind == "do" and v.main is not None and not v.inverted:
                 main = toks[v.main]
                 new = inflect(main.low, v.tag)
@@ -513,7 +515,8 @@ class Negation(_VerbPerturbation):
         before = [x.low for x in toks[max(0, v.i - 2): v.i]]
         if before[-1:] and before[-1] in _NEGATIVE_ADVERBS:
             return None  # "almost never fails": no "never does not fail"
-        if len(before) == 2 and before[0] == "as" and before[1] in _PRONOUNS:
+        if len(before) == 2 and before[0] == "as" and before[1] in _PRONOUNS \
+                or _as_as(text, toks, v.i):
             return None  # "as blunt as it is": a comparison, not a claim to negate
         if _negative_nearby(text, toks, v.i):
             return None  # "not everyone will play", "turns out to be neither funny nor ...":
@@ -522,6 +525,9 @@ class Negation(_VerbPerturbation):
         if after[:2] in (["all", "but"], ["as", "well"]) or after[:1] in (
                 ["barely"], ["hardly"], ["scarcely"], ["no"], ["nothing"], ["never"]):
             return None  # "will all but take", "might as well", "is no": no room for "not"
+        if after[:2] == ["little", "more"] or after[:1] == ["somewhat"] \
+                or _exclamative(text, toks, v.i):
+            return None  # "are little more than routine", "what a dumb movie this is ."
         if v.inverted and v.main is not None:  # "When did Hawaii not become a state ?"
             main = toks[v.main]
             return [(main.start, main.start, "not ")]
@@ -537,7 +543,49 @@ class Negation(_VerbPerturbation):
             return [_swap(t, "cannot")]
         if t.low == "'ll":  # "we 'll" -> "we wo n't" (PTB's "won't"), "we'll" -> "we won't"
             return [(t.start, t.end, " won't")] if _joined(text, t) else [_swap(t, "wo n't")]
-        return [(t.end, t.end, " not")]
+        # "not" after the adverbs that do not take it: "are still not", "is clearly not"
+        k = v.i
+        while k + 1 < len(toks) and toks[k + 1].low in _POSITIVE_ADVERBS \
+                and not re.search(r"[^\w\s'’]", text[toks[k].end: toks[k + 1].start]):
+            k += 1
+        return [(toks[k].end, toks[k].end, " not")]
+
+
+#: adverbs that come before a "not" rather than after it ("is still not", not "is not still")
+_POSITIVE_ADVERBS = frozenset("""still certainly definitely surely undeniably clearly obviously
+    probably also""".split())
+#: negative-polarity words a removed negation would leave ungrammatical
+_NPI = frozenset("any anything anyone anybody ever yet either".split())
+
+
+def _npi_after(text: str, toks: list[Token], i: int) -> bool:
+    """Whether a negative-polarity word follows token ``i`` in its clause (within 6 tokens):
+    removing the negation would leave "amounts to much of anything", "has ever"."""
+    for k in range(i + 1, min(len(toks), i + 7)):
+        if re.search(r"[,.;:!?()\[\]\"]", text[toks[k - 1].end: toks[k].start]):
+            return False
+        if toks[k].low in _NPI:
+            return True
+    return False
+
+
+def _as_as(text: str, toks: list[Token], i: int) -> bool:
+    """Whether the verb at ``i`` ends an "as ADJ as NP VERB" clause ("as lo-fi as the special
+    effects are , ..."): its clause opens with "as" and has a second "as" before the verb."""
+    k = i
+    while k > 0 and not re.search(r"[,.;:!?()\[\]\"]", text[toks[k - 1].end: toks[k].start]):
+        k -= 1
+    return toks[k].low == "as" and any(toks[j].low == "as" for j in range(k + 1, i))
+
+
+def _exclamative(text: str, toks: list[Token], i: int) -> bool:
+    """Whether the verb at ``i`` closes an exclamative: "what a dumb movie this is ." (its
+    clause opens with "what a(n)" and the sentence is no question)."""
+    k = i
+    while k > 0 and not re.search(r"[,.;:!?()\[\]\"]", text[toks[k - 1].end: toks[k].start]):
+        k -= 1
+    return k + 1 < i and toks[k].low == "what" and toks[k + 1].low in ("a", "an") \
+        and not text.rstrip().endswith("?")
 
 
 _NEGATIVE_ADVERBS = frozenset("never hardly barely scarcely seldom rarely neither nor".split())
