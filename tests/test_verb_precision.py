@@ -16,14 +16,14 @@ from judged_fixtures import COLUMNS, RULES, generate, precision, read
 
 #: the precision the stored judgements give (docs/perturbations.md reports them); a test fails
 #: when the fixture's figures move, so the docs never go stale either
-JUDGED = {"negation": 94, "verb_tense": 93, "singular_plural_verb": 98, "word_synonym": 75,
+JUDGED = {"negation": 95, "verb_tense": 93, "singular_plural_verb": 98, "word_synonym": 75,
           "word_synonym_mlm": 80, "misspelling": 97}
 #: halves where a rule changes fewer than 25 sentences: word_synonym leaves most of TREC's short
 #: questions alone since issue 33 (names, compounds, verbs without a masked LM), so TREC's dev
 #: half (250 questions) runs out
 SHORT = {"word_synonym": {("dev", "trec"): 13}, "word_synonym_mlm": {("dev", "trec"): 10}}
 #: the same on real text (tests/judged_realtext.py): (dev %, held-out %) per rule
-JUDGED_REAL = {"negation": (90, 78), "verb_tense": (72, 70), "singular_plural_verb": (92, 96),
+JUDGED_REAL = {"negation": (96, 92), "verb_tense": (74, 74), "singular_plural_verb": (92, 96),
                "word_synonym": (82, 76)}
 
 
