@@ -123,8 +123,9 @@ def test_iob2_helpers():
      "City/B-LOC ./O"),
     ("negation", 0, SENT, "Peter/B-PER Blackburn/I-PER does/O not/O like/O New/B-LOC "
      "York/I-LOC City/I-LOC ./O"),
+    # "does not like" -> "likes": three words outside entities rewritten as one
     ("negation", 2, LONG, "Peter/B-PER Blackburn/I-PER visits/O New/B-LOC York/I-LOC "
-     "City/I-LOC and/O does/O like/O Paris/B-LOC ./O"),
+     "City/I-LOC and/O likes/O Paris/B-LOC ./O"),
     ("char_swap", 0, SENT, "Peter/B-PER Blackburn/I-PER likes/O eNw/B-LOC York/I-LOC "
      "City/I-LOC ./O"),
     ("char_swap", 4, SENT, "Petre/B-PER Blackburn/I-PER likes/O New/B-LOC York/I-LOC "
@@ -150,13 +151,15 @@ def test_an_entity_word_changed_letter_by_letter_keeps_its_tag():
 
 
 def test_a_sentence_that_cannot_be_aligned_is_left_unperturbed_with_the_reason():
-    ex = TaggedExample(("Jim", "Moran", "(", "U.S.", ")", "23.25"),
-                       ("B-PER", "I-PER", "O", "B-LOC", "O", "O"))
+    # the word rules see "2" in the rank "2." as a word: deleting it leaves "." behind
+    ex = TaggedExample(("2.", "Andrei", "Ivanov", "(", "Russia", ")", "24.88"),
+                       ("O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"))
     outs = [NER.perturb([ex], make("word_delete"), seed=s)[0] for s in range(30)]
     refused = [o for o in outs if o.error]
-    assert refused, "some seed deletes a piece of U.S. or 23.25"
+    assert refused, "some seed deletes the 2 of '2.'"
     for o in refused:
         assert o.error.startswith("cannot align tags:") and o.example == ex and not o.changed
+    assert any(o.changed for o in outs)
     for o in outs:
         assert iob2_error(o.example.tags) is None
 
