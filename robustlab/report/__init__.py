@@ -78,7 +78,13 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     """Write the report atomically and return its path. The format follows ``fmt`` or the
     suffix of ``out`` (.md → Markdown, else HTML). Markdown's figures are PNG files in
     ``<name>_figures/`` beside it (written first, so a report that exists is complete)."""
-    from robustlab.outputs import atomic_dir, atomic_write, output_target, refuse_same_file
+    from robustlab.outputs import (
+        atomic_dir,
+        atomic_write,
+        output_target,
+        refuse_run_file,
+        refuse_same_file,
+    )
     from robustlab.runs.store import run_files
 
     if fmt is None:
@@ -93,6 +99,8 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     if path.is_dir():
         raise InputError(f"--out {path}: is a directory; give a file name")
     target = output_target(path, user=user)
+    if user:
+        refuse_run_file("--out", path, run_dirs)
     refuse_same_file({"--out": path} if user else {},
                      {f"{d}: {f.name}": f for d in run_dirs for f in run_files(d)})
     doc = build_document(run_dirs, warn=warn)
