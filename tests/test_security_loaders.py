@@ -166,7 +166,9 @@ def test_check_never_loads_a_crafted_tagger(tmp_path, perturbation):
     proc = py_module("check", plan.name, "--quiet", cwd=plan.parent)
     assert not marker.exists(), proc.stderr
     assert "Traceback" not in proc.stderr
-    assert proc.returncode != 0 and "flair model" in proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "ERROR" in proc.stdout  # the cell failed, said why:
+    with RunStore(plan.parent / "gate-run", readonly=True) as store:
+        assert "flair model" in store.cells("failed")[0].error
 
 
 def _old_run(run: Path, perturbation: str) -> Path:
@@ -200,9 +202,9 @@ def test_resume_from_another_directory_never_loads_a_crafted_tagger(tmp_path):
 
 def test_resume_of_an_old_run_links_its_relative_models_into_a_private_directory(
         tmp_path, monkeypatch):
-    from robustlab.studies.stored import load
-
     from test_security import cli_main
+
+    from robustlab.studies.stored import load
 
     proj = tmp_path / "proj"
     assert cli_main(["train", "--model", "bow:steps=2", "--dataset", "demo", "--out",
@@ -449,8 +451,8 @@ def test_a_run_whose_inputs_were_deleted_is_not_resumed(tmp_path):
         config["dataset"] = {**config["dataset"], "path": str(secret)}
         store.replace_config(config)
         store.conn.execute("DELETE FROM meta WHERE key LIKE 'input:%'")
-        store.conn.execute("UPDATE cells SET status='pending' WHERE key LIKE '%robustness%'")
-        store.conn.execute("DELETE FROM predictions")
+        store.conn.execute("DELETE FROM predictions")  # and every cell's data fingerprint:
+        store.conn.execute("DELETE FROM cells")  # the run now looks fresh
     err = one_line_error(cli("resume", run, "--quiet"))
     assert "no checksum" in err and "--adopt-input" in err
     with RunStore(run, readonly=True) as store:
@@ -459,3 +461,28 @@ def test_a_run_whose_inputs_were_deleted_is_not_resumed(tmp_path):
     assert proc.returncode == 0, proc.stderr
     with RunStore(run, readonly=True) as store:
         assert store.run_info().config["inputs"]["dataset"]["path"] == str(secret)
+
+
+# ---- the Ray worker --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # a private Ray cluster: 40 s idle, 100 s on a busy 2-core machine
+def test_ray_workers_never_import_or_load_from_the_drivers_directory(tmp_path):
+    """F1 through the Ray worker: Ray puts the driver's working directory first on its workers'
+    sys.path and starts them there; a `robustlab/` package and crafted taggers there are never
+    imported or loaded (the workers run in a private empty working_dir)."""
+    marker = tmp_path / "MARKER"
+    work = tmp_path / "work"
+    (work / "robustlab").mkdir(parents=True)
+    (work / "robustlab" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    plant_pickles(work, marker)
+    run = tmp_path / "run"
+    proc = cli("robustness", "--model", "bow", "--dataset", "demo", "--perturbations",
+               "textattack:WordSwapInflections", "--seeds", "0",
+               "--steps", "2", "--max-train", "20", "--max-test", "10", "--executor", "ray",
+               "--workers", "1", "--quiet", "--no-plots", "--out", run, cwd=work, timeout=600)
+    assert not marker.exists(), proc.stderr[-3000:]
+    assert (run / "store.sqlite").exists(), proc.stderr[-3000:]
+    with RunStore(run, readonly=True) as store:
+        failed = store.cells("failed")
+        assert failed and all("flair model" in c.error for c in failed), proc.stderr[-3000:]

@@ -449,7 +449,18 @@ def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]]
         return
     _, stored = run_inputs.split_config(info.config)
     for role, rec in recorded.items():
-        if "sha256" not in rec or "sha256" in (stored.get(role) or {}):
+        if "sha256" not in rec:
+            continue
+        pinned = stored.get(role) if "sha256" in (stored.get(role) or {}) else next(
+            (r for r in stored.values() if isinstance(r, Mapping) and "sha256" in r
+             and _same_path(r.get("path"), str(rec.get("path")))), None)
+        if pinned is not None:  # by role, or (another spelling of the same spec) by path
+            if pinned["sha256"] != rec["sha256"]:
+                raise InputError(printable(
+                    f"{out}: input changed since this run started: "
+                    f"{run_inputs.role_label(role)} {rec.get('path')} sha256 "
+                    f"{str(pinned['sha256'])[:12]} when the run started, "
+                    f"{str(rec['sha256'])[:12]} now"))
             continue
         if any(_same_path(rec.get("path"), a) for a in adopt):
             continue
