@@ -54,11 +54,11 @@ def run(args: argparse.Namespace) -> int:
         from robustlab.outputs import refuse_run_file, refuse_same_file
         from robustlab.runs.store import run_files
 
-        refuse_run_file("--junit-xml", args.junit_xml, [plan.out])
         refuse_same_file({"--junit-xml": args.junit_xml},
                          {"PLAN": args.plan, "the plan's data": plan.dataset.get("path"),
                           "the plan's test_data": plan.dataset.get("test_path"),
                           **{f"the run's {f.name}": f for f in run_files(plan.out)}})
+        refuse_run_file("--junit-xml", args.junit_xml, [plan.out])  # and those not written yet
     from robustlab.outputs import messages_off_stdout
 
     with messages_off_stdout(args.junit_xml):  # --junit-xml -: the table goes to stderr

@@ -63,9 +63,9 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.run_dir}: not a robustlab run directory (no store.sqlite)")
     if args.limit < 0:
         raise InputError(f"--limit {args.limit}: must be 0 or more")
-    refuse_run_file("--csv", args.export, [args.run_dir])
     refuse_same_file({"--csv": args.export},
                      {f"RUN_DIR {f.name}": f for f in run_files(args.run_dir)})
+    refuse_run_file("--csv", args.export, [args.run_dir])
     if args.export and args.export != "-" and Path(args.export).suffix.lower() not in (
             "", ".csv", ".tsv", ".jsonl"):  # the extension picks the format: never CSV in .xlsx
         raise InputError(f"--csv {args.export}: writes .csv, .tsv or .jsonl (chosen by the "

@@ -136,10 +136,9 @@ def run_correlate(args: argparse.Namespace) -> int:
     from robustlab.outputs import messages_off_stdout, refuse_run_file, refuse_same_file
     from robustlab.runs.store import run_files
 
-    refuse_run_file("--json", args.json, args.run_dirs)
-
     refuse_same_file({"--json": args.json},  # before a summary.json is rewritten
                      {f"{d} {f.name}": f for d in args.run_dirs for f in run_files(d)})
+    refuse_run_file("--json", args.json, args.run_dirs)  # and those not written yet
     with messages_off_stdout(args.json):  # --json -: the tables go to stderr
         return _correlate(args)
 

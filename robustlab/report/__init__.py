@@ -99,10 +99,10 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     if path.is_dir():
         raise InputError(f"--out {path}: is a directory; give a file name")
     target = output_target(path, user=user)
-    if user:
-        refuse_run_file("--out", path, run_dirs)
     refuse_same_file({"--out": path} if user else {},
                      {f"{d}: {f.name}": f for d in run_dirs for f in run_files(d)})
+    if user:  # and the run files that do not exist yet
+        refuse_run_file("--out", path, run_dirs)
     doc = build_document(run_dirs, warn=warn)
     fig_dir = None
     if fmt == "md" and figures(doc):

@@ -419,11 +419,11 @@ def threshold_args(args: Any) -> dict[str, float]:
         from robustlab.runs.store import run_files
 
         out = getattr(args, "out", None)
-        refuse_run_file("--junit-xml", args.junit_xml, [out])
         refuse_same_file({"--junit-xml": args.junit_xml},
                          {"--dataset": getattr(args, "dataset", None),
                           "--test-dataset": getattr(args, "test_dataset", None),
                           **{f"--out {f.name}": f for f in (run_files(out) if out else [])}})
+        refuse_run_file("--junit-xml", args.junit_xml, [out])  # and those not written yet
     return given
 
 
