@@ -370,10 +370,18 @@ def test_failures_into_a_closed_pipe_is_a_quiet_exit(trained, tmp_path, capsys):
                  "--perturbations", "char_swap:pps=4,leet_letters", "--seeds", "0,1,2,3",
                  "--out", str(run), "--quiet"]) == 0
     capsys.readouterr()
-    p = subprocess.run(f"{sys.executable} -m robustlab failures {run} --limit 100000 | head -1; "
-                       "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash",
-                       capture_output=True, text=True, timeout=300)
-    assert p.stdout.startswith("worst: ")
+    import os
+
+    # the reader is gone before the command writes a byte (it starts in ~1 s): every write
+    # meets a closed pipe, whatever the load (`| head` raced the pipe's 64 KiB buffer)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        p = subprocess.run([sys.executable, "-m", "robustlab", "failures", str(run), "--limit",
+                            "100000"], stdout=write, stderr=subprocess.PIPE, text=True,
+                           timeout=300)
+    finally:
+        os.close(write)
     assert p.stderr == "" and p.returncode == 141  # 128 + SIGPIPE, as `set -o pipefail` sees
 
 
