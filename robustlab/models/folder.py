@@ -6,6 +6,9 @@ the types and ranges a saved model has."""
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +94,20 @@ def read_meta(d: Path) -> dict[str, Any]:
     return meta
 
 
+
+
+@contextmanager
+def saving(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Writing weights: safetensors reports a failed write (a full disk, a read-only file
+    system) as ``SafetensorError("… IoError(Os { code: 28, … })")``, not ``OSError``; it is
+    turned into the OSError it is, so the command says it in one line like any other."""
+    from safetensors import SafetensorError
+
+    try:
+        yield
+    except SafetensorError as exc:
+        code = re.search(r"code: (\d+)", str(exc))
+        if code is None:
+            raise
+        errno_ = int(code.group(1))
+        raise OSError(errno_, os.strerror(errno_), str(path)) from None

@@ -520,13 +520,15 @@ class HFClassifier(TextClassifier):
     # -- persistence --
 
     def save(self, directory: str | os.PathLike[str]) -> None:
+        from robustlab.models.folder import saving
         from robustlab.outputs import write_json
 
         if not hasattr(self, "model_"):
             raise InputError("hf: nothing to save, the model is not trained")
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        self.model_.save_pretrained(d, safe_serialization=True)
+        with saving(d):
+            self.model_.save_pretrained(d, safe_serialization=True)
         self._tk().tok.save_pretrained(d)
         write_json(d / META_FILE, {"family": self.family, "params": self.get_params(),
                                    "n_classes": self.n_classes_, "steps": self.steps_,

@@ -257,6 +257,7 @@ class TorchClassifier(TextClassifier):
     def save(self, directory: str | os.PathLike[str]) -> None:
         from safetensors.torch import save_file
 
+        from robustlab.models.folder import saving
         from robustlab.outputs import write_json
 
         if not hasattr(self, "model_"):
@@ -264,7 +265,8 @@ class TorchClassifier(TextClassifier):
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
-        save_file(state, str(d / WEIGHTS_FILE))
+        with saving(d / WEIGHTS_FILE):
+            save_file(state, str(d / WEIGHTS_FILE))
         write_json(d / META_FILE, {"family": self.family, "params": self.get_params(),
                                    "n_classes": self.n_classes_, "steps": self.steps_,
                                    "vocab": self.vocab_.to_json()})
