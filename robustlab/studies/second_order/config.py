@@ -24,6 +24,7 @@ from robustlab.options import (
     add_seed_option,
     column,
 )
+from robustlab.outputs import RUN_FILE_NAMES
 from robustlab.resources import check_checkpoint
 from robustlab.runs.study import StudyConfig
 from robustlab.studies.second_order.pairs import resolve_pairs
@@ -204,6 +205,9 @@ class AttackConfig(StudyConfig):
                                             != self.log_to_csv or self.log_to_csv[0] == "."):
             raise InputError(f"--log-to-csv {self.log_to_csv!r}: a file name inside the run "
                              "directory (no directories)")
+        if self.log_to_csv in RUN_FILE_NAMES:
+            raise InputError(f"--log-to-csv {self.log_to_csv!r}: is one of the run's own files; "
+                             "writing it would destroy the run. Choose another name")
         check_trained_model(self.model, trusted=trusted)
 
     def recipe_kwargs(self) -> dict[str, Any]:
