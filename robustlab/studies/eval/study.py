@@ -443,10 +443,10 @@ class Eval:
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name)
-        _check_labels(examples, predictor, where, name)
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])
+        _check_labels(examples, predictor, where, name)
         sig = cfg.signature()
         cells = [Cell(key, KIND, params) for key, params in cfg.cells()]
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
