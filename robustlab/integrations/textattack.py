@@ -318,7 +318,7 @@ def from_spec(target: str, **params: Any) -> TextAttackPerturbation:
     ``Transformation`` or ``Augmenter`` subclass before it is called.
     pps/level/asymmetric/label_preserving configure the wrapper; the rest go to Name's constructor.
     """
-    from robustlab.perturbations.registry import check_class, import_class
+    from robustlab.perturbations.named import check_class, import_class
 
     ta = _textattack()
     spec = f"textattack:{target}"

@@ -16,8 +16,8 @@ import string
 import sys
 
 from robustlab.perturbations.lexicons import keyboard_neighbours
+from robustlab.perturbations.named import register
 from robustlab.perturbations.pps import PPSPerturbation
-from robustlab.perturbations.registry import register
 from robustlab.perturbations.text_utils import TOKEN_RE, WORD_RE, match_case
 from robustlab.resources import MISSPELLINGS_FIX, misspellings_file
 from robustlab.textfmt import echo

@@ -25,8 +25,8 @@ from robustlab.perturbations.grammar import (
     inflect,
     tokens,
 )
+from robustlab.perturbations.named import register
 from robustlab.perturbations.pps import PPSPerturbation
-from robustlab.perturbations.registry import register
 from robustlab.perturbations.text_utils import match_case, replace_spans
 from robustlab.resources import stopwords, synonyms_dir, wordnet, wordnet_sense_counts
 from robustlab.textfmt import echo

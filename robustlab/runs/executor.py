@@ -105,6 +105,63 @@ class _Processes(PoolBackend):
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
+def refuse_unguarded_main() -> None:
+    """InputError when the process executor would start from a script's top-level code that is
+    not under ``if __name__ == "__main__":``. Spawned workers re-import the main script; without
+    the guard each would run the study again (and wait on its parent) instead of taking cells,
+    so the run would hang: this says so in one line before anything starts.
+
+    The check reads the main script's source (``ast``): the top-level statement now running
+    (the outermost frame of ``__main__``) must be an ``if __name__ == "__main__"`` block. A
+    ``python -c`` command, an interactive session, a notebook, ``python -m robustlab`` or a
+    script whose source cannot be read pass (their workers re-run nothing of theirs)."""
+    import ast
+    import inspect
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or (getattr(main, "__spec__", None) is not None and
+                    str(main.__spec__.name).startswith("robustlab.")):
+        return
+    frame = inspect.currentframe()
+    line = None
+    while frame is not None:  # the outermost frame running the main module's own code
+        if frame.f_globals is vars(main) and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return
+    for stmt in tree.body:
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            if _is_main_guard(stmt):
+                return
+            raise InputError(
+                f"--executor process: worker processes re-import {os.path.basename(path)}, "
+                f"whose line {line} starts the study outside `if __name__ == \"__main__\":`; "
+                "put that call under the guard (or use --executor sequential)")
+    return
+
+
+def _is_main_guard(stmt: Any) -> bool:
+    """``if __name__ == "__main__":`` (either side of the ``==``)."""
+    import ast
+
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    test = stmt.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, *test.comparators]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return bool(names and consts)
+
+
 def make_backend(name: str, fn: CellFn, workers: int = 1, **options: Any):
     if name == "sequential":
         return _Sequential(fn, workers)

@@ -56,7 +56,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.outputs import json_default, resolve_run_dir
 from robustlab.procs import process_start
@@ -66,6 +65,7 @@ from robustlab.runs.inputs import changed as changed_inputs
 from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
 from robustlab.textfmt import echo
+from robustlab.version import __version__
 
 SCHEMA_VERSION = 3
 STORE_NAME = "store.sqlite"

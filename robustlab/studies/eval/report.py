@@ -54,8 +54,8 @@ def _comparison(runs: Sequence[RunData]) -> Blocks:
 
 def failing_blocks(run: RunData, rows: Sequence[Mapping[str, Any]]) -> Blocks:
     """A few failing examples per perturbation (prediction changed), worst first."""
+    from robustlab.runs.predictions import failing_examples
     from robustlab.runs.store import RunStore
-    from robustlab.studies.learnability.predictions import failing_examples
 
     body = []
     with RunStore(run.path, readonly=True) as store:

@@ -101,22 +101,6 @@ class Plan:
     #: perturbed samples per text and seed (eval plans)
     samples: int = 1
 
-    def eval_config(self) -> Any:
-        """The eval study of a ``model = …`` plan: its test file (else its data), its
-        perturbations, ``seeds`` as perturbation seeds."""
-        from robustlab.studies.eval.config import EvalConfig
-
-        ds = self.dataset
-        if "path" in ds:
-            spec: dict[str, Any] = {"path": ds.get("test_path") or ds["path"]}
-            for key in ("format", "encoding", "text_column", "label_column"):
-                if ds.get(key) is not None:
-                    spec[key] = ds[key]
-        else:
-            spec = {"name": ds["name"]}
-        return EvalConfig(model=str(self.model), dataset=spec, perturbations=self.perturbations,
-                          seeds=self.seeds, samples=self.samples)
-
     @property
     def perturbations(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(t["perturbation"] for t in self.tests))
@@ -312,7 +296,7 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
 
 def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     """(model, perturbation) -> mean accuracy, drop and fail rate over the run's seeds."""
-    from robustlab.studies.learnability.predictions import failure_summary
+    from robustlab.runs.predictions import failure_summary
 
     info = store.run_info()
     if info is not None and info.kind == "eval":
