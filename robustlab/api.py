@@ -2,7 +2,7 @@
 
 ``config`` is a study's configuration (``EvalConfig``, ``LearnabilityStudy``, ``AttackConfig``,
 ``BiasConfig``, a cross-domain config …; its kind's package builds the study, see
-:class:`robustlab.studies.kinds.StudyKind`) or a study object already holding runtime data (an
+:class:`robustlab.studies.kind.StudyKind`) or a study object already holding runtime data (an
 ``Eval`` with a model object, an ``MT`` with its systems' outputs). ``how`` is how it runs, never
 what it computes — the fields of :class:`robustlab.runs.study.RunContext`: ``executor``,
 ``workers``, ``device``, ``progress``, ``plots``, ``threads``, ``ray_address``,

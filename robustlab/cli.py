@@ -1,7 +1,7 @@
 """The ``robustlab`` command line, in the style of ``textattack``.
 
 Each subcommand lives in its own module under :mod:`robustlab.commands`, or in a study package
-that declares its command (:class:`robustlab.studies.kinds.StudyKind`), and exposes
+that declares its command (:class:`robustlab.studies.kind.StudyKind`), and exposes
 ``register(subparsers)``; this file only discovers them, so commands stay thin adapters over the
 Python API that the TUI uses too. Errors caused by the user's input (:class:`RobustlabError`)
 print one clear message and exit with code 2; nothing is left half-written by the commands.

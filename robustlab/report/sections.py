@@ -2,7 +2,7 @@
 columns, and the generic section of a kind that declares none.
 
 Each study kind's section lives in its own package (``robustlab.studies.<kind>``, declared by its
-:class:`~robustlab.studies.kinds.StudyKind`) and is made of these blocks and those of
+:class:`~robustlab.studies.kind.StudyKind`) and is made of these blocks and those of
 :mod:`robustlab.report.doc`. Numbers come from ``summary.json`` as the study wrote it (never
 recomputed), formatted with a fixed number of decimals, so a reader can check any cell against
 the file.

@@ -12,7 +12,7 @@
 
 Each package holds its configuration (a :class:`robustlab.runs.study.StudyConfig`), its cells
 and cell function, its summary, figures, report section and TUI screen, and declares its kinds
-once (``KINDS``, :class:`robustlab.studies.kinds.StudyKind`). :data:`PACKAGES` lists the
+once (``KINDS``, :class:`robustlab.studies.kind.StudyKind`). :data:`PACKAGES` lists the
 packages — a new kind is a new package and one line there — and everything that dispatches on a
 run's kind reads :func:`kinds` / :func:`find`: :func:`study_from_config` rebuilds any kind from
 a stored configuration (``robustlab resume``, the TUI), the report picks its section, the TUI
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from robustlab.errors import InputError
-from robustlab.studies.kinds import StudyKind
+from robustlab.studies.kind import StudyKind
 
 #: the study packages, one line per package: their ``KINDS`` are every kind robustlab runs (a
 #: name from a run directory only ever selects one of these; it never names code to import)

@@ -13,9 +13,9 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.cross_domain", {
     "ClfStudy": "clf", "run_clf": "clf",
 })
 
-from robustlab.studies.kinds import StudyKind  # noqa: E402
+from robustlab.studies.kind import StudyKind  # noqa: E402
 
-#: the kind this package runs (robustlab.studies.kinds)
+#: the kind this package runs (robustlab.studies.kind)
 KINDS = (
     StudyKind("cross-domain", __name__, "clf:from_stored",
               title="Cross-domain consistency (paper 004)",

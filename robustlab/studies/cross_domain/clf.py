@@ -256,7 +256,7 @@ __all__ = ["KIND", "Clf", "ClfStudy", "canonical_model_spec", "clf_cell", "run_c
 def from_stored(config: Any, trusted: bool) -> Any:
     """The study of a configuration, by its task: stored (a dict, read as untrusted data
     unless ``trusted``) or a config object from Python (its
-    :class:`~robustlab.studies.kinds.StudyKind`)."""
+    :class:`~robustlab.studies.kind.StudyKind`)."""
     from collections.abc import Mapping
 
     from robustlab.studies.cross_domain.study import MT, MTStudy, Scores, ScoresStudy

@@ -16,9 +16,9 @@ no-op rate, and keeps every example's predictions in the run store.
 * :mod:`robustlab.studies.eval.report` — its report section.
 """
 
-from robustlab.studies.kinds import StudyKind
+from robustlab.studies.kind import StudyKind
 
-#: the kind this package runs (robustlab.studies.kinds)
+#: the kind this package runs (robustlab.studies.kind)
 KINDS = (
     StudyKind("eval", __name__, "study:from_stored",
               title="A trained model under perturbations (robustlab eval)",

@@ -426,7 +426,7 @@ __all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evalu
 
 def from_stored(config: Any, trusted: bool) -> Eval:
     """The study of a configuration object from Python, or of a stored one (its
-    :class:`~robustlab.studies.kinds.StudyKind`)."""
+    :class:`~robustlab.studies.kind.StudyKind`)."""
     from robustlab.runs.study import study_of
 
     return study_of(Eval, EvalConfig, config, trusted, python_objects=True)

@@ -20,9 +20,9 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.learnability", {
     "load_plan": "thresholds", "evaluate": "thresholds",
 })
 
-from robustlab.studies.kinds import StudyKind  # noqa: E402
+from robustlab.studies.kind import StudyKind  # noqa: E402
 
-#: the kinds this package runs (robustlab.studies.kinds): ``robustness`` is the same study
+#: the kinds this package runs (robustlab.studies.kind): ``robustness`` is the same study
 #: without the learnability experiments, and ``cent`` what earlier versions called it
 KINDS = (
     StudyKind("learnability", __name__, "study:from_stored", aliases=("robustness", "cent"),

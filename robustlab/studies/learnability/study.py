@@ -516,7 +516,7 @@ def ray_options(splits: Any, cells: Sequence[Cell]) -> dict[str, Any]:
 
 def from_stored(config: Any, trusted: bool) -> Learnability:
     """The study of a configuration object from Python, or of a stored one (its
-    :class:`~robustlab.studies.kinds.StudyKind`)."""
+    :class:`~robustlab.studies.kind.StudyKind`)."""
     from robustlab.runs.study import study_of
 
     return study_of(Learnability, LearnabilityStudy, config, trusted)

@@ -21,9 +21,9 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.second_order", {
     "make_source": "neighbourhood", "load_table": "neighbourhood",
 })
 
-from robustlab.studies.kinds import StudyKind  # noqa: E402
+from robustlab.studies.kind import StudyKind  # noqa: E402
 
-#: the kinds this package runs (robustlab.studies.kinds)
+#: the kinds this package runs (robustlab.studies.kind)
 KINDS = (
     StudyKind("attack", __name__, "study:from_stored", title="Second-order attacks (paper 002)",
               section="section:attack_section", screen="attack_screen:AttackScreen"),

@@ -426,7 +426,7 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
 
 def from_stored(config: Any, trusted: bool) -> Bias:
     """The study of a configuration object from Python, or of a stored one (its
-    :class:`~robustlab.studies.kinds.StudyKind`)."""
+    :class:`~robustlab.studies.kind.StudyKind`)."""
     from robustlab.runs.study import study_of
 
     return study_of(Bias, BiasConfig, config, trusted, python_objects=True)

@@ -405,7 +405,7 @@ _CONFIG_KEYS = ("query_budget", "seed", "kappa", "delta", "beam_width", "model_b
 
 def from_stored(config: Any, trusted: bool) -> Attack:
     """The study of a configuration object from Python, or of a stored one (its
-    :class:`~robustlab.studies.kinds.StudyKind`)."""
+    :class:`~robustlab.studies.kind.StudyKind`)."""
     from robustlab.runs.study import study_of
 
     return study_of(Attack, AttackConfig, config, trusted, python_objects=True)
