@@ -21,7 +21,7 @@ from typing import Any
 
 from robustlab.errors import RobustlabError
 from robustlab.textfmt import echo, printable
-from robustlab.trust import REGISTERED_ONLY_ENV
+from robustlab.trust import REGISTERED_ONLY_ENV, harden_process
 from robustlab.version import __version__
 
 
@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     and exits 130 once the handlers are done."""
     if argv is not None:
         return _main(list(argv))
+    harden_process()  # the process's entry: no import path or pickle from the working directory
     atexit.register(_exit_130_if_interrupted)  # first registered, so it runs last
     try:
         rc = _main(sys.argv[1:])

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
     p.add_argument("--out", metavar="DIR",
                    help="run directory (default: the plan's 'out', else PLAN-run beside it)")
+    p.add_argument("--force", action="store_true",
+                   help="let the plan's 'out' be a directory that holds other files (its "
+                   "summary.json, results.jsonl and tables are then replaced)")
     add_quiet_option(p)
     p.set_defaults(func=run)
 
@@ -43,14 +46,19 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.studies.learnability.thresholds import load_plan
 
     plan = load_plan(args.plan, args.out)
+    if args.out is None:  # a plan (data) chose it: never a folder of someone's own files
+        from robustlab.outputs import refuse_foreign_dir
+
+        refuse_foreign_dir(f"{args.plan}: out", plan.out, force=args.force)
     if args.junit_xml:  # before the study writes anything: not the plan, its data or its store
-        from robustlab.outputs import refuse_same_file
+        from robustlab.outputs import refuse_run_file, refuse_same_file
         from robustlab.runs.store import run_files
 
         refuse_same_file({"--junit-xml": args.junit_xml},
                          {"PLAN": args.plan, "the plan's data": plan.dataset.get("path"),
                           "the plan's test_data": plan.dataset.get("test_path"),
                           **{f"the run's {f.name}": f for f in run_files(plan.out)}})
+        refuse_run_file("--junit-xml", args.junit_xml, [plan.out])  # and those not written yet
     from robustlab.outputs import messages_off_stdout
 
     with messages_off_stdout(args.junit_xml):  # --junit-xml -: the table goes to stderr

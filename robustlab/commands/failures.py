@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from robustlab.errors import InputError
-    from robustlab.outputs import refuse_same_file
+    from robustlab.outputs import refuse_run_file, refuse_same_file
     from robustlab.runs.predictions import (
         export_examples,
         failing_examples,
@@ -65,6 +65,7 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"--limit {args.limit}: must be 0 or more")
     refuse_same_file({"--csv": args.export},
                      {f"RUN_DIR {f.name}": f for f in run_files(args.run_dir)})
+    refuse_run_file("--csv", args.export, [args.run_dir])
     if args.export and args.export != "-" and Path(args.export).suffix.lower() not in (
             "", ".csv", ".tsv", ".jsonl"):  # the extension picks the format: never CSV in .xlsx
         raise InputError(f"--csv {args.export}: writes .csv, .tsv or .jsonl (chosen by the "

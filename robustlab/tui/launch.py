@@ -58,7 +58,7 @@ from robustlab.procs import (
 )
 from robustlab.runs.store import RunStore, StoreError
 from robustlab.textfmt import printable
-from robustlab.trust import REGISTERED_ONLY_ENV
+from robustlab.trust import REGISTERED_ONLY_ENV, clean_pythonpath, private_workdir
 
 WORKER_LOG = "worker.log"
 WORKER_JSON = "worker.json"
@@ -84,12 +84,11 @@ def robustlab_argv(args: Sequence[str]) -> list[str]:
 def safe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment for a worker, minus import-path entries that mean "the cwd"."""
     env = {**os.environ, **(extra or {}), "PYTHONUNBUFFERED": "1"}
-    if "PYTHONPATH" in env:
-        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and os.path.isabs(p)]
-        if kept:
-            env["PYTHONPATH"] = os.pathsep.join(kept)
-        else:
-            del env["PYTHONPATH"]
+    kept = clean_pythonpath(env.get("PYTHONPATH"))
+    if kept is None:
+        env.pop("PYTHONPATH", None)
+    else:
+        env["PYTHONPATH"] = kept
     return env
 
 
@@ -414,7 +413,10 @@ def resume_plan(run_dir: str | os.PathLike[str], *, program: Sequence[str] | Non
             raise InputError(f"refusing to resume {printable(str(run_dir))}: {exc}") from None
     args = ["resume", str(run_dir)]
     argv = [*program, *args] if program else robustlab_argv(args)
-    return ResumePlan(run_dir, argv, run_dir, study)
+    # never the run directory or its parent: anyone who could write them would choose what a
+    # library finds by name in the working directory (a file called `upos-fast`, a folder
+    # called `bert-base-uncased`); the worker resolves every path of the run explicitly
+    return ResumePlan(run_dir, argv, private_workdir(), study)
 
 
 def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,

@@ -399,7 +399,7 @@ def threshold_args(args: Any) -> dict[str, float]:
     if given and exps is not None and "robustness" not in exps:
         raise InputError("thresholds need the robustness experiment; add it to --experiments")
     if getattr(args, "junit_xml", None):
-        from robustlab.outputs import refuse_same_file
+        from robustlab.outputs import refuse_run_file, refuse_same_file
         from robustlab.runs.store import run_files
 
         out = getattr(args, "out", None)
@@ -407,6 +407,7 @@ def threshold_args(args: Any) -> dict[str, float]:
                          {"--dataset": getattr(args, "dataset", None),
                           "--test-dataset": getattr(args, "test_dataset", None),
                           **{f"--out {f.name}": f for f in (run_files(out) if out else [])}})
+        refuse_run_file("--junit-xml", args.junit_xml, [out])  # and those not written yet
     return given
 
 

@@ -19,6 +19,7 @@ from robustlab.options import (
     SEED_LIMIT,
     add_seed_option,
 )
+from robustlab.outputs import RUN_FILE_NAMES
 from robustlab.resources import check_checkpoint
 from robustlab.runs import fields as field_options
 from robustlab.runs.fields import option
@@ -151,6 +152,9 @@ class AttackConfig(StudyConfig):
                                             != self.log_to_csv or self.log_to_csv[0] == "."):
             raise InputError(f"--log-to-csv {self.log_to_csv!r}: a file name inside the run "
                              "directory (no directories)")
+        if self.log_to_csv in RUN_FILE_NAMES:
+            raise InputError(f"--log-to-csv {self.log_to_csv!r}: is one of the run's own files; "
+                             "writing it would destroy the run. Choose another name")
         check_trained_model(self.model, trusted=trusted)
 
     def recipe_kwargs(self) -> dict[str, Any]:
