@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -153,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, _interrupted_at_shutdown)
         raise
     signal.signal(signal.SIGINT, _interrupted_at_shutdown)
+    try:  # what stdout still buffers goes out now, where a closed pipe is handled
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     return rc
 
 
@@ -177,6 +182,8 @@ def _main(argv: list[str]) -> int:
     except RobustlabError as exc:
         echo(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `robustlab failures RUN | head`: the reader has what it wanted
+        return _quiet_broken_pipe()
     except (OSError, sqlite3.OperationalError) as exc:
         # the environment failed mid-run (disk full, file system gone read-only, permissions):
         # one line, not a traceback; finished cells are in the run store and a rerun resumes
@@ -189,6 +196,16 @@ def _main(argv: list[str]) -> int:
         echo(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)
         return 130
     return int(rc or 0)
+
+
+def _quiet_broken_pipe() -> int:
+    """A closed stdout ends the command quietly: stdout points at /dev/null so the interpreter's
+    final flush cannot raise again, and the exit status is 141 (128 + SIGPIPE, as a shell reports
+    a command a pipe's reader stopped), so ``set -o pipefail`` still sees it."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from robustlab.errors import RobustlabError
 from robustlab.options import add_quiet_option
 from robustlab.textfmt import echo
 
@@ -74,18 +75,36 @@ def _run(args: argparse.Namespace, plan) -> int:
                      log=None if args.quiet else
                      (lambda m: echo(f"robustlab check: {m}", file=sys.stderr, flush=True)))
     t0 = time.perf_counter()
-    if plan.model is not None:  # a trained model: evaluated as it is, nothing trained
-        from robustlab.studies.eval.predict import check_checkpoint
-        from robustlab.studies.eval.study import Eval
+    try:
+        if plan.model is not None:  # a trained model: evaluated as it is, nothing trained
+            from robustlab.studies.eval.predict import check_checkpoint
+            from robustlab.studies.eval.study import Eval
 
-        config = _eval_study(plan)
-        config.validate(trusted=False)
-        check_checkpoint(config.model)
-        run_study(Eval(config), plan.out, ctx)
-    else:
-        # a plan is a file, not this command line: its specs may only name registered things
-        run_study(Learnability(_robustness_study(plan)), plan.out, ctx)
+            config = _eval_study(plan)
+            config.validate(trusted=False)
+            check_checkpoint(config.model)
+            run_study(Eval(config), plan.out, ctx)
+        else:
+            # a plan is a file, not this command line: its specs may only name registered things
+            run_study(Learnability(_robustness_study(plan)), plan.out, ctx)
+    except RobustlabError as exc:
+        raise _as_plan_hint(exc) from None
     return _report(args, plan, t0)
+
+
+def _as_plan_hint(exc: RobustlabError) -> RobustlabError:
+    """The data reader's hints name command-line flags (``pass --encoding cp1252``); in a plan
+    the same fix is a key (``encoding = "cp1252"``, docs/cli.md)."""
+    import re
+
+    text = str(exc)
+    m = re.search(r"pass --encoding (\S+?)\.", text)
+    if m is None:
+        return exc
+    text = text.replace(m.group(0), f'set encoding = "{m.group(1)}" in the plan.')
+    new = type(exc)(text)
+    new.exit_code = exc.exit_code
+    return new
 
 
 def _eval_study(plan):
@@ -125,6 +144,12 @@ def _report(args: argparse.Namespace, plan, t0: float) -> int:
     with RunStore(plan.out, readonly=True) as store:
         checks = evaluate(store, plan.checks())
     seconds = time.perf_counter() - t0
+    from robustlab.outputs import write_json
+    from robustlab.studies.learnability.thresholds import CHECKS_FILE
+
+    # the thresholds and their outcome, kept with the run: `robustlab report` shows them
+    write_json(plan.out / CHECKS_FILE, {"plan": str(args.plan), "name": plan.name,
+                                        "checks": [c.to_dict() for c in checks]})
     echo(results_table(checks))
     failed = sum(c.passed is not True for c in checks)
     echo(f"\n{len(checks) - failed} of {len(checks)} checks passed; run directory {plan.out}"

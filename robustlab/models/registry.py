@@ -109,6 +109,13 @@ def user_model_class(spec: str, *, trusted: bool) -> type | None:
         raise InputError(str(exc)) from None
 
 
+def family_shadows_directory(spec: str) -> str | None:
+    """``./NAME`` when ``spec`` is a family name (``bow``) and also an existing directory in the
+    working directory — the family wins, so a user who meant the directory must say ``./NAME``."""
+    text = str(spec).strip()
+    return f"./{text}" if text in available_models() and Path(text).is_dir() else None
+
+
 def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     """Refuse a ``--model`` that cannot name a model, with one line (no traceback), before
     anything runs; returns the spec. Parsing only: nothing is loaded or downloaded.
@@ -122,6 +129,13 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():
         check_params(name, params)  # unknown names, values out of range (models/params.py)
+        shadowed = family_shadows_directory(text)
+        if shadowed:
+            from robustlab.textfmt import note_once
+
+            note_once(f"robustlab: note: --model {text} is the model family {name}, not the "
+                      f"directory {Path(shadowed).resolve()}; pass {shadowed} for the saved "
+                      "model")
         return text
     p = Path(text).expanduser()
     if is_saved_model(p):

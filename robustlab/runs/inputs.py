@@ -318,7 +318,12 @@ def check_source(spec: str | None, option: str = "--source") -> None:
 def check_trained_model(spec: str, *, trusted: bool) -> None:
     """An attack, a bias study or eval needs a trained model: a saved directory or a checkpoint,
     never a family name (it would be untrained) or a path that does not exist."""
-    from robustlab.models.registry import available_models, check_model_spec, parse_model_spec
+    from robustlab.models.registry import (
+        available_models,
+        check_model_spec,
+        family_shadows_directory,
+        parse_model_spec,
+    )
 
     if spec.startswith(OBJECT):  # a model object given from Python: the caller's to check
         return
@@ -328,6 +333,10 @@ def check_trained_model(spec: str, *, trusted: bool) -> None:
         # a path, never a hub id (hub ids go as hf:ID): a typo is not a download
         raise InputError(f"--model {spec}: no such model directory (a hub checkpoint is "
                          "named hf:ID)")
+    shadowed = family_shadows_directory(spec)
+    if shadowed:
+        raise InputError(f"--model {spec}: is both a model family (which would be untrained) "
+                         f"and the directory {shadowed}; pass {shadowed} to use the saved model")
     check_model_spec(spec, user_class=trusted)
     name, _ = parse_model_spec(spec)
     if name in available_models():

@@ -466,6 +466,9 @@ CONFIG_FORMAT_KEY = "config_format"
 CONFIG_FORMAT = "2"
 #: the store's ``meta`` key holding how the run last ran (:meth:`RunContext.stored`)
 RUN_CONTEXT_KEY = "run_context"
+#: a gated run's thresholds and outcomes in its run directory (``robustlab check`` writes it,
+#: ``robustlab report`` shows it)
+CHECKS_FILE = "checks.json"
 
 
 def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]],

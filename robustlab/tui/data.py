@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -79,9 +80,14 @@ def tail(path: Path, lines: int = 20, max_bytes: int = 64_000) -> list[str]:
 
 def _died_reason(path: Path, pid: int | None, store: RunStore | None) -> str:
     """Why a worker died, from what it left behind: its log first, then failed cells."""
-    log = tail(path / launch.WORKER_LOG, 3)
+    log = tail(path / launch.WORKER_LOG, 40)
     if log:
-        return f"worker (pid {pid}) is gone; worker.log ends: " + " | ".join(log)
+        # the error first, where an 80-column status line shows it: robustlab's one-line
+        # "robustlab CMD: error: …", else a traceback's last line, else the log's last line
+        mine = [ln for ln in log if re.search(r"^robustlab [\w-]+: error: ", ln.strip())]
+        last = log[-1].strip()
+        err = mine[-1].strip() if mine else last
+        return f"{err} (worker pid {pid} exited; more in worker.log)"
     if store is not None:
         failed = store.cells("failed")[:1]
         if failed and failed[0].error:
@@ -188,6 +194,22 @@ class CellRow:
     attempts: int
     error: str | None
     finished: float | None
+    params: str | None = None  # the stored JSON text (read for a name only)
+
+    @property
+    def name(self) -> str:
+        """The cell as a reader knows it: an eval cell ``p03|seed=0`` by its perturbation spec
+        (``char_swap:pps=3|seed=0``); any other key as it is."""
+        import re
+
+        head, sep, rest = self.key.partition("|")
+        if not re.fullmatch(r"p\d+", head) or not self.params:
+            return self.key
+        try:
+            pert = json.loads(self.params).get("perturbation")
+        except (ValueError, AttributeError):
+            return self.key
+        return f"{pert}{sep}{rest}" if isinstance(pert, str) and pert else self.key
 
 
 @dataclass
@@ -224,7 +246,7 @@ def read_progress(path: str | os.PathLike[str], status: str | None = None,
             order = (" ORDER BY CASE status WHEN 'running' THEN 0 WHEN 'failed' THEN 1 "
                      "WHEN 'pending' THEN 3 ELSE 2 END, seq")
             rows = conn.execute(
-                "SELECT key, status, seconds, attempts, error, finished FROM cells"
+                "SELECT key, status, seconds, attempts, error, finished, params FROM cells"
                 + where + order + " LIMIT ?", (*args, limit)).fetchall()
             prog.cells = [CellRow(*r) for r in rows]
             prog.shown_of = conn.execute("SELECT COUNT(*) FROM cells" + where, args).fetchone()[0]

@@ -92,6 +92,21 @@ def safe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def resource_env(base: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``ROBUSTLAB_SHARED`` resolved now, from ``base`` (the directory the user launched from,
+    default the TUI's own), for a worker that may run elsewhere: a resumed run runs in its run
+    directory, where ``../shared`` named another folder (its log looked for
+    ``runs/shared/...``). Empty when the variable is already set (the worker inherits it) or no
+    shared folder is there (the worker then says what is missing, as from the shell)."""
+    if os.environ.get("ROBUSTLAB_SHARED"):
+        return {}
+    where = Path(base or os.getcwd()).resolve()
+    for cand in (where / "shared", where.parent / "shared"):
+        if cand.is_dir():
+            return {"ROBUSTLAB_SHARED": str(cand.resolve())}
+    return {}
+
+
 def command_string(args: Sequence[str]) -> str:
     """The copyable shell form of ``robustlab ARGS``."""
     return shlex.join(["robustlab", *args])
@@ -205,6 +220,8 @@ def spawn_detached(argv: Sequence[str], run_dir: str | os.PathLike[str], *,
         "pid": proc.pid, "pgid": proc.pid, "host": socket.gethostname(),
         "start": process_start(proc.pid), "argv": argv, "command": shlex.join(argv),
         "cwd": str(Path(cwd or os.getcwd()).resolve()), "launched": time.time(),
+        # the shared folder the worker was given (shown only; a resume resolves its own)
+        "shared": (env or {}).get("ROBUSTLAB_SHARED") or os.environ.get("ROBUSTLAB_SHARED"),
     })
     return proc.pid
 
@@ -221,7 +238,8 @@ def launch(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     base = Path(cwd or os.getcwd())
     run_dir = (base / out).resolve()
     argv = [*program, *args] if program else robustlab_argv(args)
-    spawn_detached(argv, run_dir, cwd=base, env=None if program else ROBUSTLAB_ENV)
+    env = {**(ROBUSTLAB_ENV if not program else {}), **resource_env(base)}
+    spawn_detached(argv, run_dir, cwd=base, env=env or None)
     return run_dir
 
 
@@ -434,8 +452,10 @@ def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
         plan = resume_plan(run_dir, program=program)
     if plan.run_dir != run_dir:
         raise InputError(f"the plan is for {plan.run_dir}, not {run_dir}")
-    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd,
-                          env=None if program else ROBUSTLAB_ENV)
+    # the shared folder as seen from where the TUI runs (the run directory's ../shared is
+    # somewhere else); a path from this process, nothing read from the run directory
+    env = {**(ROBUSTLAB_ENV if not program else {}), **resource_env()}
+    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd, env=env or None)
 
 
 def delete(run_dir: str | os.PathLike[str]) -> None:

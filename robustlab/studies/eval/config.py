@@ -87,6 +87,11 @@ class EvalConfig(StudyConfig):
     batch_size: int = field(default=128, metadata={"sig": None, **option(
         "--batch-size", type=int,
         help=lambda d: f"texts per model call (default {d}; speed only)")})
+    #: refuse data the model trained on (otherwise a warning with the count; docs/eval.md)
+    strict: bool = field(default=False, metadata={"sig": None, "added": True, **option(
+        "--strict", action="store_true", show=lambda v, _: ["--strict"] if v else [],
+        help="refuse a dataset that overlaps the model's training data (default: a warning with "
+        "the count)")})
 
     def __post_init__(self) -> None:
         # a preset ("papers") becomes its concrete specs: the stored config names what ran
@@ -95,6 +100,13 @@ class EvalConfig(StudyConfig):
     def validate(self, *, trusted: bool = False) -> None:
         check_trained_model(self.model, trusted=trusted)
         check_dataset(self.dataset)
+        if "path" in self.dataset and self.dataset.get("split") is not None:
+            # a file has no splits: evaluating all of it under a split's name misled (the
+            # training rows were tested as if held out)
+            raise InputError(f"--split {self.dataset['split']}: applies to a named dataset; "
+                             f"--dataset {self.dataset['path']} is a file, evaluated whole. "
+                             "Evaluate the split `robustlab train` held out (MODEL/heldout.tsv) "
+                             "or a file of your own test rows")
         if not self.perturbations:
             raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
         if len(set(self.perturbations)) != len(self.perturbations):
