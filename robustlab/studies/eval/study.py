@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robustlab.data.labels import check_model_classes
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs.cells import CellOutput
@@ -382,17 +383,11 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def _check_labels(examples: Sequence[Any], predictor: Any, where: Any, name: str) -> None:
-    """Every label of the data is a class the model predicts (one model call on the first
-    text): a label the model does not have failed every cell with an IndexError (issue 29)."""
+    """The data's labels are classes of the model (one model call on the first text)."""
     import numpy as np
 
     n = int(np.asarray(predictor.proba([examples[0][0]])).shape[-1])
-    labels = {e[1] for e in examples}
-    bad = sorted((y for y in labels if not (isinstance(y, int) and 0 <= y < n)), key=str)
-    if bad:
-        raise InputError(f"--dataset {where}: label(s) {', '.join(map(str, bad[:5]))} are not "
-                         f"classes of the model {name} (it predicts {n} classes, 0..{n - 1}); "
-                         "evaluate it on data labelled like its training data")
+    check_model_classes([e[1] for e in examples], n, where, name)
 
 
 @dataclass

@@ -288,6 +288,14 @@ class Attack:
         if victim is None:
             ctx.say(f"loading model {cfg.model} on {device}")
             victim, model_name = load_victim(cfg.model, device)
+        # a label the model does not have is refused before anything is written (issue 29)
+        import numpy as np
+
+        from robustlab.data.labels import check_model_classes
+
+        n_classes = int(np.asarray(victim([str(examples[0][0])])).shape[-1])
+        check_model_classes([int(y) if isinstance(y, (int, np.integer)) else y
+                             for _, y in examples], n_classes, where, model_name)
         kwargs = self.recipe_kwargs()
         src = kwargs.get("source")
         ctx.say(f"building {cfg.recipe} (neighbourhood source: "
