@@ -20,6 +20,7 @@ from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
+from robustlab.procs import answer_ctrl_c
 from robustlab.textfmt import echo, printable
 from robustlab.trust import REGISTERED_ONLY_ENV
 
@@ -138,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     and exits 130 once the handlers are done."""
     if argv is not None:
         return _main(list(argv))
+    answer_ctrl_c()  # a background job (`nohup robustlab … &`) inherits SIGINT ignored
     atexit.register(_exit_130_if_interrupted)  # first registered, so it runs last
     try:
         rc = _main(sys.argv[1:])
