@@ -126,8 +126,8 @@ def test_every_prediction_is_stored_and_the_rates_follow_from_them(bow, data, tm
 
 
 def test_an_augmented_model_gets_different_numbers(bow, data, tmp_path, capsys):
-    """The issue's example: a plain and an augmented model must not give identical numbers (a
-    saved model is evaluated, never retrained from its family)."""
+    """The issue's example: a model augmented with leet_letters is more robust to it than the
+    plain one (a saved model is evaluated, never retrained from its family)."""
     from robustlab.perturbations.registry import parse_spec
 
     model, _ = bow
@@ -148,7 +148,9 @@ def test_an_augmented_model_gets_different_numbers(bow, data, tmp_path, capsys):
         sums.append(json.loads((tmp_path / name / "summary.json").read_text()))
     a = [s["perturbations"][0]["a1"]["mean"] for s in sums]
     f = [s["perturbations"][0]["failure_rate"]["mean"] for s in sums]
-    assert (a[0], f[0]) != (a[1], f[1])
+    # trained on leet_letters copies, the augmented model reads leetspeak: higher accuracy on
+    # the perturbed texts and fewer flips than the plain model (the direction, not just "!=")
+    assert a[1] > a[0] and f[1] < f[0], (a, f)
 
 
 def test_a_rerun_resumes_and_a_changed_option_is_refused(bow, data, tmp_path, capsys):
