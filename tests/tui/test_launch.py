@@ -265,7 +265,9 @@ async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_er
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         app.resume_run(bad)
-        await pilot.pause(1.0)
+        # refused with a message: wait for it (an event), then no dialog may have opened
+        await wait_for(pilot, lambda: any(n.title == "cannot resume"
+                                          for n in app._notifications), 60)
         assert not isinstance(app.screen, ConfirmScreen)
     assert not (good / launch.WORKER_JSON).exists() and not (bad / launch.WORKER_JSON).exists()
     assert not marker.exists()
