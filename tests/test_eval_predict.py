@@ -142,7 +142,7 @@ class FakePipeline:
                        key=lambda d: -d["score"]) for t in texts]
 
 
-def test_pipeline_scores_land_in_the_models_label_order():
+def test_pipeline_scores_land_in_the_models_label_order(monkeypatch):
     pipe = FakePipeline({"NEG": 0, "NEU": 1, "POS": 2},
                         {"a": {"POS": 0.7, "NEG": 0.1, "NEU": 0.2},
                          "b": {"NEU": 0.5, "POS": 0.3, "NEG": 0.2}})
@@ -151,6 +151,11 @@ def test_pipeline_scores_land_in_the_models_label_order():
     assert pipe.calls == [{"top_k": None, "batch_size": 7, "truncation": True}]
     swapped = FakePipeline({"POS": 0, "NEG": 1}, {"a": {"POS": 0.9, "NEG": 0.1}})
     np.testing.assert_array_equal(P.pipeline_proba(swapped)(["a"]), [[0.9, 0.1]])
+    assert swapped.calls == [{"top_k": None, "batch_size": 128, "truncation": True}]  # default
+    pipe = FakePipeline({"NEG": 0, "POS": 1}, {"a": {"POS": 0.6, "NEG": 0.4}})
+    monkeypatch.setattr(P, "_is_pipeline", lambda obj: obj is pipe)  # (checked by class)
+    np.testing.assert_array_equal(P.object_proba(pipe, batch_size=5)(["a"]), [[0.4, 0.6]])
+    assert pipe.calls == [{"top_k": None, "batch_size": 5, "truncation": True}]
     int_keys = FakePipeline({0: 0, 1: 1}, {"a": {"0": 0.4, "1": 0.6}})  # ids as label names
     np.testing.assert_array_equal(P.pipeline_proba(int_keys)(["a"]), [[0.4, 0.6]])
 
