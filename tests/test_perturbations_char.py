@@ -117,7 +117,7 @@ def test_misspelling_uses_the_wikipedia_list(shared_data, monkeypatch) -> None:
         wiki = json.loads(path.read_text(encoding="utf-8"))
         listed = {(w.lower(), r.lower()) for w, rs in wiki.items() for r in rs}
         p = make("misspelling", pps=4)
-        assert p.signature() == "misspelling/v2(pps=4)"  # new list, new rule version
+        assert p.signature() == "misspelling/v3(pps=4)"  # new list, new tokens: new rule version
         n = 0
         for s in range(20):
             for old, new in _changed_words(TEXT, p.perturb(TEXT, seed=s)):

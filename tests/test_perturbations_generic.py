@@ -21,7 +21,10 @@ def test_generic_check(name: str, check: str) -> None:
 # insert_abbreviation 0.63, the rest >= 0.93; word_synonym 0.82 on the first 500 since its
 # context filter, issue 24); floors a little below, on the first 500
 _FLOOR = {"negation": 0.6, "verb_tense": 0.55, "singular_plural_verb": 0.5,
-          "insert_abbreviation": 0.5, "word_synonym": 0.75}
+          # word_synonym trades coverage for precision on real text (issue 33: quoted titles,
+          # compounds, quantifiers, rare synset members and, without a masked LM, verbs are
+          # left alone): about 53 % of SST-2 train sentences changed, was about 80 %
+          "insert_abbreviation": 0.5, "word_synonym": 0.5}
 
 
 @pytest.mark.shared_data

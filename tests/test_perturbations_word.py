@@ -222,7 +222,7 @@ def test_word_synonym_context_filters(need_wordnet: None) -> None:
     assert "evil" not in wordnet_synonyms("good")  # antonyms never offered
     assert all(s != "bad" for s in wordnet_synonyms("good", frozenset("a")))
     p = make("word_synonym")
-    assert p.signature() == "word_synonym/v3(mlm=None,mlm_margin=3.0,pps=1)"
+    assert p.signature() == "word_synonym/v4(mlm=None,mlm_margin=3.0,pps=1)"
     assert p.perturb("the Nobel Prize", seed=0) == "the Nobel Prize"  # names left alone
 
 

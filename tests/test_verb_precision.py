@@ -10,20 +10,28 @@ from __future__ import annotations
 
 from collections import Counter
 
+import judged_realtext
 import pytest
 from judged_fixtures import COLUMNS, RULES, generate, precision, read
 
 #: the precision the stored judgements give (docs/perturbations.md reports them); a test fails
 #: when the fixture's figures move, so the docs never go stale either
-JUDGED = {"negation": 92, "verb_tense": 93, "singular_plural_verb": 98, "word_synonym": 69,
-          "word_synonym_mlm": 73, "misspelling": 97}
+JUDGED = {"negation": 95, "verb_tense": 93, "singular_plural_verb": 98, "word_synonym": 75,
+          "word_synonym_mlm": 80, "misspelling": 97}
+#: halves where a rule changes fewer than 25 sentences: word_synonym leaves most of TREC's short
+#: questions alone since issue 33 (names, compounds, verbs without a masked LM), so TREC's dev
+#: half (250 questions) runs out
+SHORT = {"word_synonym": {("dev", "trec"): 13}, "word_synonym_mlm": {("dev", "trec"): 10}}
+#: the same on real text (tests/judged_realtext.py): (dev %, held-out %) per rule
+JUDGED_REAL = {"negation": (96, 92), "verb_tense": (74, 74), "singular_plural_verb": (92, 96),
+               "word_synonym": (82, 76)}
 
 
 @pytest.mark.parametrize("rule", RULES)
 def test_fixture_is_complete_and_well_formed(rule: str) -> None:
     rows = read(rule)
     assert Counter((r["half"], r["dataset"]) for r in rows) == {
-        (h, d): 25 for h in ("dev", "heldout") for d in ("sst2", "trec")}
+        (h, d): SHORT.get(rule, {}).get((h, d), 25) for h in ("dev", "heldout") for d in ("sst2", "trec")}
     for r in rows:
         assert set(r) == set(COLUMNS)
         assert r["judgement"] in ("correct", "incorrect") and r["reason"].strip()
@@ -50,6 +58,38 @@ def test_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
         pytest.skip(f"needs the shared fill-mask model at {minilm_mlm_path()}")
     judged = read(rule)
     fresh = generate(rule, shared_data)
+    key = ("half", "dataset", "source", "original", "output")
+    stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
+             if tuple(j[k] for k in key) != tuple(f[k] for k in key)]
+    assert len(fresh) == len(judged) and not stale, \
+        f"{rule}: outputs changed since they were judged; judge them again: {stale[:3]}"
+
+
+@pytest.mark.parametrize("rule", judged_realtext.RULES)
+def test_realtext_fixture_is_complete_and_well_formed(rule: str) -> None:
+    """100 hand-judged outputs per rule on MR and SUBJ (issue 33), half judged after the rules
+    were frozen; the figures docs/perturbations.md reports."""
+    rows = judged_realtext.read(rule)
+    assert Counter((r["half"], r["dataset"]) for r in rows) == {
+        (h, d): 25 for h in ("dev", "heldout") for d in ("mr", "subj")}
+    for r in rows:
+        assert set(r) == set(COLUMNS)
+        assert r["judgement"] in ("correct", "incorrect") and r["reason"].strip()
+        assert r["output"] != r["original"]
+    halves = tuple(round(100 * precision([r for r in rows if r["half"] == h]))
+                   for h in ("dev", "heldout"))
+    assert halves == JUDGED_REAL[rule]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", judged_realtext.RULES)
+def test_realtext_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
+    from robustlab.resources import synonyms_dir
+
+    if rule == "word_synonym" and synonyms_dir()[0] is None:
+        pytest.skip("the counter-fitted neighbours are not available")
+    judged = judged_realtext.read(rule)
+    fresh = judged_realtext.generate(rule, shared_data)
     key = ("half", "dataset", "source", "original", "output")
     stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
              if tuple(j[k] for k in key) != tuple(f[k] for k in key)]

@@ -226,7 +226,7 @@ class Misspelling(PPSPerturbation):
     name = "misspelling"
     level = "character"
     heavy = True
-    version = 2  # Wikipedia's list instead of codespell's; whole tokens
+    version = 3  # Wikipedia's list; whole tokens (9/11, $8, and/or, parents', URLs: issue 33)
     summary = "replaces words by a common misspelling (Wikipedia's list)"
     reads = ("misspellings",)
 

@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from robustlab.perturbations.text_utils import TOKEN_RE
+from robustlab.perturbations.text_utils import tokens as text_tokens
 
-__all__ = ["Token", "Verb", "find_verbs", "inflect", "tokens", "verb_forms"]
+__all__ = ["Token", "Verb", "find_verbs", "inflect", "tokens", "verb_forms", "words"]
 
 BE = {"am": "VBP", "is": "VBZ", "are": "VBP", "was": "VBD", "were": "VBD"}
 DO = {"do": "VBP", "does": "VBZ", "did": "VBD"}
@@ -43,6 +43,9 @@ CONTRACTIONS = {
     "shouldn't": "should", "mustn't": "must", "mightn't": "might", "shan't": "shall",
 }
 NEGATORS = frozenset({"not", "n't"})
+#: PTB splits "can't" / "won't" / "shan't" as "ca n't" / "wo n't" / "sha n't": the host stands
+#: for the modal
+PTB_NEG_HOSTS = {"ca": "can", "wo": "will", "sha": "shall"}
 SUBJ_3SG = frozenset("he she it this that everyone everybody someone somebody nobody one".split())
 SUBJ_PL = frozenset("we they you these those".split())
 SUBJ_1SG = frozenset({"i"})
@@ -71,6 +74,17 @@ CAUSATIVES = frozenset(
 CLAUSE_BREAK = frozenset(
     "and but or because while when whereas although though since if unless until who which that".split()
 )
+#: a sentence's end mark: "?" / "!" / "." before a space or the end, but not the period of an
+#: initial or abbreviation ("W.C. Fields", "St. Louis", "I.V.", "j.k. rowling", "Mr. Smith")
+#: particles of phrasal verbs, never a finite verb themselves ("shows up", "turns out")
+PARTICLES = frozenset("up down out off away".split())
+#: forms of linking verbs after which "like" is a preposition ("looks like he's trying")
+LINKING = frozenset("""look looks looked seem seems seemed sound sounds sounded feel feels felt
+    smell smells smelled taste tastes tasted""".split())
+_SENTENCE_END = re.compile(
+    r"(?<![\s.][^\W\d_])(?<![\s.][^\W\d_]\.[^\W\d_])"
+    r"(?<!\b(?:St|Mr|Dr|Jr|Sr|Mt|Ft|vs|Ms))(?<!\bMrs)(?<!\bNo)(?<!\betc)"
+    r"[.!?]+(?=\s|$)", re.IGNORECASE)
 _PUNCT_BREAK = re.compile(r"[,.;:!?()\[\]\"“”]")
 
 
@@ -81,14 +95,37 @@ class Token(NamedTuple):
     low: str
 
 
+#: a joined clitic at the end of a word: "it's", "they're", "I'm", "we'll", "he'd", "you've",
+#: "the film's" (not "n't": a joined negative contraction stays one token, see CONTRACTIONS)
+_JOINED_CLITIC = re.compile(r"(?<=[^\W_])['’](?:s|re|m|d|ll|ve)$", re.IGNORECASE)
+
+
+def words(text: str) -> list[Token]:
+    """The tokens of ``text`` as written (:func:`~robustlab.perturbations.text_utils.tokens`):
+    what delete/repeat/order move whole ("it's" is one word, PTB "it 's" two)."""
+    return [Token(a, b, text[a:b], text[a:b].lower().replace("’", "'"))
+            for a, b in text_tokens(text)]
+
+
 def tokens(text: str) -> list[Token]:
-    """Tokens (:data:`~robustlab.perturbations.text_utils.TOKEN_RE`: words with inner
-    apostrophes and hyphens, alphanumerics, PTB clitics) and their spans; typographic
-    apostrophes normalised."""
+    """The verb rules' view of :func:`words`: one token sequence whether clitics are written
+    joined or split PTB-style. A joined clitic becomes a token of its own with its own span
+    ("it's" -> "it" + "'s", "the film's" -> "film" + "'s"), so a rule that edits the clitic edits
+    those characters and the output keeps the input's style ("it's" -> "it was", "it 's" ->
+    "it was"); a plural possessive loses its apostrophe ("parents'" -> "parents") as PTB text
+    writes it apart. Negative contractions stay whole ("don't"): :data:`CONTRACTIONS` reads
+    them, and PTB "do n't" is an auxiliary followed by a negator."""
     out = []
-    for m in TOKEN_RE.finditer(text):
-        w = m.group()
-        out.append(Token(m.start(), m.end(), w, w.lower().replace("’", "'")))
+    for t in words(text):
+        m = _JOINED_CLITIC.search(t.text)
+        if m is not None and "-" not in t.text and "/" not in t.text:
+            cut = t.start + m.start()
+            out.append(Token(t.start, cut, t.text[: m.start()], t.low[: m.start()]))
+            out.append(Token(cut, t.end, t.text[m.start():], t.low[m.start():]))
+        elif len(t.text) > 1 and t.low.endswith("'") and "'" not in t.low[:-1]:
+            out.append(Token(t.start, t.end - 1, t.text[:-1], t.low[:-1]))
+        else:
+            out.append(t)
     return out
 
 
@@ -169,6 +206,7 @@ class Verb:
     subject: str
     inverted: bool
     main: int | None  # for a do-auxiliary: index of the main verb it carries
+    shares: int | None = None  # token index of the verb whose subject it shares ("reads and writes")
 
 
 def _person(tok: Token | None) -> str:
@@ -184,7 +222,7 @@ def _person(tok: Token | None) -> str:
 
 
 def _aux_kind(low: str) -> tuple[str, str, str] | None:
-    base = CONTRACTIONS.get(low, CLITIC_AUX.get(low, low))
+    base = CONTRACTIONS.get(low, CLITIC_AUX.get(low, PTB_NEG_HOSTS.get(low, low)))
     if base in BE:
         return "be", BE[base], "be"
     if base in DO:
@@ -216,18 +254,25 @@ def _clitic_aux(t: Token, nxt: Token | None) -> tuple[str, str, str] | None:
     return _aux_kind(t.low)
 
 
-def _main_after_subject(toks: list[Token], i: int, text: str, kind: str) -> int | None:
+def _main_after_subject(toks: list[Token], i: int, text: str, kind: str,
+                        coordinated: bool = False) -> int | None:
     """In a question, the verb that follows the subject of the inverted auxiliary at ``i``:
     a base form after do/modals ("When did Hawaii *become* ...", "How many hearts does an
     octopus *have*"), a past participle after be/have ("When was Thomas Jefferson *born*").
     The subject is at least one word; a word right after a determiner, possessive or
     preposition belongs to the noun phrase ("a gallon of *water* weigh"). None when the clause
-    ends first (a copula: "What is the capital of France ?")."""
+    ends first (a copula: "What is the capital of France ?"). ``coordinated``: the subject may
+    be coordinated ("Herb and Tootsie")."""
     k = i + 2
     while k < len(toks):
-        if _PUNCT_BREAK.search(text, toks[k - 1].end, toks[k].start):
+        gap = text[toks[k - 1].end: toks[k].start]
+        initial = gap.strip() == "." and len(toks[k - 1].text) == 1 and toks[k - 1].text.isupper()
+        if _PUNCT_BREAK.search(gap) and not initial:  # "Arthur H. Bremer" is one subject
             return None
         w, before = toks[k].low, toks[k - 1].low
+        if coordinated and w in ("and", "or"):
+            k += 2
+            continue
         if w in CLAUSE_BREAK or w == "to" or w in NEGATORS:
             return None
         if before in NON_SUBJECT or before in PREPOSITIONS or w in NON_SUBJECT or w in PREPOSITIONS:
@@ -266,8 +311,11 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
     rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
     clause_start: Token | None = None  # first token of the current clause
     causative = False  # a make/let/help/see/hear/watch form earlier in the clause
-    question = text.rstrip().endswith("?")
+    ends = [(m.start(), m.group()) for m in _SENTENCE_END.finditer(text)]
+    question = False
     for i, t in enumerate(toks):
+        # whether this token's sentence is a question: its first end mark after it is "?"
+        question = next(("?" in mark for pos, mark in ends if pos >= t.end), False)
         if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
             prev, clause_has_main, subject, in_pp = None, False, None, False
             clause_start, causative = None, False
@@ -291,17 +339,21 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
                 if forms and _aux_kind(toks[i + 1].low) is None:
                     tag, lemma = forms[0]
                     verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
-                                      False, None))
+                                      False, None, verbs[-1].i if verbs else None))
                     clause_has_main, skip_until, prev = True, i + 1, toks[i + 1]
             else:
                 subject = None
             rel = t.low if t.low in ("who", "which", "that") else None
+            if rel == "which" and question and (i == 0 or toks[i - 1].low in PREPOSITIONS):
+                rel = None  # "During which season do ...": a wh-determiner, not a relative
             continue
         if i <= skip_until or is_adverb(t.low):
             continue
         if t.low in PREPOSITIONS:
             in_pp = True
         aux = _aux_kind(t.low)
+        if aux is not None and i > 0 and t.text in ("May", "Will"):
+            aux = None  # capitalised inside a sentence: a month or a name ("on May 15")
         r, rel = rel, None
         hyphenated = "-" in t.text or text[t.start - 1 : t.start] == "-" \
             or text[t.end : t.end + 1] == "-"
@@ -317,6 +369,10 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
             continue
         if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
             prev = t
+            continue
+        if aux is None and (t.low in PARTICLES or t.low == "like" and prev is not None
+                            and prev.low in LINKING):
+            prev = t  # "myers shows up", "banderas looks like": no verb "up" or "like"
             continue
         if aux is None and r is not None and not hyphenated:
             forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]
@@ -339,7 +395,8 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
                 and prev.low not in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:
             prev = t  # "seen a remake do anything": a bare infinitive
             continue
-        if t.low == "'s" and (prev is None or prev.low not in S_HOSTS):
+        host = toks[i - 1] if i > 0 else None  # "and that's": the host, not the clause's last word
+        if t.low == "'s" and (host is None or host.low not in S_HOSTS):
             prev = t  # the possessive: "the film 's plot"
             continue
         if aux is not None:
@@ -355,14 +412,25 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
             wh_phrase = question and clause_start is not None and clause_start.low in WH \
                 and not clause_has_main and r is None
             inverted = prev is None and r is None or prev is not None and prev.low in WH or wh_phrase
-            inverted = inverted and nxt is not None and not t.low.startswith("'") and (
+            # outside a question an auxiliary after a comma or bracket is no inversion ("satire ,
+            # has a wickedly eccentric enchantment", "arvasu ( milind soman ) is in love")
+            inverted = inverted and question and nxt is not None and not t.low.startswith("'") and (
                 toks[nxt].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or toks[nxt].low in NON_SUBJECT
                 or question and not _is_participle(toks[nxt].low) and _aux_kind(toks[nxt].low) is None
             )
             main = None
             nxt_forms = verb_forms(toks[nxt].low) if nxt is not None else ()
+            if kind == "do" and question and not inverted and neg is None and not contracted \
+                    and nxt is not None and not any(tg == "VBP" for tg, _ in nxt_forms):
+                # a do-auxiliary after a wh-phrase the rules above do not see as one ("What day
+                # and month did John Lennon die ?", "During which season do most thunderstorms
+                # occur ?", "What does `` Sitting Shiva '' mean ?"): a base verb after its
+                # subject makes it one, not a main verb to negate as "did not do"
+                late = _main_after_subject(toks, i, text, kind, coordinated=True)
+                if late is not None:
+                    inverted = True
             if inverted and neg is None and not contracted:
-                main = _main_after_subject(toks, i, text, kind)
+                main = _main_after_subject(toks, i, text, kind, coordinated=kind in ("do", "modal"))
             elif kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
                 main = nxt
             elif kind in ("do", "have") and not contracted and neg is None and not inverted and not (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import re
 import sys
 
 from robustlab.perturbations.base import PerturbationError
@@ -19,15 +20,17 @@ from robustlab.perturbations.grammar import (
     CONTRACTIONS,
     MODALS,
     PREPOSITIONS,
+    PTB_NEG_HOSTS,
     Token,
     Verb,
     find_verbs,
     inflect,
     tokens,
 )
+from robustlab.perturbations.grammar import words as word_tokens
 from robustlab.perturbations.pps import PPSPerturbation
 from robustlab.perturbations.registry import register
-from robustlab.perturbations.text_utils import match_case, replace_spans
+from robustlab.perturbations.text_utils import inside, match_case, quoted_titles, replace_spans
 from robustlab.resources import stopwords, synonyms_dir, wordnet, wordnet_sense_counts
 from robustlab.textfmt import echo
 
@@ -53,12 +56,12 @@ class WordDelete(PPSPerturbation):
     """Up to ``pps`` random words removed (with one adjoining space); one word always remains."""
 
     name = "word_delete"
-    version = 2  # tokens kept whole (hyphenated compounds, clitics, alphanumerics)
+    version = 3  # tokens kept whole (compounds, clitics, 9/11, $8, and/or, parents', URLs)
     level = "word"
     summary = "deletes random words"
 
     def apply(self, text: str, rng: random.Random) -> str:
-        toks = tokens(text)
+        toks = word_tokens(text)
         if len(toks) < 2:
             return text
         chosen = rng.sample(toks, min(self.pps, len(toks) - 1))
@@ -86,12 +89,12 @@ class WordRepeat(PPSPerturbation):
     """Up to ``pps`` random words each followed by a copy of itself ("name" -> "name name")."""
 
     name = "word_repeat"
-    version = 2  # tokens kept whole (hyphenated compounds, clitics, alphanumerics)
+    version = 3  # tokens kept whole (compounds, clitics, 9/11, $8, and/or, parents', URLs)
     level = "word"
     summary = "repeats random words"
 
     def apply(self, text: str, rng: random.Random) -> str:
-        toks = tokens(text)
+        toks = word_tokens(text)
         return replace_spans(text, [(t.end, t.end, " " + t.text) for t in self.pick(rng, toks)])
 
 
@@ -181,9 +184,15 @@ def wordnet_synonyms(word: str, pos: frozenset[str] | None = None) -> tuple[str,
                             if word in getInflection(base, t)), None)
             if tag is None:
                 continue
-        for lemma in syn.lemma_names():
+        for lem in syn.lemmas():
+            lemma = lem.name()
             if not lemma.isalpha() or lemma.lower() == base or lemma[0].isupper() \
                     or lemma.lower() in antonyms:
+                continue
+            if counts and counts.get(lem.key(), 0) < max(2, 0.2 * top[2]):
+                # rarely tagged in SemCor in this sense, next to the word itself: a rare or odd
+                # member of the synset ("past" -> "yesteryear" 1 vs 42, "marriage" ->
+                # "matrimony" 1 vs 26, "war" -> "warfare" 9 vs 78)
                 continue
             cand = lemma if tag is None else next(iter(getInflection(lemma, tag)), None)
             if cand and cand.lower() != word and cand.isalpha():
@@ -260,6 +269,40 @@ def _masked_lm(path: str) -> _MaskedLM:
 _NOTED = {"synonyms": False}
 
 
+#: quantifiers and degree words whose WordNet synonyms fit no idiom they are in ("a little",
+#: "a lot", "well enough", "a great deal", "kind of")
+_QUANTIFIERS = frozenset(
+    "little lot lots bit enough much many few plenty couple deal kind sort stuff bunch".split())
+_PARTICLES = frozenset("out up off down over away back".split())
+#: WordNet "synonyms" that are pronouns or fillers, never a replacement for a content word
+_NOT_SYNONYMS = frozenset(
+    "somebody someone anybody anyone everybody everyone nobody soul thing stuff".split())
+
+
+def _in_compound(text: str, toks: list[Token], i: int) -> bool:
+    """Whether token ``i`` is part of a noun compound: a noun right before or after it in the
+    same phrase ("love *story*", "*subject* matter", "lab *report*"), which makes the pair a
+    fixed expression a synonym breaks. A neighbour is a noun when lemminflect knows it as one
+    and not as an adjective (and, after the word, not as a verb: "the film *operates*")."""
+    from lemminflect import getAllLemmas
+
+    def noun(k: int) -> bool:
+        if not 0 <= k < len(toks):
+            return False
+        a, b = (toks[k], toks[i]) if k < i else (toks[i], toks[k])
+        if text[a.end: b.start].strip():  # punctuation between: another phrase
+            return False
+        w = toks[k].low
+        if w in _DETERMINERS or w in PREPOSITIONS or w in _COPULAS or w.endswith("ly"):
+            return False
+        lemmas = getAllLemmas(w)
+        # after the word, a verb's -s/-ed form is the clause's verb ("the film *operates*")
+        finite = k > i and "VERB" in lemmas and (w.endswith("s") or w.endswith("ed"))
+        return "NOUN" in lemmas and "ADJ" not in lemmas and not finite
+
+    return noun(i - 1) or noun(i + 1)
+
+
 @register
 class WordSynonym(PPSPerturbation):
     """Up to ``pps`` content words (not stopwords, >= 3 letters) replaced by a synonym that fits
@@ -271,7 +314,7 @@ class WordSynonym(PPSPerturbation):
     """
 
     name = "word_synonym"
-    version = 3  # context filter (part of speech, antonyms, neighbours, masked LM); whole tokens
+    version = 4  # quoted titles, compounds, quantifiers; verbs only with a masked LM
     level = "word"
     # not asymmetric: with one dominant sense and its neighbours a synonym's synonym is often the
     # word again (movie -> film -> movie: g(g(x)) == x for about half the texts)
@@ -315,7 +358,24 @@ class WordSynonym(PPSPerturbation):
             pos = pos - {"r"}
         if t.low in _NUMBER_WORDS or t.low in PREPOSITIONS or t.low == "near" or not pos:
             return []  # "three" -> "iii", "one" -> "ace"
+        if t.low in _QUANTIFIERS:
+            return []  # "a little too pat" -/-> "a small too pat", "well enough" -/-> "well adequate"
+        if getattr(self, "_lm", None) is None:
+            # without a masked LM to check the verb's frame, a verb synonym rarely fits:
+            # "think about" -> "believe about", "teaches him" -> "learns him", "help us
+            # return" -> "aid us return" (dev half of tests/fixtures/judgements/realtext)
+            pos = pos - {"v"}
+            if not pos:
+                return []
+        if i + 1 < len(toks) and toks[i + 1].low in _PARTICLES:
+            return []  # a phrasal verb: "thought out" -/-> "idea out", "turns up"
+        if "n" in pos and _in_compound(text, toks, i):
+            return []  # "love story" -/-> "love tale", "subject matter" -/-> "theme matter"
         syns = wordnet_synonyms(t.low, pos)
+        # not an abbreviation ("year" -> "yr"), a pronoun ("person" -> "somebody") or a word
+        # of another part of speech the context excludes
+        syns = tuple(x for x in syns if len(x) >= 3 and any(c in "aeiou" for c in x.lower())
+                     and x.lower() not in _NOT_SYNONYMS and x.lower() not in self._stop)
         # a synonym keeps the word's -ing shape ("focus" -/-> "focusing", "color" -/->
         # "coloring"): WordNet lists such nominalisations as synonyms of the plain noun
         syns = tuple(s for s in syns if s.lower().endswith("ing") == t.low.endswith("ing"))
@@ -337,9 +397,10 @@ class WordSynonym(PPSPerturbation):
         stop = self._stop
         toks = tokens(text)
         # a capitalised word inside a sentence is taken for a name ("the Nobel Prize")
+        titles = quoted_titles(text)  # a quoted title keeps its words ("'the phantom menace'")
         eligible = [i for i, t in enumerate(toks)
                     if len(t.low) >= 3 and t.low not in stop and t.low.isalpha()
-                    and (i == 0 or not t.text[:1].isupper())]
+                    and (i == 0 or not t.text[:1].isupper()) and not inside(titles, t.start)]
         if not eligible:
             return text
         verbs = frozenset(v.i for v in find_verbs(text, toks))
@@ -366,7 +427,9 @@ class _VerbPerturbation(PPSPerturbation):
     """Apply ``edit`` to up to ``pps`` of the finite verbs that it can change."""
 
     level = "word"
-    version = 2  # questions, PTB clitics, nouns before verbs; tokens kept whole
+    version = 3  # joined clitics, quoted titles, questions after wh-phrases; tokens kept whole
+    #: whether verbs sharing a subject ("reads and writes") are edited as one place
+    together = False
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:
         raise NotImplementedError
@@ -375,9 +438,45 @@ class _VerbPerturbation(PPSPerturbation):
         toks = tokens(text)
         if not toks:
             return text
-        options = [e for v in find_verbs(text, toks) if (e := self.edit(text, toks, v))]
-        edits = [e for group in self.pick(rng, options) for e in group]
+        titles = quoted_titles(text)  # "if the hours wins 'best picture'": no verb in a title
+        verbs = [v for v in find_verbs(text, toks) if not inside(titles, toks[v.i].start)]
+        edited = {v.i: e for v in verbs if (e := self.edit(text, toks, v))}
+        if self.together:
+            # verbs sharing one subject change together: "becomes victim and blames" ->
+            # "became victim and blamed", never "becomes victim and blamed"
+            head = {v.i: v.shares for v in verbs if v.shares in edited and v.i in edited}
+            for i, h in sorted(head.items(), reverse=True):
+                edited[h] = edited[h] + edited.pop(i)
+        options = list(edited.values())
+        edits = [_spaced(text, e) for group in self.pick(rng, options) for e in group]
         return replace_spans(text, edits)
+
+
+def _spaced(text: str, edit: Edit) -> Edit:
+    """A word written over a joined clitic gets its own space: "you've got" -> "you has got",
+    not "youhas got" (a PTB clitic already stands after a space)."""
+    a, b, new = edit
+    if 0 < a < len(text) and text[a] in "'’" and not text[a - 1].isspace() and new[:1] not in ("", " ", "'", "’"):
+        return a, b, " " + new
+    return edit
+
+
+#: a clitic written apart, PTB-style ("it 's", "do n't"): the text's own style for contractions
+_PTB_CLITIC = re.compile(r"(?<=\s)(?:n['’]t|['’](?:s|re|m|d|ll|ve))(?![^\W_])", re.IGNORECASE)
+
+
+def _contraction(text: str, word: str) -> str:
+    """``word`` ("isn't", "won't") as the text writes contractions: PTB-split ("is n't",
+    "wo n't") when it splits its clitics, else joined."""
+    if not _PTB_CLITIC.search(text):
+        return word
+    host = {"can't": "ca", "won't": "wo", "shan't": "sha"}.get(word.lower(), word[:-3])
+    return f"{host} n't"
+
+
+def _joined(text: str, tok: Token) -> bool:
+    """Whether the clitic ``tok`` is written joined to its host ("it's", not PTB's "it 's")."""
+    return tok.start > 0 and not text[tok.start - 1].isspace()
 
 
 def _swap(tok: Token, new: str) -> Edit:
@@ -400,6 +499,8 @@ class Negation(_VerbPerturbation):
         t = toks[v.i]
         if v.contracted or v.neg is not None:  # remove the negation
             positive = CONTRACTIONS.get(t.low, t.low)
+            if _npi_after(text, toks, v.neg if v.neg is not None else v.i):
+                return None  # "doesn't amount to much of anything" -/-> "amounts to much of anything"
             if v.kind == "do" and v.main is not None and not v.inverted:
                 main = toks[v.main]
                 new = inflect(main.low, v.tag)
@@ -407,25 +508,105 @@ class Negation(_VerbPerturbation):
                 return [(t.start, end, ""), (main.start, main.end, match_case(t.text, new))]
             if v.contracted:
                 return [_swap(t, positive)]
+            if t.low in PTB_NEG_HOSTS:  # "ca n't" -> "can"
+                return [(t.start, toks[v.neg].end, match_case(t.text, PTB_NEG_HOSTS[t.low]))]
             return [(t.end, toks[v.neg].end, "")]
         after = [x.low for x in toks[v.i + 1: v.i + 3]]
+        before = [x.low for x in toks[max(0, v.i - 2): v.i]]
+        if before[-1:] and before[-1] in _NEGATIVE_ADVERBS:
+            return None  # "almost never fails": no "never does not fail"
+        if len(before) == 2 and before[0] == "as" and before[1] in _PRONOUNS \
+                or _as_as(text, toks, v.i):
+            return None  # "as blunt as it is": a comparison, not a claim to negate
+        if _negative_nearby(text, toks, v.i):
+            return None  # "not everyone will play", "turns out to be neither funny nor ...":
+        if v.kind == "main" and v.tag == "VBD" and after[:1] == ["by"]:
+            return None  # "the tune taught by the teacher": a participle, not "did not teach"
         if after[:2] in (["all", "but"], ["as", "well"]) or after[:1] in (
                 ["barely"], ["hardly"], ["scarcely"], ["no"], ["nothing"], ["never"]):
             return None  # "will all but take", "might as well", "is no": no room for "not"
+        if after[:2] == ["little", "more"] or after[:1] == ["somewhat"] \
+                or _exclamative(text, toks, v.i):
+            return None  # "are little more than routine", "what a dumb movie this is ."
         if v.inverted and v.main is not None:  # "When did Hawaii not become a state ?"
             main = toks[v.main]
             return [(main.start, main.start, "not ")]
+        if v.inverted and v.kind not in ("be", "modal", "do"):
+            return None  # "ever have one of those ... ?": no "haven't one of" for a main verb
         if v.inverted:  # a copula question: "Is it ..." -> "Isn't it ...", "What isn't ..."
             neg = _POSITIVE_TO_CONTRACTION.get(t.low)
-            return [_swap(t, neg)] if neg else None
+            return [_swap(t, _contraction(text, neg))] if neg else None
         if v.kind == "main":
             aux = {"VBZ": "does", "VBD": "did"}.get(v.tag, "do")
             return [_swap(t, f"{aux} not {v.lemma}")]
         if t.low == "can":
             return [_swap(t, "cannot")]
-        if t.low == "'ll":  # "we 'll" -> "we wo n't": PTB spelling of "won't"
-            return [_swap(t, "wo n't")]
-        return [(t.end, t.end, " not")]
+        if t.low == "'ll":  # "we 'll" -> "we wo n't" (PTB's "won't"), "we'll" -> "we won't"
+            return [(t.start, t.end, " won't")] if _joined(text, t) else [_swap(t, "wo n't")]
+        # "not" after the adverbs that do not take it: "are still not", "is clearly not"
+        k = v.i
+        while k + 1 < len(toks) and toks[k + 1].low in _POSITIVE_ADVERBS \
+                and not re.search(r"[^\w\s'’]", text[toks[k].end: toks[k + 1].start]):
+            k += 1
+        return [(toks[k].end, toks[k].end, " not")]
+
+
+#: adverbs that come before a "not" rather than after it ("is still not", not "is not still")
+_POSITIVE_ADVERBS = frozenset("""still certainly definitely surely undeniably clearly obviously
+    probably also""".split())
+#: negative-polarity words a removed negation would leave ungrammatical
+_NPI = frozenset("any anything anyone anybody ever yet either".split())
+
+
+def _npi_after(text: str, toks: list[Token], i: int) -> bool:
+    """Whether a negative-polarity word follows token ``i`` in its clause (within 6 tokens):
+    removing the negation would leave "amounts to much of anything", "has ever"."""
+    for k in range(i + 1, min(len(toks), i + 7)):
+        if re.search(r"[,.;:!?()\[\]\"]", text[toks[k - 1].end: toks[k].start]):
+            return False
+        if toks[k].low in _NPI:
+            return True
+    return False
+
+
+def _as_as(text: str, toks: list[Token], i: int) -> bool:
+    """Whether the verb at ``i`` ends an "as ADJ as NP VERB" clause ("as lo-fi as the special
+    effects are , ..."): its clause opens with "as" and has a second "as" before the verb."""
+    k = i
+    while k > 0 and not re.search(r"[,.;:!?()\[\]\"]", text[toks[k - 1].end: toks[k].start]):
+        k -= 1
+    return toks[k].low == "as" and any(toks[j].low == "as" for j in range(k + 1, i))
+
+
+def _exclamative(text: str, toks: list[Token], i: int) -> bool:
+    """Whether the verb at ``i`` closes an exclamative: "what a dumb movie this is ." (its
+    clause opens with "what a(n)" and the sentence is no question)."""
+    k = i
+    while k > 0 and not re.search(r"[,.;:!?()\[\]\"]", text[toks[k - 1].end: toks[k].start]):
+        k -= 1
+    return k + 1 < i and toks[k].low == "what" and toks[k + 1].low in ("a", "an") \
+        and not text.rstrip().endswith("?")
+
+
+_NEGATIVE_ADVERBS = frozenset("never hardly barely scarcely seldom rarely neither nor".split())
+_PRONOUNS = frozenset("it he she they we you i this that".split())
+
+_NEGATIVE_WORDS = frozenset("not n't never no nobody nothing none neither nor".split())
+
+
+def _negative_nearby(text: str, toks: list[Token], i: int) -> bool:
+    """Whether the clause of token ``i`` is already negative around it: a negative word in the
+    four tokens before it ("not everyone will play") or "neither"/"nor" in the six after it
+    ("turns out to be neither funny nor ..."), with no punctuation between. A second "not"
+    there makes a double negative, not the negated sentence."""
+    def same_clause(a: int, b: int) -> bool:
+        return not re.search(r"[,.;:!?()\[\]\"]", text[toks[a].end: toks[b].start])
+
+    back = range(max(0, i - 4), i)
+    ahead = range(i + 1, min(len(toks), i + 7))
+    negative = [k for k in back if toks[k].low in _NEGATIVE_WORDS or toks[k].low.endswith("n't")]
+    return any(same_clause(k, i) for k in negative) or \
+        any(toks[k].low in ("neither", "nor") and same_clause(i, k) for k in ahead)
 
 
 _NUMBER_SWAP = {
@@ -481,6 +662,7 @@ class VerbTense(_VerbPerturbation):
 
     name = "verb_tense"
     asymmetric = False
+    together = True
     summary = "changes verb tense present <-> past"
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:
@@ -507,7 +689,7 @@ class WordOrder(PPSPerturbation):
     reordered at random; punctuation and spacing stay where they were."""
 
     name = "word_order"
-    version = 2  # tokens kept whole (hyphenated compounds, clitics, alphanumerics)
+    version = 3  # tokens kept whole (compounds, clitics, 9/11, $8, and/or, parents', URLs)
     level = "word"
     summary = "reorders M consecutive words"
 
@@ -522,7 +704,7 @@ class WordOrder(PPSPerturbation):
             raise PerturbationError(f"{self.name}: window (M) must be an integer >= 2, got {w!r}")
 
     def apply(self, text: str, rng: random.Random) -> str:
-        toks = tokens(text)
+        toks = word_tokens(text)
         n = len(toks)
         w = min(self.window, n)
         if w < 2:
