@@ -83,7 +83,11 @@ def prepare(name: str) -> Path:
              f"pytest_add_cli_args_test_selection = {q(tests)}\n"
              # a worker forked from a process that ran torch deadlocks on a lock held by one
              # of its threads (seen as spurious timeouts): fork from a clean server instead
-             'process_isolation = "forkserver"\n')
+             'process_isolation = "forkserver"\n'
+             # a forked worker pays the module fixtures (a tiny checkpoint, transformers'
+             # import) that a test's own duration leaves out: without a floor, mutants of the
+             # code those tests cover "time out" spuriously
+             "timeout_constant = 60.0\n")
     (work / "pyproject.toml").write_text(toml, encoding="utf-8")
     return work
 
