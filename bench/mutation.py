@@ -60,6 +60,14 @@ MODULES: dict[str, tuple[list[str], list[str], float]] = {
               ["tests/test_runs_store.py", "tests/test_damaged_store.py"], 0.80),
 }
 
+#: survivors that cannot be killed, by the function mutmut names (its mangled name, without the
+#: ``__mutmut_N`` suffix): one line each on why every mutant of it behaves like the original
+EQUIVALENT: dict[str, str] = {
+    "robustlab.studies.eval.predict.x__is_textattack_wrapper":
+        "a TextAttack ModelWrapper is callable, so object_proba's `_is_textattack_wrapper(model) "
+        "or callable(model)` is decided by callable() whatever this returns",
+}
+
 #: mutmut's words for a mutant's fate
 STATUSES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped",
             "segfault", "check was interrupted by user", "not checked", "caught by type check")
@@ -167,8 +175,9 @@ def report(path: Path, names: list[str]) -> str:
             for m in left:
                 fn = m.rsplit("__mutmut_", 1)[0]
                 per_fn[fn] = per_fn.get(fn, 0) + 1
-            detail += [f"* `{fn}`: {n}" for fn, n in sorted(per_fn.items(),
-                                                              key=lambda kv: -kv[1])]
+            for fn, n in sorted(per_fn.items(), key=lambda kv: -kv[1]):
+                why = EQUIVALENT.get(fn)
+                detail.append(f"* `{fn}`: {n}" + (f" — equivalent: {why}" if why else ""))
     text = "\n".join(lines + detail) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

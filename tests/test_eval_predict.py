@@ -287,3 +287,28 @@ def test_objects_and_saved_models_are_not_loaded_as_checkpoints(tmp_path):
 def test_a_family_name_is_refused_as_untrained():
     with pytest.raises(InputError, match="an untrained bow model predicts at random"):
         P.load_trained("bow")
+
+
+def test_a_checkpoint_is_found_by_hf_prefix_and_by_home_relative_path(ckpts, tmp_path,
+                                                                     monkeypatch):
+    """``hf:DIR`` and ``~/DIR`` name the same local checkpoint as DIR: the prefix is taken off
+    and ``~`` expanded before transformers sees the path (it would not expand ``~``)."""
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(ckpts["head"], home / "ckpt")
+    monkeypatch.setenv("HOME", str(home))
+    for spec in (f"hf:{ckpts['head']}", "~/ckpt", "hf:~/ckpt"):
+        P._CHECKED.clear()
+        P.check_checkpoint(spec)
+        want = str(ckpts["head"]) if "~" not in spec else str(home / "ckpt")
+        assert list(P._CHECKED) == [want], spec
+        P._CHECKED.clear()
+        clf = P.load_checkpoint(spec, device="cpu")
+        assert list(P._CHECKED) == [want] and clf.predict_proba(["good"]).shape == (1, 2), spec
+
+
+def test_loading_a_headless_checkpoint_names_the_spec_given(ckpts):
+    P._CHECKED.clear()
+    with pytest.raises(InputError, match=f"^--model hf:{ckpts['bare']}: the checkpoint has no "):
+        P.load_checkpoint(f"hf:{ckpts['bare']}")
