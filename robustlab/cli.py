@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import importlib
 import os
 import pkgutil
 import signal
 import sqlite3
 import sys
+import warnings
 from typing import Any
 
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.procs import answer_ctrl_c
 from robustlab.textfmt import echo, printable
-from robustlab.trust import REGISTERED_ONLY_ENV
+from robustlab.trust import REGISTERED_ONLY_ENV, harden_process
 
 
 class Parser(argparse.ArgumentParser):
@@ -139,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     and exits 130 once the handlers are done."""
     if argv is not None:
         return _main(list(argv))
+    harden_process()  # the process's entry: no import path or pickle from the working directory
     answer_ctrl_c()  # a background job (`nohup robustlab … &`) inherits SIGINT ignored
     atexit.register(_exit_130_if_interrupted)  # first registered, so it runs last
     try:
@@ -147,10 +150,43 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, _interrupted_at_shutdown)
         raise
     signal.signal(signal.SIGINT, _interrupted_at_shutdown)
+    try:  # what stdout still buffers goes out now, where a closed pipe is handled
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     return rc
 
 
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` for robustlab's commands: a library's warning may quote data
+    (matplotlib's "Glyph 14 (\\x0e) missing" quotes a perturbation label), so it reaches the
+    terminal through :func:`~robustlab.textfmt.printable` like every text robustlab prints."""
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    try:
+        (file or sys.stderr).write(printable(text, lines=True))
+    except (OSError, ValueError):  # stderr closed: a warning is not worth a crash
+        pass
+
+
+def _has_run(args: argparse.Namespace) -> bool:
+    """Whether the command has a run store that keeps finished cells (a study's ``--out``, the
+    run ``resume`` continues): only then is "rerun to resume" true after an error."""
+    from robustlab.runs.store import is_run_dir
+
+    for name in ("out", "run_dir", "dir"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            try:
+                if is_run_dir(value):
+                    return True
+            except OSError:
+                pass
+    return False
+
+
 def _main(argv: list[str]) -> int:
+    warnings.showwarning = _show_warning
     only = _command_module(argv)
     parser = build_parser(only)
     if only is not None and argv[0] not in parser._subparsers._group_actions[0].choices:
@@ -171,18 +207,31 @@ def _main(argv: list[str]) -> int:
     except RobustlabError as exc:
         echo(f"robustlab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `robustlab failures RUN | head`: the reader has what it wanted
+        return _quiet_broken_pipe()
     except (OSError, sqlite3.OperationalError) as exc:
         # the environment failed mid-run (disk full, file system gone read-only, permissions):
         # one line, not a traceback; finished cells are in the run store and a rerun resumes
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        echo(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}; "
-             "finished results are kept: fix this and rerun the same command to resume",
-             file=sys.stderr)
+        hint = ("; finished results are kept: fix this and rerun the same command to resume"
+                if _has_run(args) else "")
+        echo(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}"
+             f"{hint}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         echo(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)
         return 130
     return int(rc or 0)
+
+
+def _quiet_broken_pipe() -> int:
+    """A closed stdout ends the command quietly: stdout points at /dev/null so the interpreter's
+    final flush cannot raise again, and the exit status is 141 (128 + SIGPIPE, as a shell reports
+    a command a pipe's reader stopped), so ``set -o pipefail`` still sees it."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":

@@ -428,6 +428,52 @@ def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return False
 
 
+#: the files of a run directory, by name (the store, its SQLite sidecars, the final files, the
+#: worker's record and log, the TUI's study.json; ``robustlab.runs.store`` writes them): an
+#: output the user names is never one of them, whether it exists yet or not
+RUN_FILE_NAMES = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite-journal",
+                  "summary.json", "results.jsonl", "worker.json", "worker.log", "study.json")
+
+
+def refuse_run_file(option: str, path: str | os.PathLike[str] | None,
+                    run_dirs: Iterable[str | os.PathLike[str] | None]) -> None:
+    """InputError (one line, before anything is written) when the output ``path`` is, or will
+    be, one of the files of a run directory in ``run_dirs`` (:data:`RUN_FILE_NAMES`, compared by
+    name, links resolved): ``--junit-xml RUN/summary.json`` before the run has written it,
+    ``--csv RUN/store.sqlite-wal``. ``-`` and ``/dev/fd/N`` are skipped."""
+    if path is None or str(path) == "-" or fd_of(path) is not None:
+        return
+    p = Path(path).expanduser()
+    spellings = {(p.name, os.path.realpath(p.parent)),
+                 (Path(os.path.realpath(p)).name, os.path.dirname(os.path.realpath(p)))}
+    for d in run_dirs:
+        if d is None:
+            continue
+        real = os.path.realpath(Path(d).expanduser())
+        for name, parent in spellings:
+            if name in RUN_FILE_NAMES and parent == real:
+                raise InputError(f"{option} {path}: is the run's own {name}; writing it would "
+                                 "destroy the run. Choose another output file")
+
+
+def refuse_foreign_dir(option: str, path: str | os.PathLike[str], *, force: bool) -> None:
+    """InputError when ``path`` is a non-empty directory that is not a robustlab run (no
+    ``store.sqlite``): a study writes ``summary.json``, ``results.jsonl`` and CSV files there,
+    replacing a project's own files of those names. ``--force`` allows it."""
+    p = Path(path).expanduser()
+    if force or not p.is_dir() or (p / RUN_FILE_NAMES[0]).exists():
+        return
+    try:
+        empty = next(os.scandir(p), None) is None
+    except OSError:
+        return  # check_out_dir reports what cannot be written
+    if not empty:
+        raise InputError(f"{option} {path}: is a directory that holds files and is not a "
+                         "robustlab run; the run's summary.json, results.jsonl and tables would "
+                         "replace files of those names there. Choose a new or empty directory, "
+                         "or pass --force")
+
+
 def refuse_same_file(outputs: Mapping[str, str | os.PathLike[str] | None],
                      inputs: Mapping[str, str | os.PathLike[str] | None]) -> None:
     """InputError (one line, before anything is written) when an output is the same file as an

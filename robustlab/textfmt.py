@@ -65,3 +65,85 @@ def spread_text(v: dict[str, Any] | None, digits: int = 3, plain: str = "-") -> 
     if n <= 1 or v.get("std") is None:
         return f"{v['mean']:.{digits}f}"
     return f"{v['mean']:.{digits}f}±{v['std']:.{digits}f}"
+
+
+def short_model(model: object) -> str:
+    """A model as tables and screens show it: a path by its last component, ``object:NAME`` by
+    its name; a family or ``hf:ID`` as it is. The full spec stays in the run's config."""
+    s = str(model or "?").removeprefix("object:")
+    # a path as a run stores it (absolute; or ./, ../, ~ as typed): by its last component. A
+    # family spec or hub id may hold a "/" (bow:x=a/b, org/name): kept whole
+    if not s.startswith(("/", "./", "../", "~")):
+        return s
+    return s.rstrip("/").rsplit("/", 1)[-1] or s
+
+
+class LineProgress:
+    """A progress report for a stream that is not a terminal (a log file, a pipe, CI): whole
+    lines, ``desc: n/total (p%)``, at most every ``every`` seconds and at the end, never the
+    carriage returns a tqdm bar redraws itself with. Offers the part of tqdm's interface the
+    commands use (``update``, ``write``, ``set_postfix``, ``close``)."""
+
+    def __init__(self, total: int, desc: str, *, initial: int = 0, unit: str = "",
+                 file: IO[str] | None = None, every: float = 30.0) -> None:
+        import time
+
+        self.total, self.desc, self.n, self.unit = int(total), desc, int(initial), unit
+        self.file = file if file is not None else sys.stderr
+        self.every, self._clock = every, time.monotonic
+        self._last = self._clock()
+        self._postfix = ""
+        self._closed = False
+
+    def _line(self) -> None:
+        pct = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        unit = f" {self.unit}s" if self.unit else ""
+        echo(f"{self.desc}: {self.n}/{self.total}{unit}{pct}{self._postfix}", file=self.file,
+             flush=True)
+        self._last = self._clock()
+
+    def update(self, n: int = 1) -> None:
+        self.n += int(n)
+        if self._clock() - self._last >= self.every:
+            self._line()
+
+    def set_postfix(self, **kw: object) -> None:
+        self._postfix = ", " + ", ".join(f"{k}={v}" for k, v in kw.items()) if kw else ""
+
+    def write(self, text: str) -> None:
+        echo(text, file=self.file, flush=True)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._line()
+
+
+def progress(total: int, desc: str, *, unit: str = "it", initial: int = 0,
+             file: IO[str] | None = None) -> Any:
+    """A tqdm bar on a terminal, else :class:`LineProgress` (no carriage returns in logs)."""
+    stream = file if file is not None else sys.stderr
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:
+        return LineProgress(total, printable(desc), initial=initial, unit=unit, file=stream)
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=printable(desc), unit=unit, file=stream,
+                dynamic_ncols=True, smoothing=0.1)
+
+
+#: the notes :func:`note_once` printed in this process
+_NOTES: set[str] = set()
+
+
+def note_once(line: str, file: IO[str] | None = None) -> bool:
+    """Print a note on stderr the first time this process sees it (a resource fallback is a
+    fact about the process, not about each cell or seed that meets it). True when printed."""
+    if line in _NOTES:
+        return False
+    _NOTES.add(line)
+    echo(line, file=file if file is not None else sys.stderr, flush=True)
+    return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -66,7 +67,12 @@ def test_attack_writes_the_run_directory(files, monkeypatch, capsys):
     assert rows[0]["patch_words"] == "film->movie" and rows[0]["l0"] == "1"
     assert "[[great]]" in rows[0]["perturbed_text"]
     assert RunStore(out, readonly=True).counts()["done"] == 3
-    assert "success rate 100.0%" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "success rate 1.000" in printed
+    # TextAttack's summary table, then a successful attack with its texts
+    assert "| Attack Results" in printed and "| Attack success rate:" in printed
+    assert re.search(r"\| Original accuracy: +\| \d\.\d{3} +\|", printed)
+    assert "--- successful attack 1 of " in printed and f"  + {recs[0]['perturbed']}" in printed
 
 
 def test_interrupted_attack_resumes_where_it_stopped(files, monkeypatch):
@@ -120,6 +126,9 @@ def test_bias_command(files, monkeypatch, capsys):
     import robustlab.models.registry as reg
 
     monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    # a checkpoint (hf:toy) is loaded with its trained head: robustlab.models.checkpoint
+    monkeypatch.setattr("robustlab.models.checkpoint.load_checkpoint",
+                        lambda spec, device=None: Toy())
     data = files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = files / "bias"
@@ -247,6 +256,9 @@ def test_bias_records_its_inputs(files, monkeypatch, capsys):
             return np.array([[0.5, 0.5] for _ in texts])
 
     monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    # a checkpoint (hf:toy) is loaded with its trained head: robustlab.models.checkpoint
+    monkeypatch.setattr("robustlab.models.checkpoint.load_checkpoint",
+                        lambda spec, device=None: Toy())
     pairs = files / "pairs.txt"
     pairs.write_text("he she\n")
     out = files / "bias"

@@ -191,7 +191,7 @@ def test_attack_says_what_it_does_and_names_differing_options(work, monkeypatch,
     # what it reads, with origins and checksums, first: before anything is loaded or built
     assert words[:words.count("input")] == ["input"] * words.count("input") >= ["input"]
     assert f"robustlab attack: input dataset: {work / 'dev.txt'} (--dataset;" in cap.err
-    assert "mean l0 1.00;" in cap.out
+    assert "mean l0 1.000;" in cap.out
     rc = main(_attack(work, work / "r", "-n", "3", "--no-progress"))
     cap = capsys.readouterr()
     assert rc == 2 and "robustlab attack: reading" not in cap.err

@@ -81,7 +81,7 @@ def test_a0_is_the_held_out_accuracy_train_printed_and_nothing_is_trained(bow, d
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["kind"] == "eval" and summary["complete"]
     assert summary["clean_accuracy"] == pytest.approx(held_out, abs=5e-5)
-    assert f"clean accuracy A0 {held_out:.4f}" in out
+    assert f"clean accuracy A0 {held_out:.3f}" in out
     assert _digests(model) == before  # the weights are byte-identical: nothing was trained
     rows = {r["perturbation"]: r for r in summary["perturbations"]}
     assert list(rows) == PERTS.split(",")
@@ -111,13 +111,26 @@ def test_every_prediction_is_stored_and_the_rates_follow_from_them(bow, data, tm
             changed = [r["changed"] for r in recs]
             flips = sum(p["pred_after"] != p["pred_before"] for p, c in
                         zip(preds, changed, strict=True) if c)
+            # DIR flip (negation, binary): fails when the prediction stays and P(label) does
+            # not fall
+            stays = sum(p["pred_after"] == p["pred_before"] and
+                        p["prob_after"] >= p["prob_before"]
+                        for p, c in zip(preds, changed, strict=True) if c)
             res = cell.result
-            assert res["changed"] == sum(changed) and res["failed"] == flips
+            inv = cell.params["perturbation"] == "leet_letters"
+            assert res["test"] == ("INV" if inv else "DIR")
+            fails = flips if inv else stays
+            assert res["changed"] == sum(changed) and res["failed"] == fails
+            assert res["flipped"] == flips
             if res["changed"]:
-                assert res["failure_rate"] == pytest.approx(flips / sum(changed))
+                assert res["failure_rate"] == pytest.approx(fails / sum(changed))
+                assert res["change_rate"] == pytest.approx(flips / sum(changed))
             assert res["noop_rate"] == pytest.approx(1 - sum(changed) / len(recs))
-            assert res["a1"] == pytest.approx(np.mean([p["pred_after"] == p["label"]
-                                                       for p in preds]))
+            if inv:
+                assert res["a1"] == pytest.approx(np.mean([p["pred_after"] == p["label"]
+                                                           for p in preds]))
+            else:  # never against the label negation invalidated
+                assert res["a1"] is None and res["delta"] is None
             for p, r in zip(preds, recs, strict=True):
                 assert int(np.argmax(r["proba_after"])) == p["pred_after"]
                 if not r["changed"]:  # a no-op reuses the clean prediction
@@ -295,8 +308,8 @@ def test_failures_lists_an_eval_runs_failing_examples(bow, data, tmp_path, capsy
     assert main(["failures", str(run), "--limit", "3", "--csv", str(tmp_path / "f.csv")]) == 0
     out = capsys.readouterr().out
     assert "leet_letters" in out and f"{s['failed']}" in out
-    assert "fail % of changed" in out  # the eval study's failure rate, among changed texts
-    assert f"{100 * s['failure_rate']['mean']:.1f}" in out
+    assert "fail rate of changed" in out  # the eval study's failure rate, among changed texts
+    assert f"{s['failure_rate']['mean']:.3f}" in out
     rows = (tmp_path / "f.csv").read_text(encoding="utf-8").splitlines()
     assert len(rows) - 1 == s["failed"]  # every failing example, one per row
 

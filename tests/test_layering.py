@@ -23,7 +23,7 @@ LAYERS = (
     "robustlab",  # the package's own __init__ (its version)
     "errors", "textfmt", "lazy", "trust", "procs", "signature", "resources",
     "outputs", "perturbations", "metrics",
-    "data", "models", "integrations", "options",
+    "data", "tasks", "models", "integrations", "options",
     "runs", "plots",
     "report-blocks",  # report.doc/load/format: the blocks every study's report section builds on
     "studies", "recipes",

@@ -86,7 +86,7 @@ def test_failures_command_prints_and_exports(run_dir, tmp_path, capsys):
     out = tmp_path / "fail.csv"
     rc = main(["failures", str(run_dir), "--csv", str(out), "--limit", "3"])
     text = capsys.readouterr().out
-    assert rc == 0 and "leet_letters" in text and "fail %" in text
+    assert rc == 0 and "leet_letters" in text and "fail rate" in text
     with RunStore(run_dir, readonly=True) as store:
         expected = failing_examples(store)
     t = read_rows(out)

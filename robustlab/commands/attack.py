@@ -47,9 +47,57 @@ def _num(value: float | None, fmt: str = ".2f") -> str:
 def summary_line(recipe: str, summary: dict[str, Any], out: str) -> str:
     c = summary["counts"]
     return (f"{recipe}: {c['successful']} successful, {c['failed']} failed, {c['skipped']} "
-            f"skipped; success rate {_num(summary['success_rate'], '.1%')}; mean l0 "
-            f"{_num(summary['mean_l0'])}; {summary['seconds_per_example']:.2f} s and "
+            f"skipped; success rate {_num(summary['success_rate'], '.3f')}; mean l0 "
+            f"{_num(summary['mean_l0'], '.3f')}; {summary['seconds_per_example']:.2f} s and "
             f"{summary['queries_per_example']:.0f} model queries per example -> {out}")
+
+
+def results_table(summary: dict[str, Any]) -> str:
+    """TextAttack's "Attack Results" table (its ``log_summary``): counts, original accuracy,
+    accuracy under attack, success rate, words changed and queries, in robustlab's number
+    format (fractions with 3 decimals). Original accuracy: the examples the model got right
+    (attacked = successful + failed; skipped ones it got wrong), as TextAttack counts it."""
+    c = summary["counts"]
+    n = c["successful"] + c["failed"] + c["skipped"]
+    rows = [("Number of successful attacks:", str(c["successful"])),
+            ("Number of failed attacks:", str(c["failed"])),
+            ("Number of skipped attacks:", str(c["skipped"])),
+            ("Original accuracy:", _num((c["successful"] + c["failed"]) / n if n else None,
+                                        ".3f")),
+            ("Accuracy under attack:", _num(c["failed"] / n if n else None, ".3f")),
+            ("Attack success rate:", _num(summary.get("success_rate"), ".3f")),
+            ("Average num. words changed:", _num(summary.get("mean_l0"), ".3f")),
+            ("Avg num queries:", _num(summary.get("queries_per_example"), ".1f"))]
+    w0 = max(len(a) for a, _ in rows)
+    w1 = max(len(b) for _, b in rows)
+    rule = f"+-{'-' * w0}-+-{'-' * w1}-+"
+    lines = [rule, f"| {'Attack Results':<{w0}} | {'':<{w1}} |", rule]
+    lines += [f"| {a:<{w0}} | {b:<{w1}} |" for a, b in rows]
+    return "\n".join([*lines, rule])
+
+
+def example_lines(out: str, limit: int = 2) -> list[str]:
+    """The first successful attacks, TextAttack style: label change, then the texts."""
+    import json
+    from pathlib import Path
+
+    lines: list[str] = []
+    try:
+        records = [json.loads(x) for x in Path(out, "results.jsonl").read_text(
+            encoding="utf-8").splitlines() if x.strip()]
+    except (OSError, ValueError):
+        return lines
+    shown = [r for r in records if r.get("result_type") == "successful"][:limit]
+    for i, r in enumerate(shown, 1):
+        # a second-order attack succeeds where the perturbed text and its patched twin are
+        # predicted differently (paper 002): both are shown
+        lines += ["", f"--- successful attack {i} of {len(shown)} (example "
+                      f"{r.get('index', '?')}): label {r.get('ground_truth', '?')}; prediction "
+                      f"original {r.get('original_output', '?')}, perturbed "
+                      f"{r.get('perturbed_output', '?')}, patched {r.get('patched_output', '?')}",
+                  f"  - {r.get('original', '')}", f"  + {r.get('perturbed', '')}",
+                  f"  ~ {r.get('patched', '')}"]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
 
     ctx = RunContext.from_args(args, log=status_printer(args))
     outcome = run_study(Attack(AttackConfig.from_args(args)), args.out, ctx)
+    echo(results_table(outcome.summary))
+    for line in example_lines(args.out):
+        echo(line)
     echo(summary_line(args.recipe, outcome.summary, args.out))
     if outcome.failed:
         from robustlab.runs.store import print_failed_cells

@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     col = plan.column
     while True:
         report = PerturbReport()
-        bar = progress_bar(args, "augment")
+        bar = progress_bar(args, "augment", reader=plan.reader)
         extra = ["perturbation", "changed"] + (["error"] if with_error else [])
         outputs = [Output(Path(args.output), plan.fmt, plan.columns(extra) or [], plan.header)]
         if train:

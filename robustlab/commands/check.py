@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from robustlab.errors import RobustlabError
 from robustlab.options import add_quiet_option
 from robustlab.textfmt import echo
 
@@ -35,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit-xml", metavar="FILE", help="write the results as JUnit XML")
     p.add_argument("--out", metavar="DIR",
                    help="run directory (default: the plan's 'out', else PLAN-run beside it)")
+    p.add_argument("--force", action="store_true",
+                   help="let the plan's 'out' be a directory that holds other files (its "
+                   "summary.json, results.jsonl and tables are then replaced)")
     add_quiet_option(p)
     p.set_defaults(func=run)
 
@@ -43,14 +47,19 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.studies.learnability.thresholds import load_plan
 
     plan = load_plan(args.plan, args.out)
+    if args.out is None:  # a plan (data) chose it: never a folder of someone's own files
+        from robustlab.outputs import refuse_foreign_dir
+
+        refuse_foreign_dir(f"{args.plan}: out", plan.out, force=args.force)
     if args.junit_xml:  # before the study writes anything: not the plan, its data or its store
-        from robustlab.outputs import refuse_same_file
+        from robustlab.outputs import refuse_run_file, refuse_same_file
         from robustlab.runs.store import run_files
 
         refuse_same_file({"--junit-xml": args.junit_xml},
                          {"PLAN": args.plan, "the plan's data": plan.dataset.get("path"),
                           "the plan's test_data": plan.dataset.get("test_path"),
                           **{f"the run's {f.name}": f for f in run_files(plan.out)}})
+        refuse_run_file("--junit-xml", args.junit_xml, [plan.out])  # and those not written yet
     from robustlab.outputs import messages_off_stdout
 
     with messages_off_stdout(args.junit_xml):  # --junit-xml -: the table goes to stderr
@@ -66,18 +75,36 @@ def _run(args: argparse.Namespace, plan) -> int:
                      log=None if args.quiet else
                      (lambda m: echo(f"robustlab check: {m}", file=sys.stderr, flush=True)))
     t0 = time.perf_counter()
-    if plan.model is not None:  # a trained model: evaluated as it is, nothing trained
-        from robustlab.studies.eval.predict import check_checkpoint
-        from robustlab.studies.eval.study import Eval
+    try:
+        if plan.model is not None:  # a trained model: evaluated as it is, nothing trained
+            from robustlab.studies.eval.predict import check_checkpoint
+            from robustlab.studies.eval.study import Eval
 
-        config = plan.eval_config()
-        config.validate(trusted=False)
-        check_checkpoint(config.model)
-        run_study(Eval(config), plan.out, ctx)
-    else:
-        # a plan is a file, not this command line: its specs may only name registered things
-        run_study(Learnability(_robustness_study(plan)), plan.out, ctx)
+            config = plan.eval_config()
+            config.validate(trusted=False)
+            check_checkpoint(config.model)
+            run_study(Eval(config), plan.out, ctx)
+        else:
+            # a plan is a file, not this command line: its specs may only name registered things
+            run_study(Learnability(_robustness_study(plan)), plan.out, ctx)
+    except RobustlabError as exc:
+        raise _as_plan_hint(exc) from None
     return _report(args, plan, t0)
+
+
+def _as_plan_hint(exc: RobustlabError) -> RobustlabError:
+    """The data reader's hints name command-line flags (``pass --encoding cp1252``); in a plan
+    the same fix is a key (``encoding = "cp1252"``, docs/cli.md)."""
+    import re
+
+    text = str(exc)
+    m = re.search(r"pass --encoding (\S+?)\.", text)
+    if m is None:
+        return exc
+    text = text.replace(m.group(0), f'set encoding = "{m.group(1)}" in the plan.')
+    new = type(exc)(text)
+    new.exit_code = exc.exit_code
+    return new
 
 
 def _robustness_study(plan):
@@ -100,6 +127,12 @@ def _report(args: argparse.Namespace, plan, t0: float) -> int:
     with RunStore(plan.out, readonly=True) as store:
         checks = evaluate(store, plan.checks())
     seconds = time.perf_counter() - t0
+    from robustlab.outputs import write_json
+    from robustlab.studies.learnability.thresholds import CHECKS_FILE
+
+    # the thresholds and their outcome, kept with the run: `robustlab report` shows them
+    write_json(plan.out / CHECKS_FILE, {"plan": str(args.plan), "name": plan.name,
+                                        "checks": [c.to_dict() for c in checks]})
     echo(results_table(checks))
     failed = sum(c.passed is not True for c in checks)
     echo(f"\n{len(checks) - failed} of {len(checks)} checks passed; run directory {plan.out}"

@@ -56,14 +56,23 @@ def _log(msg: str) -> None:
 
 
 def print_summary(summary: dict[str, Any]) -> None:
-    from robustlab.studies.eval.study import TABLE_HEAD, table_rows
+    """A0, the headline (worst perturbations), warnings on stderr, then the table worst first."""
+    from robustlab.studies.eval.study import TABLE_HEAD, fmt, table_rows
 
     rows = summary.get("perturbations") or []
     clean = summary.get("clean_accuracy")
+    for w in summary.get("warnings") or []:
+        echo(f"robustlab eval: warning: {w}", file=sys.stderr)
+    if rows and summary.get("headline"):
+        echo(summary["headline"])
     if clean is not None:
-        echo(f"clean accuracy A0 {clean:.4f} on {summary.get('n_examples')} examples")
+        echo(f"clean accuracy A0 {fmt(clean)} on {summary.get('n_examples')} examples")
     if rows:
         echo(align(TABLE_HEAD, table_rows(rows), rule=True))
+        echo("test: INV = prediction should not change (A1 against the original label); "
+             "DIR flip = prediction should change or P(label) fall (no A1: the label changed); "
+             "changed = no pass/fail. fail rate and changed: among the texts the perturbation "
+             "changed")
 
 
 def run(args: argparse.Namespace) -> int:

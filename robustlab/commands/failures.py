@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="failing examples to print (default 10; 0: counts only)")
     p.add_argument("--csv", "--export", dest="export", metavar="FILE",
                    help="write every matching failing example to FILE (.csv, .tsv or .jsonl)")
+    p.add_argument("--force", action="store_true",
+                   help="let --csv replace an existing file")
     add_quiet_option(p, help="no '-> FILE' line on stderr after --csv")
     p.set_defaults(func=run)
 
@@ -50,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from robustlab.errors import InputError
-    from robustlab.outputs import refuse_same_file
+    from robustlab.outputs import refuse_run_file, refuse_same_file
     from robustlab.runs.store import RunStore, is_run_dir, run_files
     from robustlab.studies.learnability.predictions import (
         export_examples,
@@ -65,10 +67,14 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"--limit {args.limit}: must be 0 or more")
     refuse_same_file({"--csv": args.export},
                      {f"RUN_DIR {f.name}": f for f in run_files(args.run_dir)})
+    refuse_run_file("--csv", args.export, [args.run_dir])
     if args.export and args.export != "-" and Path(args.export).suffix.lower() not in (
             "", ".csv", ".tsv", ".jsonl"):  # the extension picks the format: never CSV in .xlsx
         raise InputError(f"--csv {args.export}: writes .csv, .tsv or .jsonl (chosen by the "
                          "file's extension); name the file with one of them, or - for stdout")
+    if args.export and args.export != "-" and Path(args.export).exists() and not args.force:
+        raise InputError(f"--csv {args.export}: already exists (perhaps another run's "
+                         "failures); pass --force to replace it, or name another file")
     with RunStore(Path(args.run_dir), readonly=True) as store:
         rows = failing_examples(store, perturbation=args.perturbation, model=args.model,
                                 seed=args.seed, contains=args.contains)
@@ -89,26 +95,41 @@ def _run(args: argparse.Namespace) -> int:
                                 seed=args.seed, contains=args.contains)
         info = store.run_info()
         # an eval run also says how many texts the perturbation changed: its failure rate is
-        # the share of those whose prediction changed (CheckList INV; docs/eval.md)
-        changed = {c.key: (c.result or {}).get("changed") for c in store.cells("done")} \
+        # the share of those that failed the cell's test (INV, DIR; docs/eval.md)
+        results = {c.key: c.result or {} for c in store.cells("done")} \
             if info is not None and info.kind == "eval" else None
-    head = ["model", "perturbation", "seed", "n", "pass", "fail", "fail %"]
-    table = [[s["model"], s["perturbation"], s["seed"], s["n"], s["pass"], s["fail"],
-              f"{100 * s['fail_rate']:.1f}"] for s in summary]
-    if changed is not None:
-        head += ["changed", "fail % of changed"]
-        for row, s in zip(table, summary, strict=True):
-            n = changed.get(s["cell"])
-            row += [n if n is not None else "-",
-                    f"{100 * s['fail'] / n:.1f}" if n else "-"]
+    from robustlab.studies.eval.study import fmt
+
+    head = ["model", "perturbation", "seed", "test", "n", "pass", "fail", "fail rate"]
+    if results is not None:
+        head += ["A1-A0", "changed texts", "fail rate of changed"]
+    table, keys = [], []
+    for s in summary:
+        r = (results or {}).get(s["cell"], {})
+        row = [_short_model(s["model"]), s["perturbation"], s["seed"], s.get("test", "INV"),
+               s["n"], s["pass"], s["fail"], fmt(s["fail_rate"])]
+        n = r.get("changed")
+        rate = s["fail"] / n if n else None
+        if results is not None:
+            row += [fmt(r.get("delta")), n if n is not None else "-", fmt(rate)]
+        table.append(row)
+        # worst first: A1 - A0 (most negative), then the failure rate
+        d = r.get("delta")
+        keys.append((0.0 if d is None else d, -(rate if rate is not None else s["fail_rate"])))
+    order = sorted(range(len(table)), key=lambda i: keys[i])
+    table = [table[i] for i in order]
+    worst = [summary[i] for i in order[:3]]
+    echo("worst: " + "; ".join(f"{s['perturbation']} seed {s['seed']} (fail {s['fail']} of "
+                               f"{s['n']})" for s in worst))
     echo(align(head, table, rule=True))
     if args.limit and rows:
         echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
-             "(prediction changed; drop = P(label) before - after):")
+             "(failed their test — INV: prediction changed; DIR flip: neither changed nor lost "
+             "P(label); drop = P(label) before - after):")
         for e in rows[: args.limit]:
-            echo(f"\n[{e['perturbation']} | {e['model']} | seed {e['seed']} | #{e['idx']}] "
+            echo(f"\n[{e['perturbation']} | {_short_model(e['model'])} | seed {e['seed']} | #{e['idx']}] "
                  f"label {e['label']}: {e['pred_before']} -> {e['pred_after']}, "
-                 f"P(label) {e['prob_before']:.3f} -> {e['prob_after']:.3f}")
+                 f"P(label) {fmt(e['prob_before'])} -> {fmt(e['prob_after'])}")
             echo(f"  - {e['original']}")
             echo(f"  + {e['perturbed']}")
     if args.export:
@@ -116,3 +137,11 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0
+
+
+def _short_model(model: str | None) -> str:
+    """A model as a table shows it: a path by its last component (the full path is in the
+    run's config); a family or hub id as it is."""
+    from robustlab.textfmt import short_model
+
+    return short_model(model)

@@ -133,11 +133,12 @@ def _run(args: argparse.Namespace, thresholds: dict[str, float]) -> int:
 def run_correlate(args: argparse.Namespace) -> int:
     """Hypothesis tests with the log-AUC (full grids) or the learnability estimate (quick runs,
     or ``--measure estimate``); the output names the measure it used."""
-    from robustlab.outputs import messages_off_stdout, refuse_same_file
+    from robustlab.outputs import messages_off_stdout, refuse_run_file, refuse_same_file
     from robustlab.runs.store import run_files
 
     refuse_same_file({"--json": args.json},  # before a summary.json is rewritten
                      {f"{d} {f.name}": f for d in args.run_dirs for f in run_files(d)})
+    refuse_run_file("--json", args.json, args.run_dirs)  # and those not written yet
     with messages_off_stdout(args.json):  # --json -: the tables go to stderr
         return _correlate(args)
 

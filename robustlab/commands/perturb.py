@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     with_error = "error" in plan.reader.columns or not restartable([args.output])
     while True:
         report = PerturbReport()
-        bar = progress_bar(args, pert.name)
+        bar = progress_bar(args, pert.name, reader=plan.reader)
         try:
             rows = _perturbed_rows(plan, pert, args.seed, with_error, report, bar, apply_batched)
             write_stream(args.output, rows, plan.fmt,

@@ -9,17 +9,23 @@ and every file it writes stays in ``DIR``. Runtime options (``--executor``, ``--
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 
 from robustlab.runs.study import RunContext, run_study
 from robustlab.textfmt import echo
+from robustlab.trust import private_workdir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("resume", help="continue a run directory from its stored configuration",
                        description=__doc__.splitlines()[0])
     p.add_argument("run_dir", metavar="DIR", help="the run directory (a study's --out)")
+    p.add_argument("--adopt-input", metavar="FILE", action="append", default=[],
+                   help="a file the run reads but has no checksum of (its recorded inputs are "
+                   "missing: deleted, or a run of an earlier version): resume reads it and records "
+                   "it; repeat for each such input")
     RunContext.add_arguments(p, threads=True, out=False)
     p.set_defaults(func=run)
 
@@ -28,12 +34,16 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.studies.stored import load
 
     stored = load(args.run_dir)
-    ctx = RunContext.from_args(args, trusted=False, log=lambda m: echo(
-        f"robustlab resume: {m}", file=sys.stderr, flush=True))
+    ctx = dataclasses.replace(RunContext.from_args(args, trusted=False, log=lambda m: echo(
+        f"robustlab resume: {m}", file=sys.stderr, flush=True)), adopt=tuple(args.adopt_input))
     ctx.say(f"resuming {stored.study.kind} run {stored.run_dir} from its {stored.source}: "
             f"{stored.command}")
-    if stored.cwd != stored.run_dir:
-        os.chdir(stored.cwd)  # relative paths of a run made by an earlier version
+    if stored.links:
+        # a run made by an earlier version names models by paths relative to where it was
+        # started: resolved there explicitly, they are linked into a private directory, never
+        # entered themselves (anyone who can write the run's parent would choose what a library
+        # finds there by name)
+        os.chdir(private_workdir(stored.links))
     outcome = run_study(stored.study, stored.run_dir, ctx)
     report = outcome.report
     echo(f"{stored.study.kind}: {report.done} of {report.total} cells done -> "

@@ -75,6 +75,7 @@ def check(args: argparse.Namespace) -> None:
     from robustlab.models.registry import (
         USER_CLASS,
         check_model_spec,
+        family_shadows_directory,
         is_saved_model,
         parse_model_spec,
     )
@@ -85,7 +86,7 @@ def check(args: argparse.Namespace) -> None:
                          "a TextClassifier class of your own is trained by the studies "
                          "(learnability, robustness, cent, cross-domain clf)")
     check_model_spec(args.model)
-    if is_saved_model(args.model):
+    if is_saved_model(args.model) and not family_shadows_directory(args.model):
         raise InputError(f"--model {args.model}: is already a trained model; pass a family or a "
                          "checkpoint to train a new one")
     resolve_dataset(args.dataset)
@@ -152,8 +153,14 @@ def run(args: argparse.Namespace) -> int:
     train_acc = float(np.mean(model.predict([train.texts[i] for i in idx])
                               == np.asarray(train.labels)[idx]))
     test_acc = float(np.mean(model.predict(test.texts) == np.asarray(test.labels)))
+    from robustlab.data.heldout import HELDOUT_FILE, write_heldout, write_training_rows
+
     with atomic_dir(out, user=True) as tmp:
         model.save(tmp)
+        # held out by construction: the split to evaluate on, and what eval compares its data
+        # with (docs/eval.md)
+        write_heldout(tmp, test.texts, test.labels)
+        write_training_rows(tmp, train.texts)
         write_json(tmp / "train_info.json", {
             "model": args.model, "model_id": model.model_id(), "data": args.dataset,
             "train": {"name": train.name, "n": len(train), "fingerprint": train.fingerprint,
@@ -163,9 +170,19 @@ def run(args: argparse.Namespace) -> int:
             "train_accuracy": train_acc, "train_accuracy_n": n_eval,
             "test_accuracy": test_acc, "seconds": seconds, "inputs": recorded})
     sample = "" if n_eval == len(train) else f" (sample of {n_eval})"
-    echo(f"train accuracy{sample} {train_acc:.4f}  held-out accuracy {test_acc:.4f}  "
-         f"({seconds:.1f} s)\nsaved to {out}  (use --model {out})")
+    echo(f"train accuracy{sample} {train_acc:.3f}  held-out accuracy {test_acc:.3f}  "
+         f"({seconds:.1f} s)\nsaved to {out}  (use --model {model_path(out)}; held-out "
+         f"split: {model_path(out / HELDOUT_FILE)})")
     return 0
+
+
+def model_path(out: Path) -> str:
+    """``--out`` as a --model value that names the directory: ``./bow``, never ``bow`` (a bare
+    name is read as a family when one has that name)."""
+    text = str(out)
+    if out.is_absolute() or text.startswith((".", "~")):
+        return text
+    return f".{os.sep}{text}"
 
 
 def _refuse_inputs_inside(out: Path, args: argparse.Namespace) -> None:

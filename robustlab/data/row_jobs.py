@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from robustlab.textfmt import echo, printable
+from robustlab.textfmt import echo
 
 __all__ = ["PROGRESS_MIN_ROWS", "NeedErrorColumn", "OutputPlan", "PerturbReport",
            "build_perturbation", "plan_output", "print_report", "progress_bar"]
@@ -112,18 +112,22 @@ def plan_output(args: argparse.Namespace):
     return OutputPlan(reader, column, out_fmt, header)
 
 
-def progress_bar(args: argparse.Namespace, desc: str, unit: str = "row"):
-    """A tqdm bar on stderr for inputs of at least PROGRESS_MIN_ROWS lines, else a no-op one
-    (tqdm's import is ~15 ms of a small job's start-up, so it is imported only when shown)."""
+def progress_bar(args: argparse.Namespace, desc: str, unit: str = "row", *,
+                 reader: Any = None):
+    """A bar on stderr (whole lines when stderr is not a terminal) for inputs of at least
+    PROGRESS_MIN_ROWS rows, else a no-op one (tqdm's import is ~15 ms of a small job's start-up,
+    so it is imported only when shown). ``reader``: the input's reader, whose header line is
+    not a row (the bar ended at 1600/1601)."""
     from robustlab.data.stream import count_lines
+    from robustlab.textfmt import progress
 
     total = 0 if args.no_progress else count_lines(args.input)
+    if reader is not None and getattr(reader, "fmt", None) in ("tsv", "csv") and \
+            getattr(reader, "header", False):
+        total -= 1
     if total < PROGRESS_MIN_ROWS:
         return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=unit, file=sys.stderr, desc=printable(desc),
-                dynamic_ncols=True)
+    return progress(total, desc, unit=unit, file=sys.stderr)
 
 
 class _NoBar:

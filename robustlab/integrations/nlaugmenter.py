@@ -476,7 +476,7 @@ def _construct(spec: str, cls: type, params: dict[str, Any]) -> Any:
                 f"{spec}: {exc}; {cls.__name__} takes ({_constructor_params(cls)})") from None
 
 
-def from_spec(target: str, **params: Any) -> NLAugmenterPerturbation:
+def from_spec(target: str, *, trusted: bool = False, **params: Any) -> NLAugmenterPerturbation:
     """``nlaugmenter:<folder>[:k=v,...]`` (NL-Augmenter's transformation folder name, e.g.
     ``butter_fingers_perturbation``) or ``nlaugmenter:package.module.ClassName[:k=v,...]``
     (for :func:`registry.parse_spec`, which lets the latter through only when the user typed

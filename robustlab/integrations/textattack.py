@@ -65,6 +65,10 @@ def _textattack():
     ensure_textattack()
     import textattack
 
+    from robustlab.integrations.loaders import guard_flair
+
+    guard_flair()  # flair taggers (POS, NER) from flair's cache only, never the working directory
+
     return textattack
 
 
@@ -310,14 +314,18 @@ def _no_nltk_downloads() -> Iterator[None]:
         nltk.download = original
 
 
-def from_spec(target: str, **params: Any) -> TextAttackPerturbation:
+def from_spec(target: str, *, trusted: bool = False, **params: Any) -> TextAttackPerturbation:
     """``textattack:Name[:k=v,...]``: Name from ``textattack.transformations`` or
     ``textattack.augmentation`` (e.g. WordSwapWordNet, WordSwapQWERTY, EasyDataAugmenter), or
     ``textattack:package.module.Class`` (a spec the user typed: :func:`registry.parse_spec`
     lets it through only then). Either way the class must be a concrete TextAttack
     ``Transformation`` or ``Augmenter`` subclass before it is called.
     pps/level/asymmetric/label_preserving configure the wrapper; the rest go to Name's constructor.
+    Every model the component loads gets an absolute, checked location
+    (:func:`robustlab.integrations.loaders.building`; ``trusted``: the user typed the spec, so a
+    relative model folder in it is theirs).
     """
+    from robustlab.integrations.loaders import building
     from robustlab.perturbations.registry import check_class, import_class
 
     ta = _textattack()
@@ -344,7 +352,7 @@ def from_spec(target: str, **params: Any) -> TextAttackPerturbation:
 
         wordnet()  # a clear ResourceMissing instead of NLTK's LookupError
     try:
-        with _no_nltk_downloads():
+        with _no_nltk_downloads(), building(trusted=trusted):
             component = cls(**params)
     except (TypeError, AssertionError, ValueError) as exc:
         raise PerturbationError(f"textattack:{target}: {exc}") from None

@@ -7,6 +7,8 @@
   bagging and design bagging, leave-one-domain-out.
 * :mod:`robustlab.metrics.ranking` — system rankings, pairwise agreement, Kendall τ.
 * :mod:`robustlab.metrics.mt` — segment and corpus BLEU/chrF/TER through sacreBLEU.
+* :mod:`robustlab.metrics.tasks` — paper 001's task metrics: accuracy/micro-/macro-F1, entity F1
+  (seqeval), Pearson/Spearman, answer-selection F1/MAP/MRR.
 
 The names below are facades over those modules (sacreBLEU-style ``compat`` functions), resolved
 lazily so ``import robustlab.metrics`` stays cheap.
@@ -48,6 +50,11 @@ _FACADES = {
     # machine translation (sacreBLEU)
     "MTScorer": "mt",
     "corpus_bleu": "mt",
+    # task metrics (paper 001)
+    "classification_metrics": "tasks",
+    "entity_metrics": "tasks",
+    "similarity_metrics": "tasks",
+    "answer_selection_metrics": "tasks",
 }
 
 __getattr__, __dir__, __all__ = lazy_exports("robustlab.metrics", _FACADES)

@@ -49,7 +49,7 @@ import hashlib
 import inspect
 import operator
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -134,6 +134,10 @@ class Perturbation:
     level: ClassVar[Level] = "character"
     asymmetric: ClassVar[bool] = True
     label_preserving: ClassVar[bool] = True
+    #: a label-changing perturbation's expectation per task (CheckList DIR test), e.g.
+    #: ``{"binary": "flip"}``; a task it names nothing for gets no pass/fail
+    #: (:mod:`robustlab.metrics.checklist_tests`)
+    expectations: ClassVar[Mapping[str, str]] = {}
     deterministic: ClassVar[bool] = False
     heavy: ClassVar[bool] = False
     #: where the perturbation comes from (paper id or library), shown by ``robustlab list``

@@ -13,14 +13,13 @@ import json
 import random
 import re
 import string
-import sys
 
 from robustlab.perturbations.lexicons import keyboard_neighbours
 from robustlab.perturbations.pps import PPSPerturbation
 from robustlab.perturbations.registry import register
 from robustlab.perturbations.text_utils import TOKEN_RE, WORD_RE, match_case
 from robustlab.resources import MISSPELLINGS_FIX, misspellings_file
-from robustlab.textfmt import echo
+from robustlab.textfmt import note_once
 
 __all__ = [
     "CharDelete",
@@ -233,8 +232,8 @@ class Misspelling(PPSPerturbation):
     def setup(self) -> None:
         _, kind, origin = misspellings_file()
         if kind != "wikipedia":
-            echo(f"note: misspelling: {origin}; its outputs differ from paper 001's "
-                 f"(fix: {MISSPELLINGS_FIX})", file=sys.stderr)
+            note_once(f"note: misspelling: {origin}; its outputs differ from paper 001's "
+                      f"(fix: {MISSPELLINGS_FIX})")  # once per process, not per cell or seed
         self._table = misspellings_by_correction()
 
     def apply(self, text: str, rng: random.Random) -> str:

@@ -117,7 +117,8 @@ def make(name: str, **params: Any) -> Perturbation:
     return _build(cls, name, params)
 
 
-#: spec prefixes resolved by an adapter module's ``from_spec(target, **params)``, e.g.
+#: spec prefixes resolved by an adapter module's ``from_spec(target, trusted=…, **params)``
+#: (``trusted``: whether the user typed the spec), e.g.
 #: ``textattack:WordSwapWordNet`` or ``nlaugmenter:my_pkg.module.ClassName:max_outputs=3``
 EXTERNAL_PREFIXES = {
     "textattack": "robustlab.integrations.textattack",
@@ -190,7 +191,7 @@ def parse_spec(spec: str, *, trusted: bool = False, **overrides: Any) -> Perturb
         if "." in target and not (name == "nlaugmenter" and module.names_a_folder(target)):
             refuse_untrusted(spec, trusted)  # an import path; a folder's class path is registered
         params = {**parse_params(rest, spec), **overrides}
-        pert = module.from_spec(target, **params)
+        pert = module.from_spec(target, trusted=trusted, **params)
     elif "." in name and name not in _REGISTRY:
         refuse_untrusted(spec, trusted)
         cls_name, _, rest = rest.partition(":")

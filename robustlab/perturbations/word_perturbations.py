@@ -493,6 +493,8 @@ class Negation(_VerbPerturbation):
     name = "negation"
     asymmetric = False
     label_preserving = False
+    #: on a binary task (sentiment) negation flips the label: CheckList DIR, docs/eval.md
+    expectations = {"binary": "flip"}
     summary = "injects or removes verb negation (does not / did not / is not ...)"
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:

@@ -78,7 +78,13 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     """Write the report atomically and return its path. The format follows ``fmt`` or the
     suffix of ``out`` (.md → Markdown, else HTML). Markdown's figures are PNG files in
     ``<name>_figures/`` beside it (written first, so a report that exists is complete)."""
-    from robustlab.outputs import atomic_dir, atomic_write, output_target, refuse_same_file
+    from robustlab.outputs import (
+        atomic_dir,
+        atomic_write,
+        output_target,
+        refuse_run_file,
+        refuse_same_file,
+    )
     from robustlab.runs.store import run_files
 
     if fmt is None:
@@ -95,6 +101,8 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     target = output_target(path, user=user)
     refuse_same_file({"--out": path} if user else {},
                      {f"{d}: {f.name}": f for d in run_dirs for f in run_files(d)})
+    if user:  # and the run files that do not exist yet
+        refuse_run_file("--out", path, run_dirs)
     doc = build_document(run_dirs, warn=warn)
     fig_dir = None
     if fmt == "md" and figures(doc):

@@ -111,6 +111,7 @@ td.best { font-weight: 700; } td.second { text-decoration: underline; }
 pre { background: var(--head); padding: .6rem; overflow-x: auto; white-space: pre-wrap;
   word-break: break-all; font-size: 12px; }
 .note { color: var(--muted); }
+.headline { font-weight: 600; font-size: 1.05rem; }
 .warning, .incomplete { padding: .5rem .8rem; border-radius: 4px; }
 .warning { background: var(--warn-bg); color: var(--warn-fg); }
 .incomplete { background: var(--inc-bg); color: var(--inc-fg); font-weight: 700; }

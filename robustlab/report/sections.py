@@ -318,7 +318,8 @@ def failures_blocks(run: RunData, n_examples: int = 10) -> Blocks:
         out.append(Table(["model", "perturbation", "original", "perturbed (changes marked)",
                           "label / prediction", "P(label) drop"], body,
                          f"The {len(examples)} worst failing examples (largest drop in the "
-                         "probability of the true label); all of them: `robustlab failures`."))
+                         "probability of the true label); all of them: `robustlab failures "
+                         f"{run.path}`."))
     return out
 
 

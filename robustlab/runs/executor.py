@@ -282,7 +282,7 @@ def _held_elsewhere(store: RunStore, keys: set[str], me: str) -> dict[str, str |
 def _progress(total: int, initial: int, desc: str, enabled: bool):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    from robustlab.textfmt import progress
 
-    return tqdm(total=total, initial=initial, desc=printable(desc), unit="cell", file=sys.stderr,
-                dynamic_ncols=True, smoothing=0.1)
+    # a bar on a terminal; whole lines (no carriage returns) in a log or a pipe
+    return progress(total, desc, unit="cell", initial=initial, file=sys.stderr)

@@ -154,6 +154,21 @@ def _enable_token_mode() -> None:
 _OWNED = False  # whether robustlab's connect() made this process's Ray connection
 
 
+def worker_runtime_env() -> dict[str, Any]:
+    """Ray workers run in a private empty directory and never import from the driver's.
+
+    Without a ``working_dir`` Ray puts the driver's working directory *first* on every worker's
+    ``sys.path`` (``job_config.py_driver_sys_path``) and starts the workers in it: a ``torch/``
+    or ``robustlab/`` folder, or a file named ``upos-fast``, there would be what the workers
+    import or load. An empty ``working_dir`` (uploaded once, a few bytes) replaces both; the
+    workers also unpickle tensors only and keep the working directory off their children's
+    import path (:func:`robustlab.trust.harden_process`)."""
+    from robustlab.trust import FORCE_WEIGHTS_ONLY_ENV, private_workdir
+
+    return {"working_dir": str(private_workdir()),
+            "env_vars": {"PYTHONSAFEPATH": "1", FORCE_WEIGHTS_ONLY_ENV: "1"}}
+
+
 def connect(address: str | None, workers: int = 1) -> None:
     """``ray.init`` for an existing cluster (``address``) or a private local one.
 
@@ -168,7 +183,8 @@ def connect(address: str | None, workers: int = 1) -> None:
         raise InputError("--executor ray needs ray: pip install 'robustlab[ray]'") from exc
     if ray.is_initialized():
         return
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                              "runtime_env": worker_runtime_env()}
     if not address:
         ray.init(num_cpus=max(1, workers), **kwargs)
         _OWNED = True

@@ -26,6 +26,7 @@ own fields (:meth:`StudyConfig.signature`), so every option that changes results
 from __future__ import annotations
 
 import dataclasses
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -235,6 +236,9 @@ class RunContext:
     plots: bool = True
     #: where the study's specs came from: True only for this command line (``module:Class``)
     trusted: bool = False
+    #: ``robustlab resume``: the files the user re-adopts (``--adopt-input``) for inputs the run
+    #: has no checksum of; None when the command line names the inputs itself
+    adopt: tuple[str, ...] | None = None
     log: Callable[[str], None] | None = None
 
     def say(self, message: str) -> None:
@@ -389,8 +393,14 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
     study = _adopt_stored_spelling(study, out, ctx)
     _refuse_other_options(study, out)
     recorded = run_inputs.collect(study.inputs())
+    if ctx.adopt is not None:
+        _refuse_unpinned_inputs(out, recorded, ctx.adopt)
     run_inputs.announce(recorded, ctx.log)
     plan = study.plan(ctx, out)
+    if len(plan.cells) > MAX_CELLS:  # before the store: nothing is written
+        raise InputError(f"{study.kind}: {len(plan.cells)} cells, more than the {MAX_CELLS} one "
+                         "run may hold; split the study into several runs (fewer seeds, models, "
+                         "perturbations or examples per run)")
     backend = prepare(ctx.executor, ctx.workers, ctx.ray_address, ctx.gpus_per_task,
                       ctx.cpus_per_task)
     backend.update(plan.backend if ctx.executor == "ray" else {})
@@ -416,8 +426,64 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
 
 #: the store's ``meta`` key saying its run config is a :meth:`StudyConfig.to_dict` (runs made
 #: before the study protocol have none: robustlab.studies.stored reads them)
+#: the most cells one run holds (issue 29, F10): a store of a million cells is ~1 GB and its
+#: readers slow; a larger study is several runs
+MAX_CELLS = 1_000_000
+
 CONFIG_FORMAT_KEY = "config_format"
 CONFIG_FORMAT = "2"
+
+
+def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]],
+                            adopt: Sequence[str]) -> None:
+    """A resumed run reads the files its stored configuration names: only those whose checksum
+    the run recorded when it started (so a changed path or file is refused) or that the user
+    names again with ``--adopt-input``. A run whose ``inputs`` or checksums are missing (deleted,
+    or a run of an earlier version) is damaged, not fresh: anyone who could write it would
+    choose which file is read into its tables."""
+    import sqlite3
+
+    from robustlab.runs.store import StoreError, is_run_dir
+    from robustlab.textfmt import printable
+
+    if not is_run_dir(out):
+        return
+    try:
+        with RunStore(out, readonly=True) as store:
+            info = store.run_info()
+    except (StoreError, sqlite3.DatabaseError):
+        return  # init_run reports a damaged store with its recovery hint
+    if info is None:
+        return
+    _, stored = run_inputs.split_config(info.config)
+    for role, rec in recorded.items():
+        if "sha256" not in rec:
+            continue
+        pinned = stored.get(role) if "sha256" in (stored.get(role) or {}) else next(
+            (r for r in stored.values() if isinstance(r, Mapping) and "sha256" in r
+             and _same_path(r.get("path"), str(rec.get("path")))), None)
+        if pinned is not None:  # by role, or (another spelling of the same spec) by path
+            if pinned["sha256"] != rec["sha256"]:
+                raise InputError(printable(
+                    f"{out}: input changed since this run started: "
+                    f"{run_inputs.role_label(role)} {rec.get('path')} sha256 "
+                    f"{str(pinned['sha256'])[:12]} when the run started, "
+                    f"{str(rec['sha256'])[:12]} now"))
+            continue
+        if any(_same_path(rec.get("path"), a) for a in adopt):
+            continue
+        raise InputError(printable(
+            f"{out}: the run has no checksum of its {run_inputs.role_label(role)} "
+            f"{rec.get('path')} (its recorded inputs are missing or damaged), so resuming would "
+            f"read whatever file is there now; if that file is the one you mean, resume with "
+            f"--adopt-input {rec.get('path')}"))
+
+
+def _same_path(a: Any, b: str) -> bool:
+    try:
+        return a is not None and os.path.samefile(str(a), b)
+    except OSError:
+        return False
 
 
 def _adopt_stored_spelling(study: Study, out: Path, ctx: RunContext) -> Study:

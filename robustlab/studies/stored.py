@@ -52,6 +52,9 @@ class StoredStudy:
     cwd: Path
     #: where it was read from: ``store.sqlite`` or ``study.json``
     source: str
+    #: relative model paths of a run of an earlier version -> the absolute path each was
+    #: resolved to (against :attr:`cwd`); resume links them into a private working directory
+    links: dict[str, Path] = dataclasses.field(default_factory=dict)
 
     @property
     def command(self) -> str:
@@ -122,7 +125,24 @@ def _migrate(run_dir: Path, kind: str, config: dict[str, Any], command: str | No
         raise InputError(f"{where}: this {printable(str(kind))[:40]} run was made by an earlier "
                          "robustlab, whose stored configuration does not say everything needed "
                          f"to resume it; rerun the command that made it{shown}") from None
-    return StoredStudy(run_dir, study, base, STORE_NAME)
+    return StoredStudy(run_dir, study, base, STORE_NAME, _relative_models(config, base, where))
+
+
+def _relative_models(config: dict[str, Any], base: Path, where: str) -> dict[str, Path]:
+    """The relative model paths of an old run, each resolved against ``base`` (see
+    :attr:`StoredStudy.links`); a path that climbs out (``..``) is refused."""
+    links = {}
+    for m in config.get("models") or ():
+        local = Path(str(m))
+        if not isinstance(m, str) or local.is_absolute() or m.startswith("~") \
+                or not (base / local).exists():
+            continue
+        if ".." in local.parts:
+            raise InputError(f"{where}: its stored model path {printable(m)!r} climbs out of "
+                             f"the directory the run was started in; cd {printable(str(base))} "
+                             "and rerun the command that made it")
+        links[m] = (base / local).resolve()
+    return links
 
 
 def _rebased(config: dict[str, Any], base: Path) -> dict[str, Any]:

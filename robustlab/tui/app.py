@@ -73,6 +73,10 @@ class RobustlabApp(App):
         # the default folder may not exist yet: that is "no runs", not a missing run
         self.implicit_root = None if run_dirs else self.run_dirs[0]
         self.theme = self.settings.theme
+        #: the new-study form's last launched values (recipe name -> field dest -> value) and
+        #: that recipe: a form opened again (after a run failed, say) starts from them
+        self.form_memory: dict[str, dict[str, Any]] = {}
+        self.last_recipe: str | None = None
 
     def on_mount(self) -> None:
         from robustlab.tui.screens.runs import RunsScreen

@@ -7,7 +7,7 @@ failures``, so the TUI, the CLI and an export show the same rows.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from robustlab.runs.store import RunStore
@@ -18,7 +18,7 @@ from robustlab.studies.learnability.predictions import (
 )
 from robustlab.tui.specs import Table
 
-SUMMARY_COLUMNS = ["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate"]
+SUMMARY_COLUMNS = ["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate", "test"]
 EXAMPLE_TABLE_COLUMNS = ["perturbation", "model", "seed", "idx", "label", "pred_before",
                          "pred_after", "prob_before", "prob_after", "drop"]
 _LABELS = {"pred_before": "pred", "pred_after": "→", "prob_before": "P before",
@@ -30,6 +30,8 @@ class FailuresView:
     summary: Table
     examples: list[dict[str, Any]]  # every failing example, worst first (with their texts)
     skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
+    #: summary row key (the cell) -> its model, perturbation and seed as stored
+    cells: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def filtered(self, cell: dict[str, Any] | None = None, text: str = "") -> list[dict[str, Any]]:
         """Examples of one summary row (model/perturbation/seed) whose text contains ``text``."""
@@ -49,8 +51,13 @@ class FailuresView:
               texts: bool = False) -> Table:
         """Examples as a table: on screen without the texts (the detail pane shows them),
         exported with every column (``texts=True``)."""
+        from robustlab.textfmt import short_model
+
         cols = list(EXAMPLE_COLUMNS) if texts else EXAMPLE_TABLE_COLUMNS
-        return Table(title, cols, [[e[c] for c in cols] for e in examples], heat=["drop"],
+        # on screen a model path by its last component, so prediction and P fit 80 columns;
+        # an export keeps the full spec
+        return Table(title, cols, [[short_model(e[c]) if c == "model" and not texts else e[c]
+                                    for c in cols] for e in examples], heat=["drop"],
                      keys=[str(i) for i in range(len(examples))], labels=_LABELS)
 
 
@@ -59,6 +66,14 @@ def load_failures(path: str | os.PathLike[str]) -> FailuresView:
         examples = failing_examples(store)  # first: the summary leaves out what it found damaged
         summary = failure_summary(store)
         skipped = store.skipped_line()
-    rows = [[s[c] for c in SUMMARY_COLUMNS] for s in summary]
+    from robustlab.textfmt import short_model
+
+    ordered = sorted(summary, key=lambda s: -(s["fail_rate"] or 0))  # worst first
+    # a model path by its last component on screen; the row's key finds the full cell
+    rows = [[short_model(s[c]) if c == "model" else s.get(c, "INV") if c == "test" else s[c]
+             for c in SUMMARY_COLUMNS] for s in ordered]
     return FailuresView(Table("pass/fail per model × perturbation × seed", SUMMARY_COLUMNS, rows,
-                              heat=["fail_rate"], labels=_LABELS), examples, skipped)
+                              heat=["fail_rate"], labels=_LABELS,
+                              keys=[s["cell"] for s in ordered]), examples, skipped,
+                        {s["cell"]: {k: s[k] for k in ("model", "perturbation", "seed")}
+                         for s in ordered})

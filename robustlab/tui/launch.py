@@ -58,7 +58,7 @@ from robustlab.procs import (
 )
 from robustlab.runs.store import RunStore, StoreError
 from robustlab.textfmt import printable
-from robustlab.trust import REGISTERED_ONLY_ENV
+from robustlab.trust import REGISTERED_ONLY_ENV, clean_pythonpath, private_workdir
 
 WORKER_LOG = "worker.log"
 WORKER_JSON = "worker.json"
@@ -84,13 +84,27 @@ def robustlab_argv(args: Sequence[str]) -> list[str]:
 def safe_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment for a worker, minus import-path entries that mean "the cwd"."""
     env = {**os.environ, **(extra or {}), "PYTHONUNBUFFERED": "1"}
-    if "PYTHONPATH" in env:
-        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p and os.path.isabs(p)]
-        if kept:
-            env["PYTHONPATH"] = os.pathsep.join(kept)
-        else:
-            del env["PYTHONPATH"]
+    kept = clean_pythonpath(env.get("PYTHONPATH"))
+    if kept is None:
+        env.pop("PYTHONPATH", None)
+    else:
+        env["PYTHONPATH"] = kept
     return env
+
+
+def resource_env(base: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """``ROBUSTLAB_SHARED`` resolved now, from ``base`` (the directory the user launched from,
+    default the TUI's own), for a worker that may run elsewhere: a resumed run runs in its run
+    directory, where ``../shared`` named another folder (its log looked for
+    ``runs/shared/...``). Empty when the variable is already set (the worker inherits it) or no
+    shared folder is there (the worker then says what is missing, as from the shell)."""
+    if os.environ.get("ROBUSTLAB_SHARED"):
+        return {}
+    where = Path(base or os.getcwd()).resolve()
+    for cand in (where / "shared", where.parent / "shared"):
+        if cand.is_dir():
+            return {"ROBUSTLAB_SHARED": str(cand.resolve())}
+    return {}
 
 
 def command_string(args: Sequence[str]) -> str:
@@ -206,6 +220,8 @@ def spawn_detached(argv: Sequence[str], run_dir: str | os.PathLike[str], *,
         "pid": proc.pid, "pgid": proc.pid, "host": socket.gethostname(),
         "start": process_start(proc.pid), "argv": argv, "command": shlex.join(argv),
         "cwd": str(Path(cwd or os.getcwd()).resolve()), "launched": time.time(),
+        # the shared folder the worker was given (shown only; a resume resolves its own)
+        "shared": (env or {}).get("ROBUSTLAB_SHARED") or os.environ.get("ROBUSTLAB_SHARED"),
     })
     return proc.pid
 
@@ -222,7 +238,8 @@ def launch(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     base = Path(cwd or os.getcwd())
     run_dir = (base / out).resolve()
     argv = [*program, *args] if program else robustlab_argv(args)
-    spawn_detached(argv, run_dir, cwd=base, env=None if program else ROBUSTLAB_ENV)
+    env = {**(ROBUSTLAB_ENV if not program else {}), **resource_env(base)}
+    spawn_detached(argv, run_dir, cwd=base, env=env or None)
     return run_dir
 
 
@@ -414,7 +431,10 @@ def resume_plan(run_dir: str | os.PathLike[str], *, program: Sequence[str] | Non
             raise InputError(f"refusing to resume {printable(str(run_dir))}: {exc}") from None
     args = ["resume", str(run_dir)]
     argv = [*program, *args] if program else robustlab_argv(args)
-    return ResumePlan(run_dir, argv, run_dir, study)
+    # never the run directory or its parent: anyone who could write them would choose what a
+    # library finds by name in the working directory (a file called `upos-fast`, a folder
+    # called `bert-base-uncased`); the worker resolves every path of the run explicitly
+    return ResumePlan(run_dir, argv, private_workdir(), study)
 
 
 def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
@@ -432,8 +452,10 @@ def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
         plan = resume_plan(run_dir, program=program)
     if plan.run_dir != run_dir:
         raise InputError(f"the plan is for {plan.run_dir}, not {run_dir}")
-    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd,
-                          env=None if program else ROBUSTLAB_ENV)
+    # the shared folder as seen from where the TUI runs (the run directory's ../shared is
+    # somewhere else); a path from this process, nothing read from the run directory
+    env = {**(ROBUSTLAB_ENV if not program else {}), **resource_env()}
+    return spawn_detached(plan.argv, run_dir, cwd=plan.cwd, env=env or None)
 
 
 def delete(run_dir: str | os.PathLike[str]) -> None:

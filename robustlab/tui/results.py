@@ -16,8 +16,9 @@ from typing import Any
 
 from robustlab.runs import payloads
 from robustlab.runs.store import DamagedCell, RunStore
+from robustlab.textfmt import short_model
 from robustlab.tui.data import read_summary
-from robustlab.tui.specs import Plot, Series, Table
+from robustlab.tui.specs import Plot, Series, Table, fmt
 
 
 def _num(v: Any) -> float | None:
@@ -165,7 +166,10 @@ def load_attack(path: str | os.PathLike[str]) -> AttackView:
                 f"{projected} FROM cells WHERE status='done' ORDER BY seq"):
             key, text, crc, valid = row[:4]
             try:
-                payloads.verify(text, crc, "result")
+                if not isinstance(key, str):
+                    key = f"#{len(rows)}"
+                    raise payloads.Damaged("the cell's key is not text")
+                payloads.verify(text, store.stored_crc(crc, "result"), "result")
                 if not valid:
                     raise payloads.Damaged("result is not valid JSON")
             except payloads.Damaged as exc:
@@ -321,54 +325,64 @@ def load_cross_domain(path: str | os.PathLike[str]) -> CrossDomainView:
 
 # ---- eval (a trained model as it is) ------------------------------------------------------------
 
-EVAL_COLS = ["perturbation", "a0", "a1", "a1_sd", "delta", "failure_rate", "noop_rate", "seeds"]
+EVAL_COLS = ["perturbation", "test", "a0", "a1", "a1_sd", "delta", "failure_rate",
+             "change_rate", "noop_rate", "seeds"]
 EVAL_LABELS = {"a0": "A0", "a1": "A1", "a1_sd": "sd", "delta": "A1-A0", "failure_rate": "fail",
-               "noop_rate": "no-op"}
+               "change_rate": "changed", "noop_rate": "no-op"}
 
 
 @dataclass
 class EvalView:
-    table: Table  # one row per perturbation
+    table: Table  # one row per perturbation, worst first
     clean: float | None
     model: str
     partial: bool = False
+    headline: str = ""
+    #: cells pending or running (a partial view with none left is finished, not in progress)
+    unfinished: int = 0
 
     def accuracy_plot(self) -> Plot:
-        """The accuracy drop A0 − A1 per perturbation (bars numbered as the table's rows): how
-        much accuracy each perturbation costs the model (below 0: it gained)."""
+        """A1 − A0 per perturbation (bars numbered as the table's rows), the sign the table and
+        every other output use: below 0, the perturbation costs accuracy. Tests without A1 (a
+        label-changing perturbation) are drawn at 0."""
+        d = EVAL_COLS.index("delta")
         x = [i + 1 for i in range(len(self.table.rows))]
-        y = [-r[4] if r[4] is not None else 0.0 for r in self.table.rows]
-        return Plot("accuracy drop A0 - A1 per perturbation (table row)", "perturbation",
-                    "A0 - A1", [Series("A0 - A1", x, y, "bar",
+        y = [r[d] if r[d] is not None else 0.0 for r in self.table.rows]
+        return Plot("A1 - A0 per perturbation (table row)", "perturbation",
+                    "A1 - A0", [Series("A1 - A0", x, y, "bar",
                                        names=[str(r[0]) for r in self.table.rows])],
-                    note=f"clean A0 = {self.clean:.3f}" if self.clean is not None else "")
+                    note=f"clean A0 = {fmt(self.clean)}" if self.clean is not None else "")
 
 
 def load_eval(path: str | os.PathLike[str]) -> EvalView:
     """The eval run's table from summary.json, or (in progress) from its finished cells with
-    the study's own aggregation."""
-    from robustlab.studies.eval.study import summarise
+    the study's own aggregation; worst first, as every eval output."""
+    from robustlab.studies.eval.study import by_harm, headline, summarise, test_header
 
     summary = read_summary(path)
     partial = not (summary and summary.get("perturbations") is not None)
+    unfinished = 0
     if partial:
         with RunStore(path, readonly=True) as store:
             info = store.run_info()
             results = [r for _, r in store.done_results()]
+            counts = store.counts()
+            unfinished = counts.get("pending", 0) + counts.get("running", 0)
         config = info.config if info is not None else {}
         rows = summarise(results, config.get("perturbations") or
                          list(dict.fromkeys(r["perturbation"] for r in results)))
         clean, model = (results[0]["a0"] if results else None), str(config.get("model", "?"))
     else:
-        rows, clean = summary["perturbations"], summary.get("clean_accuracy")
+        rows, clean = by_harm(summary["perturbations"]), summary.get("clean_accuracy")
         model = str(summary.get("model", "?"))
-    table_rows = [[r["label"], _num(r["a0"]), _num(r["a1"]), (r["a1"] or {}).get("std"),
-                   _num(r["delta"]), _num(r["failure_rate"]), _num(r["noop_rate"]),
-                   len(r["seeds"])] for r in rows]
-    title = "the model as it is" + (" (run in progress: finished cells)" if partial else "")
+    table_rows = [[r["label"], test_header(r), _num(r["a0"]), _num(r["a1"]),
+                   (r["a1"] or {}).get("std"), _num(r["delta"]), _num(r["failure_rate"]),
+                   _num(r.get("change_rate")), _num(r["noop_rate"]), len(r["seeds"])]
+                  for r in rows]
+    title = "the model as it is, worst first" + (" (finished cells so far)" if partial else "")
     return EvalView(Table(title, EVAL_COLS, table_rows,
                           heat=["a1", "delta", "failure_rate"], labels=EVAL_LABELS),
-                    clean, model.removeprefix("object:"), partial)
+                    clean, short_model(model), partial, headline(rows), unfinished)
 
 
 def result_kind(kind: str) -> str:

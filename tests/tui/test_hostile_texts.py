@@ -156,7 +156,7 @@ async def test_progress_screen_log_tail_and_cell_error(bad, settings):
         log = text_of(app.screen.query_one("#log"))
         assert f"loading {SHOWN[0]}" in log and f"RuntimeError: worker died {SHOWN[0]}" in log
         shown = assert_clean(app)
-        assert "worker.log ends" in shown and SHOWN[0] in shown
+        assert "more in worker.log" in shown and SHOWN[0] in shown
         await pilot.press("f", "f")  # failed cells: the hostile error under the table
         await wait_for(pilot, lambda: app.screen.filter == "failed"
                        and app.screen.progress.shown_of == 1)

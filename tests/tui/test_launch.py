@@ -271,3 +271,29 @@ async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_er
         assert not isinstance(app.screen, ConfirmScreen)
     assert not (good / launch.WORKER_JSON).exists() and not (bad / launch.WORKER_JSON).exists()
     assert not marker.exists()
+
+
+async def test_the_form_opens_again_with_the_values_last_launched(settings, tmp_path):
+    """A run that failed is fixed and launched again from the same values (issue 32); --out
+    gets a fresh default, so the next launch does not resume the failed run."""
+    app = RobustlabApp([tmp_path / "runs"], settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.recipe is not None)
+        command = screen.query_one("#command", Static)
+        screen.field("cells").value = "3"
+        screen.field("delay").value = "0.2"
+        screen.field("out").value = "runs/first"
+        await wait_for(pilot, lambda: screen.error is None and
+                       text_of(command).endswith("--out runs/first --cells 3 --delay 0.2"))
+        await pilot.press("ctrl+l")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ProgressScreen))
+        await pilot.press("n")
+        again = app.screen
+        assert isinstance(again, NewStudyScreen) and again is not screen
+        await wait_for(pilot, lambda: again.recipe is not None and
+                       "--cells 3 --delay 0.2" in text_of(again.query_one("#command", Static)))
+        assert again.field("cells").value == "3" and again.field("out").value != "runs/first"

@@ -20,6 +20,7 @@ from robustlab.options import (
     add_dataset_options,
     add_model_option,
     add_seeds_option,
+    check_seed_count,
     split_specs,
 )
 from robustlab.perturbations.base import PerturbationError
@@ -37,6 +38,10 @@ from robustlab.studies.second_order.config import (
 KIND = "eval"
 #: the source tag of paper 001's perturbations in the registry
 PAPER_001 = "001"
+
+#: the most perturbed samples of one text per seed (each is one model call)
+MAX_SAMPLES = 10_000
+
 
 
 def paper_001_perturbations() -> tuple[str, ...]:
@@ -70,6 +75,8 @@ class EvalConfig(StudyConfig):
     num_examples: int | None = None
     #: texts per model call: how, not what (not in the signature)
     batch_size: int = field(default=128, metadata={"sig": None})
+    #: refuse data the model trained on (otherwise a warning with the count; docs/eval.md)
+    strict: bool = field(default=False, metadata={"sig": None, "added": True})
 
     def __post_init__(self) -> None:
         # a preset ("papers") becomes its concrete specs: the stored config names what ran
@@ -78,6 +85,13 @@ class EvalConfig(StudyConfig):
     def validate(self, *, trusted: bool = False) -> None:
         check_trained_model(self.model, trusted=trusted)
         check_dataset(self.dataset)
+        if "path" in self.dataset and self.dataset.get("split") is not None:
+            # a file has no splits: evaluating all of it under a split's name misled (the
+            # training rows were tested as if held out)
+            raise InputError(f"--split {self.dataset['split']}: applies to a named dataset; "
+                             f"--dataset {self.dataset['path']} is a file, evaluated whole. "
+                             "Evaluate the split `robustlab train` held out (MODEL/heldout.tsv) "
+                             "or a file of your own test rows")
         if not self.perturbations:
             raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
         if len(set(self.perturbations)) != len(self.perturbations):
@@ -89,6 +103,7 @@ class EvalConfig(StudyConfig):
                 raise InputError(f"--perturbations: {exc}") from None
         if not self.seeds:
             raise InputError("--seeds: give at least one seed")
+        check_seed_count(self.seeds)
         if len(set(self.seeds)) != len(self.seeds):
             raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
         bad = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
@@ -98,6 +113,9 @@ class EvalConfig(StudyConfig):
                         ("--batch-size", self.batch_size)):
             if v is not None and int(v) < 1:
                 raise InputError(f"{flag} must be >= 1, got {v}")
+        if int(self.samples) > MAX_SAMPLES:
+            raise InputError(f"-n/--samples: {self.samples} perturbed samples per text, more "
+                             f"than the {MAX_SAMPLES} eval draws")
 
     def describe(self) -> str:
         name = self.model.removeprefix(OBJECT)
@@ -127,6 +145,9 @@ class EvalConfig(StudyConfig):
                        help="evaluate the first N examples (default: all)")
         g.add_argument("--batch-size", type=int, default=d["batch_size"],
                        help=f"texts per model call (default {d['batch_size']}; speed only)")
+        g.add_argument("--strict", action="store_true",
+                       help="refuse a dataset that overlaps the model's training data "
+                       "(default: a warning with the count)")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvalConfig:
@@ -138,7 +159,7 @@ class EvalConfig(StudyConfig):
         return cls(model=canonical_model_spec(args.model), dataset=dataset_from_args(args),
                    perturbations=perts, seeds=ints(args.seeds, "--seeds"),
                    samples=args.samples, num_examples=args.num_examples,
-                   batch_size=args.batch_size)
+                   batch_size=args.batch_size, strict=bool(getattr(args, "strict", False)))
 
     def argv(self) -> list[str]:
         argv = ["eval", "--model", self.model, *dataset_argv(self.dataset)]
@@ -150,6 +171,8 @@ class EvalConfig(StudyConfig):
                                  ("--batch-size", self.batch_size, 128)):
             if v != default:
                 argv += [flag, str(v)]
+        if self.strict:
+            argv.append("--strict")
         return argv
 
     def is_deterministic(self, spec: str) -> bool:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.models.checkpoint import check_checkpoint, load_checkpoint
 
 ProbaFn = Callable[[list[str]], np.ndarray]
 
@@ -33,7 +33,7 @@ class Predictor:
     """``predictor(texts)`` -> probabilities (n × classes), each distinct text predicted once."""
 
     def __init__(self, proba: ProbaFn, batch_size: int = 128, name: str = "model",
-                 chunk: int | None = None) -> None:
+                 chunk: int | None = None, logits: bool = True) -> None:
         self.proba = proba
         self.batch_size = int(batch_size)
         #: texts per call of ``proba`` (default one batch); a robustlab classifier gets many
@@ -42,6 +42,8 @@ class Predictor:
         #: padding it wasted made MiniLM's predictions 2x its bare forward pass in the bench
         self.chunk = int(chunk or batch_size)
         self.name = name
+        #: the model returns scores that may be logits (softmax applied), not probabilities
+        self.logits = logits
         self.cache: dict[str, np.ndarray] = {}
         #: texts sent to the model, and seconds spent in it
         self.predicted = 0
@@ -62,7 +64,7 @@ class Predictor:
         with _inference():
             for s in range(0, len(new), bs):
                 chunk = new[s: s + bs]
-                probs = _checked(self.proba(chunk), len(chunk), self.name)
+                probs = _checked(self.proba(chunk), len(chunk), self.name, self.logits)
                 for t, row in zip(chunk, probs, strict=True):
                     self.cache[t] = row
         self.model_seconds += time.perf_counter() - t0
@@ -90,18 +92,30 @@ def _inference() -> Iterator[None]:
         yield
 
 
-def _checked(probs: Any, n: int, name: str) -> np.ndarray:
-    """Probabilities from a model's output: a float array n × classes whose rows sum to 1
-    (logits — a TextAttack wrapper of a Hugging Face model returns them — go through softmax)."""
+#: how far a row of ``predict_proba`` may sum from 1
+PROBA_TOLERANCE = 1e-3
+
+
+def _checked(probs: Any, n: int, name: str, logits: bool = True) -> np.ndarray:
+    """Probabilities from a model's output: a float array n × classes whose rows sum to 1.
+    ``logits``: scores that are not probabilities go through softmax (a TextAttack wrapper of a
+    Hugging Face model returns logits); otherwise (``predict_proba``) they are an error."""
     if hasattr(probs, "detach"):
         probs = probs.detach().float().cpu().numpy()
     arr = np.asarray(probs, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 2:
-        raise InputError(f"{name}: expected {n} rows of class probabilities, got an array of "
-                         f"shape {arr.shape}")
+        raise InputError(f"{name}: expected an array of shape ({n}, k) — one row of k >= 2 "
+                         f"class probabilities per text — got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name}: returned non-finite scores")
-    if arr.min() < 0 or not np.allclose(arr.sum(axis=1), 1.0, atol=1e-4):
+    sums = arr.sum(axis=1)
+    if not logits and (arr.min() < 0 or not np.allclose(sums, 1.0, atol=PROBA_TOLERANCE)):
+        bad = int(np.argmax(np.abs(sums - 1.0)))
+        raise InputError(f"{name}: predict_proba must return probabilities (each row >= 0, "
+                         f"summing to 1 within {PROBA_TOLERANCE:g}); row {bad} sums to "
+                         f"{sums[bad]:.4g} (min {arr.min():.4g}): logits? apply softmax, or pass "
+                         "a callable returning logits")
+    if arr.min() < 0 or not np.allclose(sums, 1.0, atol=1e-4):
         z = arr - arr.max(axis=1, keepdims=True)
         e = np.exp(z)
         arr = e / e.sum(axis=1, keepdims=True)
@@ -160,74 +174,6 @@ def object_proba(model: Any, batch_size: int = 128) -> ProbaFn:
                      "transformers text-classification pipeline")
 
 
-def load_checkpoint(spec: str, device: str | None = None) -> Any:
-    """A Hugging Face checkpoint with a *trained* sequence-classification head, as a robustlab
-    :class:`~robustlab.models.hf.HFClassifier` ready to predict. Refused (InputError, exit 2)
-    when the head is freshly initialised (transformers reports missing weights), so nothing is
-    evaluated with a random head; only local files are read (``local_files_only``)."""
-    from robustlab.models.hf import HFClassifier
-
-    src = spec[3:] if spec.startswith("hf:") else spec
-    local = Path(src).expanduser()
-    where = str(local) if local.is_dir() else src
-    model, _ = _checked_checkpoint(spec, where)
-    clf = HFClassifier(checkpoint=where, name=Path(where).name or where, device=device)
-    return clf.hold(model, model.config.num_labels)
-
-
-#: the checkpoint the command's pre-run check loaded, reused by the study's plan (one load)
-_CHECKED: dict[str, tuple[Any, Any]] = {}
-
-
-def _checked_checkpoint(spec: str, where: str) -> tuple[Any, Any]:
-    """(model, tokenizer) of a checkpoint whose classification head was trained, or
-    InputError; loaded once per process."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hit = _CHECKED.get(where)
-    if hit is not None:
-        return hit
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        model, info = AutoModelForSequenceClassification.from_pretrained(
-            where, output_loading_info=True, local_files_only=True, trust_remote_code=False)
-        tok = AutoTokenizer.from_pretrained(where, local_files_only=True,
-                                            trust_remote_code=False)
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"--model {spec}: cannot load a sequence-classification checkpoint "
-                         f"from local files ({first[:200]}); a hub checkpoint must be in the "
-                         "local cache") from None
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    missing = sorted(set(info.get("missing_keys") or []) |
-                     {m[0] if isinstance(m, tuple | list) else str(m)
-                      for m in info.get("mismatched_keys") or []})
-    if missing:
-        shown = ", ".join(missing[:4]) + (" …" if len(missing) > 4 else "")
-        raise InputError(f"--model {spec}: the checkpoint has no trained classification head "
-                         f"(transformers initialised {shown} at random); fine-tune it first "
-                         f"(robustlab train --model {spec} --dataset … --out DIR) and evaluate "
-                         "the saved directory")
-    _CHECKED.clear()
-    _CHECKED[where] = (model, tok)
-    return model, tok
-
-
-def check_checkpoint(spec: str) -> None:
-    """A checkpoint spec (not a saved robustlab directory) has a trained classification head:
-    loaded here, before anything is created, and kept for the study (InputError otherwise)."""
-    from robustlab.models.registry import is_saved_model
-
-    if spec.startswith("object:") or is_saved_model(spec):
-        return
-    src = spec[3:] if spec.startswith("hf:") else spec
-    local = Path(src).expanduser()
-    _checked_checkpoint(spec, str(local) if local.is_dir() else src)
-
-
 def load_trained(spec: str, device: str | None = None) -> Any:
     """The trained model a spec names: a saved robustlab directory or a checkpoint (see
     :func:`load_checkpoint`); a family name is refused (it would be untrained)."""
@@ -248,7 +194,10 @@ def as_predictor(model: Any, *, device: str | None = None, batch_size: int = 128
     # robustlab's classifiers batch (by token length) inside predict_proba: give them many
     # batches at once; anything else gets one batch per call
     chunk = batch_size * CHUNK_BATCHES if hasattr(model, "predict_batch_size") else batch_size
-    return Predictor(object_proba(model, batch_size), batch_size, name, chunk=chunk)
+    # predict_proba promises probabilities: anything else is an error, not softmaxed
+    logits = not (callable(getattr(model, "predict_proba", None)) or _is_pipeline(model))
+    return Predictor(object_proba(model, batch_size), batch_size, name, chunk=chunk,
+                     logits=logits)
 
 
 #: batches per call of a robustlab classifier's predict_proba

@@ -22,13 +22,45 @@ Blocks = list[Any]
 
 def _rows(run: RunData) -> list[Mapping[str, Any]]:
     """The per-perturbation rows of the run's summary (or, before it exists, of its cells)."""
+    from robustlab.studies.eval.study import by_harm, summarise
+
     s = run.summary or {}
     rows = s.get("perturbations")
     if rows is None:
-        from robustlab.studies.eval.study import summarise
-
         rows = summarise(run.results, run.config.get("perturbations") or [])
-    return rows
+    return by_harm(rows)  # worst first (a summary written before this order was kept too)
+
+
+def _path(run: RunData) -> str:
+    """The run directory as a command line names it (relative to here when inside)."""
+    import os
+
+    try:
+        rel = os.path.relpath(run.path)
+    except ValueError:
+        return str(run.path)
+    return rel if not rel.startswith("..") else str(run.path)
+
+
+def gate_blocks(run: RunData) -> Blocks:
+    """A gated run (``robustlab check``): each threshold, the value and PASS/FAIL."""
+    import json
+
+    from robustlab.studies.learnability.thresholds import CHECKS_FILE
+
+    try:
+        data = json.loads((run.path / CHECKS_FILE).read_text(encoding="utf-8"))
+        checks = list(data["checks"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    body = [[str(c.get("name") or c.get("perturbation")), str(c.get("test", "INV")),
+             str(c.get("rule")), num(c.get("value")), str(c.get("result"))] for c in checks]
+    failed = sum(c.get("result") != "PASS" for c in checks)
+    verdict = "PASS" if not failed else f"FAIL ({failed} of {len(checks)} checks)"
+    return [Heading(f"Gate: {verdict}", 3),
+            Table(["test", "type", "threshold", "value", "result"], body,
+                  f"The thresholds of {data.get('plan', 'the plan')} (robustlab check) and "
+                  "their outcome; values are means over seeds.", numeric=False)]
 
 
 def _model(run: RunData) -> str:
@@ -53,7 +85,7 @@ def _comparison(runs: Sequence[RunData]) -> Blocks:
 
 
 def failing_blocks(run: RunData, rows: Sequence[Mapping[str, Any]]) -> Blocks:
-    """A few failing examples per perturbation (prediction changed), worst first."""
+    """A few failing examples per perturbation (failing their test), worst first."""
     from robustlab.runs.store import RunStore
     from robustlab.studies.learnability.predictions import failing_examples
 
@@ -73,10 +105,11 @@ def failing_blocks(run: RunData, rows: Sequence[Mapping[str, Any]]) -> Blocks:
     return [Heading(f"Failing examples, {run.path.name}", 3),
             Table(["perturbation", "seed", "label", "prediction", "P(label)", "original",
                    "perturbed (changed words marked)"], body,
-                  f"Up to {EXAMPLES_PER_PERTURBATION} failing examples per perturbation: the "
-                  "perturbation changed the model's prediction (CheckList INV), largest drop in "
+                  f"Up to {EXAMPLES_PER_PERTURBATION} failing examples per perturbation, each "
+                  "failing its CheckList test (INV: the prediction changed; DIR flip: the "
+                  "prediction stayed and P(label) did not fall), largest drop in "
                   "the probability of the true label first. `robustlab failures "
-                  f"{run.path.name}` lists them all.", numeric=False)]
+                  f"{_path(run)}` lists them all.", numeric=False)]
 
 
 def eval_section(runs: Sequence[RunData]) -> Blocks:
@@ -87,20 +120,31 @@ def eval_section(runs: Sequence[RunData]) -> Blocks:
         if not rows:
             out.append(Para(f"{run.path.name}: no perturbation finished yet.", "warning"))
             continue
+        from robustlab.studies.eval.study import headline, test_header
+
         ds = run.config.get("dataset") or {}
         out += [Heading(f"The model as it is, {run.path.name}", 3),
+                Para(s.get("headline") or headline(rows), "headline"),
+                *[Para(w, "warning") for w in s.get("warnings") or []],
+                *gate_blocks(run),
                 Para(f"Model {_model(run)} evaluated as it is (nothing trained) on "
                      f"{ds.get('path') or ds.get('name')}: {s.get('n_examples', rows[0]['n'])} "
                      f"examples, clean accuracy A0 {num(s.get('clean_accuracy'))}."),
-                Table(["perturbation", "A0", "A1", "A1 − A0", "failure rate", "no-op rate",
+                Table(["perturbation", "test (INV / DIR flip / changed)", "A0", "A1",
+                       "A1 − A0", "failure rate", "predictions changed", "no-op rate",
                        "seeds × samples"],
-                      [[r["label"], num(r["a0"]), spread(r["a1"]), spread(r["delta"]),
-                        spread(r["failure_rate"]), spread(r["noop_rate"]),
+                      [[r["label"], test_header(r), num(r["a0"]), spread(r["a1"]),
+                        spread(r["delta"]), spread(r["failure_rate"]),
+                        spread(r.get("change_rate")), spread(r["noop_rate"]),
                         f"{len(r['seeds'])} × {r['samples']}"] for r in rows],
-                      "A0: accuracy on the clean texts; A1: on the perturbed texts (every seed "
-                      "and sample); failure rate: predictions that changed among the texts the "
-                      "perturbation changed (CheckList INV); no-op rate: texts it left "
-                      "unchanged. Mean ± sd over perturbation seeds.")]
+                      "Worst first (A1 − A0, then the failure rate). A0: accuracy on the clean "
+                      "texts; A1: on the perturbed texts (every seed and sample), only for INV "
+                      "tests: a label-changing perturbation invalidates the label. Test: INV — "
+                      "the prediction should not change; DIR flip — it should change or "
+                      "P(original label) fall; changed — no pass/fail. Failure rate: among the "
+                      "texts the perturbation changed, those failing their test; predictions "
+                      "changed: among those texts, the share whose prediction changed; no-op "
+                      "rate: texts it left unchanged. Mean ± sd over perturbation seeds.")]
         from robustlab.studies.eval.study import accuracy_figure
 
         out.append(Figure(plots.png_bytes(accuracy_figure(rows, s.get("clean_accuracy"))),
@@ -111,4 +155,4 @@ def eval_section(runs: Sequence[RunData]) -> Blocks:
     return out
 
 
-__all__ = ["EXAMPLES_PER_PERTURBATION", "eval_section", "failing_blocks"]
+__all__ = ["EXAMPLES_PER_PERTURBATION", "eval_section", "failing_blocks", "gate_blocks"]

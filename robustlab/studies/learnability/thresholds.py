@@ -44,13 +44,17 @@ from robustlab.errors import InputError
 from robustlab.models.params import MAX_STEPS
 from robustlab.textfmt import echo
 
-__all__ = ["THRESHOLDS", "Check", "Plan", "evaluate", "junit_xml", "load_plan", "results_table"]
+__all__ = ["CHECKS_FILE", "THRESHOLDS", "Check", "Plan", "evaluate", "junit_xml", "load_plan", "results_table"]
 
+#: a gated run's thresholds and outcomes in its run directory (``robustlab check`` writes it,
+#: ``robustlab report`` shows it)
+CHECKS_FILE = "checks.json"
 #: threshold name -> (the figure it bounds, "min" or "max", what the figure is)
 THRESHOLDS = {
     "min_accuracy": ("accuracy", "min", "accuracy on the perturbed test set"),
     "max_drop": ("drop", "max", "accuracy drop A0 - A1"),
-    "max_fail_rate": ("fail_rate", "max", "share of predictions the perturbation changed"),
+    "max_fail_rate": ("fail_rate", "max", "share of examples failing their CheckList test "
+                      "(INV: prediction changed; DIR: expectation not met)"),
 }
 _PLAN_KEYS = {"name", "dataset", "data", "test_data", "format", "encoding", "text_column",
               "text_pair_column", "label_column", "models", "model", "samples", "seeds", "steps",
@@ -72,6 +76,15 @@ class Check:
     value: float | None = None
     passed: bool | None = None
     message: str = ""
+    #: the CheckList test it gates (INV, DIR flip, changed; eval runs)
+    test: str = "INV"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``robustlab report`` shows of a gated run (``checks.json``)."""
+        return {"model": self.model, "perturbation": self.perturbation, "name": self.name,
+                "threshold": self.threshold, "limit": self.limit, "rule": self.describe(),
+                "test": self.test, "value": self.value, "passed": self.passed,
+                "result": result_word(self.passed), "message": self.message}
 
     @property
     def figure(self) -> str:
@@ -164,6 +177,8 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         raise InputError(f"{path}: cannot read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses per nested array or table
+        raise InputError(f"{path}: nests arrays or tables too deep to be a plan") from None
     _unknown(str(path), raw, _PLAN_KEYS)
     base = path.parent
 
@@ -209,9 +224,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{path}: model = {model!r} is a family, which would be untrained; "
                              "give a trained model's directory, or use models = "
                              f"[\"{model}\"] to train and test it per cell")
+        # resolved: a plan beside the working directory has base "." and "./bow" joined to it
+        # is "bow" — the family, not the directory the plan named
         local = model if model.startswith("hf:") or Path(model).expanduser().is_absolute() \
-            else str(base / model) if model.startswith((".", "~")) or "/" in model or \
-            (base / model).exists() else model
+            else str((base / model).resolve()) if model.startswith((".", "~")) or "/" in model \
+            or (base / model).exists() else model
         models = [canonical_model_spec(local)]
     else:
         models = raw.get("models", ["bow"])
@@ -259,6 +276,22 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if not isinstance(t.get("perturbation"), str) or not t["perturbation"]:
             raise InputError(f"{where}: perturbation = \"NAME\" is required")
         merged = {**defaults, **t}
+        if not _label_preserving(t["perturbation"]):
+            if model is None and "max_fail_rate" in merged:
+                # a train-then-test run counts a changed prediction as a failure (INV): for a
+                # label-changing perturbation that calls correct behaviour a failure
+                raise InputError(f"{where}: {t['perturbation']} changes the label; a models = "
+                                 "[...] plan scores every perturbation as CheckList INV, so it "
+                                 "cannot be gated there. Gate a trained model with model = "
+                                 "\"DIR\", where it is a DIR test (docs/eval.md)")
+            # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
+            # thresholds are refused on it, and [defaults]' are not inherited
+            given = [k for k in ("min_accuracy", "max_drop") if k in t]
+            if given:
+                raise InputError(f"{where}: {t['perturbation']} changes the label, so it has no "
+                                 f"A1 and {', '.join(given)} cannot apply; gate it with "
+                                 "max_fail_rate (a CheckList DIR test, docs/eval.md)")
+            merged = {k: v for k, v in merged.items() if k not in ("min_accuracy", "max_drop")}
         for key in THRESHOLDS:
             if key in merged:
                 merged[key] = _limit(where, key, merged[key])
@@ -281,6 +314,16 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
                 model=models[0] if model is not None else None, samples=samples)
 
 
+def _label_preserving(spec: str) -> bool:
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import parse_spec
+
+    try:
+        return bool(getattr(parse_spec(spec), "label_preserving", True))
+    except PerturbationError:
+        return True  # reported by _check_perturbations
+
+
 def _check_perturbations(specs: Sequence[str], path: Path) -> None:
     from robustlab.perturbations.base import PerturbationError
     from robustlab.perturbations.registry import parse_spec
@@ -297,16 +340,23 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     (among changed texts) over its seeds."""
     rows: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for c in store.cells("done"):
-        if c.result and c.result.get("a1") is not None:
+        if c.result and c.result.get("a0") is not None:
             rows[(c.params["model"], c.params["perturbation"])].append(c.result)
     out = {}
     for key, rs in rows.items():
-        a1 = sum(r["a1"] for r in rs) / len(rs)
-        a0 = sum(r["a0"] for r in rs) / len(rs)
+        test = rs[0].get("test", "INV")
         fr = [r["failure_rate"] for r in rs if r.get("failure_rate") is not None]
-        # no text changed: nothing could fail
-        out[key] = {"accuracy": a1, "drop": a0 - a1,
-                    "fail_rate": sum(fr) / len(fr) if fr else 0.0}
+        fig: dict[str, Any] = {"test": test, "expectation": rs[0].get("expectation"),
+                               "accuracy": None, "drop": None,
+                               # no text changed: nothing could fail; a "changed" test has
+                               # no pass/fail at all
+                               "fail_rate": None if test == "changed" else
+                               (sum(fr) / len(fr) if fr else 0.0)}
+        if test == "INV":  # A1 only where the label still holds
+            a1 = sum(r["a1"] for r in rs) / len(rs)
+            a0 = sum(r["a0"] for r in rs) / len(rs)
+            fig.update(accuracy=a1, drop=a0 - a1)
+        out[key] = fig
     return out
 
 
@@ -340,28 +390,54 @@ def evaluate(store: Any, checks: Sequence[Check]) -> list[Check]:
     for c in checks:
         fig = figures.get((c.model, c.perturbation))
         value = None if fig is None else fig[c.figure]
+        c.test = "INV" if fig is None else fig.get("test", "INV")
+        if fig is not None and fig.get("expectation"):
+            c.test = f"{c.test} {fig['expectation']}"
         if value is None or (isinstance(value, float) and math.isnan(value)):
             c.value, c.passed = None, None
-            c.message = "no result (the cell failed or stored no predictions)"
+            c.message = ("no result (the cell failed or stored no predictions)"
+                         if fig is None or c.test == "INV" else
+                         f"no result: {c.perturbation} changes the label ({c.test} test), so "
+                         + ("it has no pass/fail on this task" if c.test == "changed" else
+                            "A1 is not computed; gate it with max_fail_rate"))
             continue
         c.value = value
         lo = THRESHOLDS[c.threshold][1] == "min"
         c.passed = value >= c.limit if lo else value <= c.limit
-        c.message = f"{c.figure} = {value:.4f}, required {c.describe()}"
+        c.message = f"{c.figure} = {fmt(value)}, required {c.describe()}"
     return list(checks)
 
 
-def results_table(checks: Sequence[Check]) -> str:
-    from robustlab.textfmt import align
+def fmt(value: float | None) -> str:
+    """A figure as every output writes it (3 decimals, as ``robustlab eval``)."""
+    return "-" if value is None else f"{value:.3f}"
 
-    rows = [[c.model, c.name, c.describe(), "-" if c.value is None else f"{c.value:.4f}",
-             {True: "PASS", False: "FAIL", None: "ERROR"}[c.passed]] for c in checks]
-    return align(["model", "test", "threshold", "value", "result"], rows, rule=True)
+
+def result_word(passed: bool | None) -> str:
+    return {True: "PASS", False: "FAIL", None: "ERROR"}[passed]
+
+
+def results_table(checks: Sequence[Check]) -> str:
+    from robustlab.textfmt import align, short_model
+
+    rows = [[short_model(c.model), c.name, c.test, c.describe(), fmt(c.value),
+             result_word(c.passed)] for c in checks]
+    return align(["model", "test", "type", "threshold", "value", "result"], rows, rule=True)
+
+
+def junit_classname(suite: str, c: Check) -> str:
+    """``robustlab.MODEL.TEST``: the model by its last path component (a family or hub id as
+    it is), so CI groups and keeps history across machines and checkouts."""
+    from robustlab.textfmt import short_model
+
+    return f"robustlab.{short_model(c.model)}.{c.name}"
 
 
 def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> bytes:
     """The checks as JUnit XML: one testsuite per model, one testcase per check."""
     import xml.etree.ElementTree as ET
+
+    from robustlab.textfmt import short_model
 
     by_model: dict[str, list[Check]] = defaultdict(list)
     for c in checks:
@@ -372,13 +448,14 @@ def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> byte
                       errors=str(errors), time=f"{seconds:.3f}")
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
     for i, (model, cs) in enumerate(by_model.items()):
-        ts = ET.SubElement(root, "testsuite", name=f"{suite}: {model}", id=str(i),
+        ts = ET.SubElement(root, "testsuite", name=f"{suite}: {short_model(model)}", id=str(i),
                            tests=str(len(cs)), failures=str(sum(c.passed is False for c in cs)),
                            errors=str(sum(c.passed is None for c in cs)), skipped="0",
                            time=f"{seconds / max(1, len(by_model)):.3f}", timestamp=stamp,
                            hostname=socket.gethostname())
         for c in cs:
-            tc = ET.SubElement(ts, "testcase", classname=f"robustlab.{model}.{c.name}",
+            # relative and stable across machines: the model by its name, not its path
+            tc = ET.SubElement(ts, "testcase", classname=junit_classname(suite, c),
                                name=c.describe(), time="0")
             if c.passed is False:
                 ET.SubElement(tc, "failure", message=c.message, type="ThresholdFailed").text = (
@@ -415,7 +492,7 @@ def threshold_args(args: Any) -> dict[str, float]:
     if given and exps is not None and "robustness" not in exps:
         raise InputError("thresholds need the robustness experiment; add it to --experiments")
     if getattr(args, "junit_xml", None):
-        from robustlab.outputs import refuse_same_file
+        from robustlab.outputs import refuse_run_file, refuse_same_file
         from robustlab.runs.store import run_files
 
         out = getattr(args, "out", None)
@@ -423,6 +500,7 @@ def threshold_args(args: Any) -> dict[str, float]:
                          {"--dataset": getattr(args, "dataset", None),
                           "--test-dataset": getattr(args, "test_dataset", None),
                           **{f"--out {f.name}": f for f in (run_files(out) if out else [])}})
+        refuse_run_file("--junit-xml", args.junit_xml, [out])  # and those not written yet
     return given
 
 

@@ -24,6 +24,7 @@ from robustlab.options import (
     add_seed_option,
     column,
 )
+from robustlab.outputs import RUN_FILE_NAMES
 from robustlab.resources import check_checkpoint
 from robustlab.runs.study import StudyConfig
 from robustlab.studies.second_order.pairs import resolve_pairs
@@ -126,7 +127,11 @@ def check_source(spec: str | None, option: str = "--source") -> None:
 def check_trained_model(spec: str, *, trusted: bool) -> None:
     """An attack, a bias study or eval needs a trained model: a saved directory or a checkpoint,
     never a family name (it would be untrained) or a path that does not exist."""
-    from robustlab.models.registry import available_models, parse_model_spec
+    from robustlab.models.registry import (
+        available_models,
+        family_shadows_directory,
+        parse_model_spec,
+    )
 
     if spec.startswith(OBJECT):  # a model object given from Python: the caller's to check
         return
@@ -136,6 +141,10 @@ def check_trained_model(spec: str, *, trusted: bool) -> None:
         # a path, never a hub id (hub ids go as hf:ID): a typo is not a download
         raise InputError(f"--model {spec}: no such model directory (a hub checkpoint is "
                          "named hf:ID)")
+    shadowed = family_shadows_directory(spec)
+    if shadowed:
+        raise InputError(f"--model {spec}: is both a model family (which would be untrained) "
+                         f"and the directory {shadowed}; pass {shadowed} to use the saved model")
     check_model_spec(spec, user_class=trusted)
     name, _ = parse_model_spec(spec)
     if name in available_models():
@@ -204,6 +213,9 @@ class AttackConfig(StudyConfig):
                                             != self.log_to_csv or self.log_to_csv[0] == "."):
             raise InputError(f"--log-to-csv {self.log_to_csv!r}: a file name inside the run "
                              "directory (no directories)")
+        if self.log_to_csv in RUN_FILE_NAMES:
+            raise InputError(f"--log-to-csv {self.log_to_csv!r}: is one of the run's own files; "
+                             "writing it would destroy the run. Choose another name")
         check_trained_model(self.model, trusted=trusted)
 
     def recipe_kwargs(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
+from robustlab.textfmt import short_model
 from robustlab.tui.failures import FailuresView, load_failures
 from robustlab.tui.plain import PlainInput, append, plain
 from robustlab.tui.screens.base import RunScreen
@@ -40,8 +41,8 @@ class FailuresScreen(RunScreen):
     def show(self, view: FailuresView) -> None:
         n = sum(r[3] for r in view.summary.rows)
         fails = sum(r[5] for r in view.summary.rows)
-        status = (f"{fails} of {n} predictions changed by the perturbation "
-                  f"(CheckList INV failures) · worst first by drop in P(label)")
+        status = (f"{fails} of {n} examples fail their CheckList test (INV: prediction "
+                  "changed; DIR: expectation not met) · worst first by drop in P(label)")
         if not view.summary.rows:
             status = ("no stored predictions: only robustness cells of runs made by this "
                       "robustlab version keep them")
@@ -55,7 +56,8 @@ class FailuresScreen(RunScreen):
         text = self.query_one("#fail-filter", Input).value
         self.shown = self.view.filtered(self.cell, text)
         what = ("all cells" if self.cell is None else
-                f"{self.cell['model']} / {self.cell['perturbation']} / seed {self.cell['seed']}")
+                f"{short_model(self.cell['model'])} / {self.cell['perturbation']} / seed "
+                f"{self.cell['seed']}")
         table = self.query_one("#fail-examples", HeatTable)
         table.show(FailuresView.table(self.shown, f"failing examples: {what}"))
         table.border_title = plain(f"{len(self.shown)} failing examples · {what}")
@@ -75,10 +77,10 @@ class FailuresScreen(RunScreen):
 
     @on(DataTable.RowSelected, "#fail-summary")
     def _pick_cell(self, event: DataTable.RowSelected) -> None:
-        row = self.query_one("#fail-summary", HeatTable).row_values(event.cursor_row)
-        if row is None:
+        key = event.row_key.value
+        if self.view is None or key not in self.view.cells:
             return
-        self.cell = {"model": row[0], "perturbation": row[1], "seed": row[2]}
+        self.cell = dict(self.view.cells[key])
         self._examples()
 
     @on(DataTable.RowHighlighted, "#fail-examples")

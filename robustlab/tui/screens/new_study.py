@@ -92,7 +92,9 @@ class NewStudyScreen(Screen):
         self.recipes = message.view
         options = self.query_one("#recipes", OptionList)
         options.add_options([r.name for r in self.recipes])
-        options.highlighted = 0
+        names = [r.name for r in self.recipes]
+        last = getattr(self.app, "last_recipe", None)
+        options.highlighted = names.index(last) if last in names else 0
         options.focus()
 
     @on(OptionList.OptionHighlighted, "#recipes")
@@ -136,20 +138,25 @@ class NewStudyScreen(Screen):
         # cut at a fixed 20), within bounds that leave the inputs room at 80 columns
         width = min(LABEL_MAX, max([len(f.label) + (2 if f.required else 0) for f in r.fields
                                     if f.kind != "flag"] + [LABEL_MIN]) + 1)
+        # the values this recipe was last launched with (a run that failed is fixed and
+        # launched again without typing everything anew); --out gets a fresh default
+        memory = (getattr(self.app, "form_memory", None) or {}).get(r.name, {})
         for f in r.fields:
             wid = f"f{gen}-{f.dest}"
             label = f.label + (" *" if f.required else "")
+            kept = memory.get(f.dest) if f.flag != "--out" else None
             if f.kind == "flag":
-                control: Any = Checkbox(plain(f.label), False, id=wid, compact=True)
+                control: Any = Checkbox(plain(f.label), bool(kept), id=wid, compact=True)
             elif f.kind == "choice":
+                choice = kept if kept in f.choices else f.default_text()
                 control = Select([(c, c) for c in f.choices],
-                                 value=f.default_text() if f.default_text() in f.choices
+                                 value=choice if choice in f.choices
                                  else _NO_CHOICE, allow_blank=not f.default, id=wid,
                                  compact=True)
             else:
                 value = (forms.default_out(r, self.app.settings.runs_root,
                                             self.app.settings.clock()) if f.flag == "--out"
-                         else f.default_text())
+                         else kept if isinstance(kept, str) else f.default_text())
                 control = PlainInput(value, id=wid, compact=True)
             name = Label(plain("" if f.kind == "flag" else label), classes="field-label")
             name.styles.width = width
@@ -250,4 +257,7 @@ class NewStudyScreen(Screen):
                 except Exception:  # noqa: BLE001
                     pass
             return
+        if self.recipe is not None and hasattr(self.app, "form_memory"):
+            self.app.form_memory[self.recipe.name] = self._values()
+            self.app.last_recipe = self.recipe.name
         self.app.launch_study(list(self.argv))

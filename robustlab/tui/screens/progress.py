@@ -103,7 +103,7 @@ class ProgressScreen(Screen):
         self.query_one("#rate", Static).update(
             f" {rate} · ETA {data.fmt_duration(prog.eta)}")
         table = self.query_one("#cells", HeatTable)
-        rows = [[c.status, c.key, c.seconds, c.attempts,
+        rows = [[c.status, c.name, c.seconds, c.attempts,
                  (c.error or "").strip().splitlines()[-1][:80] if c.error else ""]
                 for c in prog.cells]
         title = f"cells ({self.filter or 'all'}: {len(rows)} of {prog.shown_of} shown)"

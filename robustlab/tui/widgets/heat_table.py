@@ -121,7 +121,9 @@ class HeatTable(DataTable):
             return
         lo = self.page * self.page_size
         shown = [self.spec.rows[i] for i in self._order[lo:lo + self.page_size]]
-        natural = [max([cell_len(printable(h))] + [cell_len(printable(fmt(r[j]))) for r in shown])
+        mark = self._sorted[0] if self._sorted is not None else None
+        natural = [max([cell_len(printable(h)) + (2 if j == mark else 0)] +  # " ▲"
+                       [cell_len(printable(fmt(r[j]))) for r in shown])
                    for j, h in enumerate(self.spec.headers())]
         text_cols = [j for j in range(len(cols)) if j not in self._ranges
                      and any(isinstance(r[j], str) for r in shown)]
@@ -160,7 +162,22 @@ class HeatTable(DataTable):
             notes.append(f"sorted by {printable(self.spec.columns[col])} "
                          f"{'↓' if reverse else '↑'}")
         self.border_subtitle = Text(" · ".join(notes)) if notes else None
+        self._mark_sorted_header()
         self.fit_width()
+
+    def _mark_sorted_header(self) -> None:
+        """The sorted column's header carries ▲ (ascending) or ▼ (descending): the indicator is
+        where the eye is, not only in the border (which a borderless table does not draw)."""
+        assert self.spec is not None
+        cols = self.ordered_columns
+        if len(cols) != len(self.spec.columns):
+            return
+        for j, (col, head) in enumerate(zip(cols, self.spec.headers(), strict=True)):
+            text = printable(head)
+            if self._sorted is not None and self._sorted[0] == j:
+                text += " ▼" if self._sorted[1] else " ▲"
+            col.label = Text(text)
+            col.content_width = max(col.content_width, cell_len(text))
 
     @staticmethod
     def _cell(v: Any, rng: tuple[float, float] | None) -> Text:

@@ -1,0 +1,320 @@
+"""Hugging Face models for the tasks beyond single-text classification (robustlab.tasks):
+
+* :class:`HFTagger` — ``AutoModelForTokenClassification`` for NER: ``fit(token lists, tag
+  lists)``, ``predict_tags(token lists)``. Words are split into pieces by the checkpoint's fast
+  tokenizer (``is_split_into_words``); a word's tag is learnt and read at its first piece (the
+  convention of the transformers token-classification examples).
+* :class:`HFPairScorer` — ``AutoModelForSequenceClassification`` with one output and
+  ``problem_type="regression"`` (MSE) for similarity: ``fit(pairs, scores)``,
+  ``predict_scores(pairs)``.
+
+Sentence-pair classification (SNLI) and answer selection (WikiQA as (question, sentence) pairs,
+class 1 = answers) use :class:`robustlab.models.hf.HFClassifier`, which encodes pairs already.
+
+Both follow the estimator rules of :mod:`robustlab.models.base` (parameters in the constructor,
+learnt state with trailing underscores, a seed for every random choice) and the fine-tuning
+defaults of :mod:`robustlab.models.hf` (AdamW, weight decay 0.01 off biases/LayerNorm, linear
+warmup then decay, gradient clipping at 1.0). Prediction runs over length-sorted batches (less
+padding) and returns results in input order. Checkpoints load from local folders or the cache
+only as transformers resolves them offline, never with ``trust_remote_code``; :meth:`load`
+refuses a checkpoint whose task head was not trained (transformers would draw it at random).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from robustlab.errors import InputError
+
+__all__ = ["HFPairScorer", "HFTagger"]
+
+META_FILE = "robustlab_task_model.json"
+
+
+def _decay_groups(model: Any, weight_decay: float) -> list[dict[str, Any]]:
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            (no_decay if name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
+             else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0}]
+
+
+class _HFTaskModel:
+    """The fine-tuning loop and the load/save shared by the two models."""
+
+    family: ClassVar[str] = ""
+    auto_class: ClassVar[str] = ""
+
+    def __init__(self, checkpoint: str, steps: int = 300, lr: float = 5e-5, batch_size: int = 16,
+                 max_length: int = 128, weight_decay: float = 0.01, warmup: float = 0.1,
+                 seed: int = 0, device: str | None = "auto") -> None:
+        self.checkpoint = checkpoint
+        self.steps = steps
+        self.lr = lr
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.weight_decay = weight_decay
+        self.warmup = warmup
+        self.seed = seed
+        self.device = device
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("checkpoint", "steps", "lr", "batch_size",
+                                              "max_length", "weight_decay", "warmup", "seed",
+                                              "device")}
+
+    def model_id(self) -> str:
+        params = {k: v for k, v in self.get_params().items() if k != "device"}
+        return f"{self.family}({','.join(f'{k}={v}' for k, v in sorted(params.items()))})"
+
+    def _check(self) -> None:
+        for name in ("steps", "batch_size", "max_length"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"{self.family}: {name} must be a positive integer, got {v!r}")
+        if not 0 <= self.warmup < 1:
+            raise InputError(f"{self.family}: warmup must be in [0, 1), got {self.warmup!r}")
+
+    def _tokenizer(self, path: str) -> Any:
+        from transformers import AutoTokenizer
+
+        try:
+            tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{self.family}: cannot load a tokenizer from {path!r} ({exc})"
+                             ) from None
+        if not getattr(tok, "is_fast", False):
+            raise InputError(f"{self.family}: {path!r} has no fast tokenizer; word alignment "
+                             "needs one (tokenizer.json)")
+        return tok
+
+    def _model(self, path: str, **config: Any) -> tuple[Any, dict[str, Any]]:
+        import transformers
+        from transformers.utils import logging as hf_logging
+
+        cls = getattr(transformers, self.auto_class)
+        old = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # the fresh-head notice: fit wants one, load refuses it
+        try:
+            return cls.from_pretrained(path, trust_remote_code=False, output_loading_info=True,
+                                       **config)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{self.family}: cannot load {path!r} ({exc})") from None
+        finally:
+            hf_logging.set_verbosity(old)
+
+    def _encode(self, inputs: Sequence[Any]) -> Any:
+        raise NotImplementedError
+
+    def _fit(self, rows: list[dict[str, list[int]]], targets: list[Any]) -> None:
+        """Train ``self.model_`` on encoded rows for exactly ``steps`` optimiser steps."""
+        import torch
+        from transformers import get_linear_schedule_with_warmup
+
+        from robustlab.models.device import resolve_device
+
+        self._check()
+        dev = resolve_device(self.device)
+        torch.manual_seed(self.seed)
+        model = self.model_.to(dev).train()
+        opt = torch.optim.AdamW(_decay_groups(model, self.weight_decay), lr=self.lr)
+        sched = get_linear_schedule_with_warmup(opt, int(self.warmup * self.steps), self.steps)
+        rng = np.random.default_rng(self.seed)
+        order: list[int] = []
+        for _ in range(self.steps):
+            if len(order) < self.batch_size:
+                order += rng.permutation(len(rows)).tolist()
+            idx, order = order[: self.batch_size], order[self.batch_size:]
+            batch = self._batch([rows[i] for i in idx], [targets[i] for i in idx], dev)
+            loss = model(**batch).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+        model.eval()
+        self.device_ = dev
+
+    def _batch(self, rows: list[dict[str, list[int]]], targets: list[Any] | None,
+               dev: Any) -> dict[str, Any]:
+        import torch
+
+        width = max(len(r["input_ids"]) for r in rows)
+        pad = self.tokenizer_.pad_token_id or 0
+        out: dict[str, Any] = {}
+        for key in rows[0]:
+            fill = pad if key == "input_ids" else 0
+            out[key] = torch.tensor([r[key] + [fill] * (width - len(r[key])) for r in rows],
+                                    device=dev)
+        if targets is not None:
+            out["labels"] = self._targets(targets, width, dev)
+        return out
+
+    def _targets(self, targets: list[Any], width: int, dev: Any) -> Any:
+        raise NotImplementedError
+
+    def _forward(self, rows: list[dict[str, list[int]]]) -> list[np.ndarray]:
+        """Logits per row (unpadded), in input order, over length-sorted batches."""
+        import torch
+
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input_ids"]))
+        out: list[np.ndarray | None] = [None] * len(rows)
+        with torch.inference_mode():
+            for a in range(0, len(order), 64):
+                idx = order[a: a + 64]
+                batch = self._batch([rows[i] for i in idx], None, self.device_)
+                logits = self.model_(**batch).logits.float().cpu().numpy()
+                for k, i in enumerate(idx):
+                    out[i] = logits[k, : len(rows[i]["input_ids"])] if logits.ndim == 3 \
+                        else logits[k]
+        return out  # type: ignore[return-value]
+
+    def save(self, directory: str | os.PathLike[str]) -> None:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        self.model_.save_pretrained(d)
+        self.tokenizer_.save_pretrained(d)
+        meta = {"family": self.family, "params": {**self.get_params(), "checkpoint": str(d)}}
+        (d / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str], device: str | None = "auto") -> Any:
+        """A model with a trained head: a folder this class saved, or any checkpoint whose
+        head transformers finds in the weights (refused when it would be drawn at random)."""
+        from robustlab.models.device import resolve_device
+
+        self = cls(str(directory), device=device)
+        meta = Path(directory) / META_FILE
+        if meta.is_file():  # the saved numbers (max_length ...), read as data and checked
+            saved = json.loads(meta.read_text(encoding="utf-8")).get("params", {})
+            for key in ("steps", "batch_size", "max_length", "seed"):
+                if isinstance(saved.get(key), int):
+                    setattr(self, key, saved[key])
+            self._check()
+        self.tokenizer_ = self._tokenizer(str(directory))
+        model, info = self._model(str(directory))
+        fresh = [k for k in info.get("missing_keys", []) if "classifier" in k or "score" in k]
+        if fresh:
+            raise InputError(f"{directory}: its {self.auto_class} head is not in the weights "
+                             f"({', '.join(fresh[:3])}); transformers would draw it at random. "
+                             "Fine-tune it first")
+        self.model_ = model.eval()
+        self._from_config(model.config)
+        self.device_ = resolve_device(device)
+        self.model_.to(self.device_)
+        return self
+
+    def _from_config(self, config: Any) -> None:
+        pass
+
+
+class HFTagger(_HFTaskModel):
+    """A token classifier for NER (module docstring)."""
+
+    family = "hf-tagger"
+    auto_class = "AutoModelForTokenClassification"
+
+    def _encode(self, token_lists: Sequence[Sequence[str]]) -> tuple[list[dict], list[list]]:
+        enc = self.tokenizer_([list(t) for t in token_lists], is_split_into_words=True,
+                              truncation=True, max_length=self.max_length)
+        rows = [{k: enc[k][i] for k in enc.keys()} for i in range(len(token_lists))]
+        return rows, [enc.word_ids(i) for i in range(len(token_lists))]
+
+    def fit(self, token_lists: Sequence[Sequence[str]],
+            tag_lists: Sequence[Sequence[str]]) -> HFTagger:
+        """Fine-tune on sentences and their tags (the tag set is learnt from them, ``O`` first)."""
+        if len(token_lists) != len(tag_lists) or not token_lists:
+            raise InputError(f"{self.family}: {len(token_lists)} sentences for "
+                             f"{len(tag_lists)} tag sequences (need as many, at least one)")
+        tags = sorted({t for s in tag_lists for t in s} - {"O"})
+        self.tags_ = ["O", *tags]
+        index = {t: i for i, t in enumerate(self.tags_)}
+        self.tokenizer_ = self._tokenizer(self.checkpoint)
+        self.model_, _ = self._model(
+            self.checkpoint, num_labels=len(self.tags_), ignore_mismatched_sizes=True,
+            id2label=dict(enumerate(self.tags_)), label2id=index)
+        rows, words = self._encode(token_lists)
+        targets = []
+        for w, s in zip(words, tag_lists, strict=True):
+            seen: set[int] = set()
+            labels = []
+            for wid in w:
+                labels.append(-100 if wid is None or wid in seen else index[s[wid]])
+                if wid is not None:
+                    seen.add(wid)
+            targets.append(labels)
+        self._fit(rows, targets)
+        return self
+
+    def _targets(self, targets: list[Any], width: int, dev: Any) -> Any:
+        import torch
+
+        return torch.tensor([t + [-100] * (width - len(t)) for t in targets], device=dev)
+
+    def _from_config(self, config: Any) -> None:
+        self.tags_ = [config.id2label[i] for i in range(config.num_labels)]
+
+    def predict_tags(self, token_lists: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+        """One tag per word; a word cut off by ``max_length`` gets ``O`` and is counted in
+        ``truncated_words_``."""
+        if not token_lists:
+            return []
+        rows, words = self._encode(token_lists)
+        logits = self._forward(rows)
+        out, cut = [], 0
+        for toks, w, lg in zip(token_lists, words, logits, strict=True):
+            tags = ["O"] * len(toks)
+            seen: set[int] = set()
+            for pos, wid in enumerate(w):
+                if wid is not None and wid not in seen:
+                    seen.add(wid)
+                    tags[wid] = self.tags_[int(lg[pos].argmax())]
+            cut += len(toks) - len(seen)
+            out.append(tuple(tags))
+        self.truncated_words_ = cut
+        return out
+
+
+class HFPairScorer(_HFTaskModel):
+    """A regression head on text pairs for similarity (module docstring)."""
+
+    family = "hf-pair-scorer"
+    auto_class = "AutoModelForSequenceClassification"
+
+    def _encode(self, pairs: Sequence[tuple[str, str]]) -> list[dict]:
+        enc = self.tokenizer_([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
+                              max_length=self.max_length)
+        return [{k: enc[k][i] for k in enc.keys()} for i in range(len(pairs))]
+
+    def fit(self, pairs: Sequence[tuple[str, str]], scores: Sequence[float]) -> HFPairScorer:
+        if len(pairs) != len(scores) or not pairs:
+            raise InputError(f"{self.family}: {len(pairs)} pairs for {len(scores)} scores "
+                             "(need as many, at least one)")
+        self.tokenizer_ = self._tokenizer(self.checkpoint)
+        self.model_, _ = self._model(self.checkpoint, num_labels=1, problem_type="regression",
+                                     ignore_mismatched_sizes=True)
+        self._fit(self._encode(pairs), [float(s) for s in scores])
+        return self
+
+    def _targets(self, targets: list[Any], width: int, dev: Any) -> Any:
+        import torch
+
+        return torch.tensor(targets, dtype=torch.float32, device=dev)
+
+    def _from_config(self, config: Any) -> None:
+        if config.num_labels != 1:
+            raise InputError(f"{self.checkpoint}: a similarity model has one output, this one "
+                             f"has {config.num_labels} (a classifier?)")
+
+    def predict_scores(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0)
+        return np.asarray([float(lg[0]) for lg in self._forward(self._encode(pairs))])

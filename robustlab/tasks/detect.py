@@ -1,0 +1,56 @@
+"""The task a data file holds, read from its first lines, for a command given a file and no
+``--task``. Rules, first match wins (each names a format of :mod:`robustlab.tasks.formats`):
+
+* a WikiQA header (``QuestionID``, ``Question``, ``Sentence``, ``Label`` among its tab-separated
+  names) -> answer-selection;
+* a ``-DOCSTART-`` line, or space- or tab-separated token lines whose last column is an IOB tag
+  (``O``, ``B-X``, ``I-X``) in sentences separated by blank lines -> ner;
+* tab-separated lines of at least 7 fields with a number in the fifth -> similarity (STS);
+* ``label<TAB>text<TAB>text`` lines -> pair;
+* anything else -> classification.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from robustlab.data.files import read_rows
+
+__all__ = ["SAMPLE_LINES", "detect_task"]
+
+#: lines looked at
+SAMPLE_LINES = 200
+_TAG = re.compile(r"O|[BI]-\S+")
+
+
+def _number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def detect_task(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+    """The name of the task ``path`` holds (module docstring)."""
+    rows = read_rows(path, fmt="text", encoding=encoding).rows[: SAMPLE_LINES]
+    lines = [r["text"] for r in rows]
+    filled = [ln for ln in lines if ln.strip()]
+    if not filled:
+        return "classification"
+    head = set(filled[0].split("\t"))
+    if {"QuestionID", "Question", "Sentence", "Label"} <= head:
+        return "answer-selection"
+    if filled[0].startswith("-DOCSTART-"):
+        return "ner"
+    token_lines = [ln for ln in filled if not ln.startswith("-DOCSTART-")]
+    if len(filled) < len(lines) and all(
+            len(ln.split()) >= 2 and _TAG.fullmatch(ln.split()[-1]) for ln in token_lines):
+        return "ner"
+    fields = [ln.split("\t") for ln in filled]
+    if all(len(f) >= 7 and _number(f[4]) for f in fields):
+        return "similarity"
+    if all(len(f) == 3 and f[1].strip() and f[2].strip() for f in fields):
+        return "pair"
+    return "classification"
