@@ -105,8 +105,9 @@ def test_a_torch_tensor_is_converted():
 def test_a_wrong_shape_is_refused_naming_the_model_and_shapes(bad, n):
     with pytest.raises(InputError) as e:
         P._checked(bad, n, "my-model")
-    assert str(e.value) == (f"my-model: expected {n} rows of class probabilities, got an array "
-                            f"of shape {bad.shape}")
+    msg = str(e.value)  # its wording is eval's (issue 32); what it must name is checked here
+    assert msg.startswith("my-model: expected") and msg.endswith(f"shape {bad.shape}"), msg
+    assert f"({n}, k)" in msg or f"{n} rows" in msg, msg
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
@@ -117,7 +118,7 @@ def test_non_finite_scores_are_refused(value):
 
 def test_the_shape_error_reaches_the_caller_of_a_predictor():
     pred = P.Predictor(lambda texts: np.ones(len(texts)), name="flat")
-    with pytest.raises(InputError, match="flat: expected 2 rows"):
+    with pytest.raises(InputError, match="^flat: expected .*2"):
         pred(["a", "b"])
 
 
@@ -226,7 +227,6 @@ def ckpts(tmp_path_factory) -> dict[str, Path]:
 def test_a_checkpoint_with_a_head_loads_ready_to_predict(ckpts):
     from test_eval_models import _reference
 
-    P._CHECKED.clear()
     clf = P.load_checkpoint(str(ckpts["head"]), device="cpu")
     texts = ["the film was good", "bad plot"]
     np.testing.assert_allclose(clf.predict_proba(texts), _reference(ckpts["head"], texts),
@@ -236,28 +236,13 @@ def test_a_checkpoint_with_a_head_loads_ready_to_predict(ckpts):
     np.testing.assert_allclose(pred(texts), _reference(ckpts["head"], texts), atol=1e-5)
 
 
-def test_a_checkpoint_is_loaded_once_per_process(ckpts, monkeypatch):
-    P._CHECKED.clear()
-    P.check_checkpoint(str(ckpts["head"]))
-    assert list(P._CHECKED) == [str(ckpts["head"])]
-    held = P._CHECKED[str(ckpts["head"])]
-    from transformers import AutoModelForSequenceClassification
-
-    def no_reload(*a, **k):
-        raise AssertionError("loaded twice")
-
-    monkeypatch.setattr(AutoModelForSequenceClassification, "from_pretrained", no_reload)
-    assert P._checked_checkpoint(str(ckpts["head"]), str(ckpts["head"])) is held
-
-
 def test_a_checkpoint_without_a_trained_head_is_refused(ckpts):
-    P._CHECKED.clear()
     with pytest.raises(InputError) as e:
         P.check_checkpoint(str(ckpts["bare"]))
     msg = str(e.value)
     assert msg.startswith(f"--model {ckpts['bare']}: the checkpoint has no trained "
                           "classification head (transformers initialised classifier.")
-    assert "fine-tune it first" in msg and P._CHECKED == {}
+    assert "fine-tune it first" in msg
 
 
 def test_what_is_not_a_checkpoint_is_refused_in_one_line(tmp_path):
@@ -271,14 +256,13 @@ def test_what_is_not_a_checkpoint_is_refused_in_one_line(tmp_path):
 
 
 def test_objects_and_saved_models_are_not_loaded_as_checkpoints(tmp_path):
-    P._CHECKED.clear()
     assert P.check_checkpoint("object:mine") is None
     from robustlab.models.registry import make_model
 
     m = make_model("bow", steps=2)
     m.fit(["good", "bad"], [1, 0])
     m.save(tmp_path / "saved")
-    assert P.check_checkpoint(str(tmp_path / "saved")) is None and P._CHECKED == {}
+    assert P.check_checkpoint(str(tmp_path / "saved")) is None
     loaded = P.load_trained(str(tmp_path / "saved"), device="cpu")
     np.testing.assert_allclose(loaded.predict_proba(["good", "bad"]),
                                m.predict_proba(["good", "bad"]), atol=1e-6)
@@ -299,16 +283,11 @@ def test_a_checkpoint_is_found_by_hf_prefix_and_by_home_relative_path(ckpts, tmp
     shutil.copytree(ckpts["head"], home / "ckpt")
     monkeypatch.setenv("HOME", str(home))
     for spec in (f"hf:{ckpts['head']}", "~/ckpt", "hf:~/ckpt"):
-        P._CHECKED.clear()
         P.check_checkpoint(spec)
-        want = str(ckpts["head"]) if "~" not in spec else str(home / "ckpt")
-        assert list(P._CHECKED) == [want], spec
-        P._CHECKED.clear()
         clf = P.load_checkpoint(spec, device="cpu")
-        assert list(P._CHECKED) == [want] and clf.predict_proba(["good"]).shape == (1, 2), spec
+        assert clf.predict_proba(["good"]).shape == (1, 2), spec
 
 
 def test_loading_a_headless_checkpoint_names_the_spec_given(ckpts):
-    P._CHECKED.clear()
     with pytest.raises(InputError, match=f"^--model hf:{ckpts['bare']}: the checkpoint has no "):
         P.load_checkpoint(f"hf:{ckpts['bare']}")
