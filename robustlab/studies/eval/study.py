@@ -37,12 +37,12 @@ from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.executor import RunReport
+from robustlab.runs.inputs import OBJECT, load_options
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.signature import fingerprint
 from robustlab.studies.eval.config import KIND, EvalConfig
 from robustlab.studies.eval.predict import Predictor, as_predictor
-from robustlab.studies.second_order.config import OBJECT, load_options
 
 #: texts perturbed per step of the producer thread (the model predicts the previous step's)
 CHUNK = 512
@@ -443,10 +443,10 @@ class Eval:
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name)
-        _check_labels(examples, predictor, where, name)
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])
+        _check_labels(examples, predictor, where, name)
         sig = cfg.signature()
         cells = [Cell(key, KIND, params) for key, params in cfg.cells()]
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
@@ -485,7 +485,7 @@ class Eval:
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
         from robustlab.outputs import save_figure, write_json, write_jsonl
-        from robustlab.studies.learnability.predictions import write_failure_report
+        from robustlab.runs.predictions import write_failure_report
 
         cfg = self.config
         order = {key: i for i, (key, _) in enumerate(cfg.cells())}
@@ -557,3 +557,11 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
 
 __all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate",
            "evaluate_cell", "sample_seed", "summarise", "table_rows"]
+
+
+def from_stored(config: Any, trusted: bool) -> Eval:
+    """The study of a configuration object from Python, or of a stored one (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from robustlab.runs.study import study_of
+
+    return study_of(Eval, EvalConfig, config, trusted, python_objects=True)

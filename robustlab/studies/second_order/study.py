@@ -406,3 +406,11 @@ def _lm_check_name(check: Any) -> str | None:
 #: the recipes' names for max_distance and beam_width)
 _CONFIG_KEYS = ("query_budget", "seed", "kappa", "delta", "beam_width", "model_batch_size",
                 "max_rounds", "max_distance", "max_changes", "walks")
+
+
+def from_stored(config: Any, trusted: bool) -> Attack:
+    """The study of a configuration object from Python, or of a stored one (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from robustlab.runs.study import study_of
+
+    return study_of(Attack, AttackConfig, config, trusted, python_objects=True)
