@@ -22,6 +22,7 @@ import warnings
 from typing import Any
 
 from robustlab.errors import RobustlabError
+from robustlab.procs import answer_ctrl_c
 from robustlab.textfmt import echo, printable
 from robustlab.trust import REGISTERED_ONLY_ENV, harden_process
 from robustlab.version import __version__
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv is not None:
         return _main(list(argv))
     harden_process()  # the process's entry: no import path or pickle from the working directory
+    answer_ctrl_c()  # a background job (`nohup robustlab … &`) inherits SIGINT ignored
     atexit.register(_exit_130_if_interrupted)  # first registered, so it runs last
     try:
         rc = _main(sys.argv[1:])
