@@ -269,8 +269,8 @@ class Attack:
         from robustlab.data.datasets import load_examples
         from robustlab.integrations.victims import load_victim
         from robustlab.models.device import resolve_device
-        from robustlab.studies.second_order.config import load_options
-        from robustlab.studies.second_order.neighbourhood import mlm_device
+        from robustlab.studies.second_order.config import NAMED_TABLES, load_options
+        from robustlab.studies.second_order.neighbourhood import load_table, mlm_device
 
         cfg = self.config
         examples = self.examples
@@ -281,6 +281,8 @@ class Attack:
                                      **load_options(cfg.dataset))
         if not examples:
             raise InputError(f"--dataset {where}: no examples")
+        if cfg.patch_table and cfg.patch_table not in NAMED_TABLES:
+            load_table(cfg.patch_table)  # a bad table is refused before the model is loaded
         ctx.say("importing TextAttack")
         import_textattack()
         device = str(resolve_device(ctx.device))
