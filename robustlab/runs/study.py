@@ -479,6 +479,22 @@ RUN_CONTEXT_KEY = "run_context"
 CHECKS_FILE = "checks.json"
 
 
+def _existing_run_info(out: Path) -> Any:
+    """The run row of the run already at ``out``, or None: no run there, or a damaged store
+    (``init_run`` reports that with its recovery hint)."""
+    import sqlite3
+
+    from robustlab.runs.store import StoreError, is_run_dir
+
+    if not is_run_dir(out):
+        return None
+    try:
+        with RunStore(out, readonly=True) as store:
+            return store.run_info()
+    except (StoreError, sqlite3.DatabaseError):
+        return None
+
+
 def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]],
                             adopt: Sequence[str]) -> None:
     """A resumed run reads the files its stored configuration names: only those whose checksum
@@ -486,18 +502,9 @@ def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]]
     names again with ``--adopt-input``. A run whose ``inputs`` or checksums are missing (deleted,
     or a run of an earlier version) is damaged, not fresh: anyone who could write it would
     choose which file is read into its tables."""
-    import sqlite3
-
-    from robustlab.runs.store import StoreError, is_run_dir
     from robustlab.textfmt import printable
 
-    if not is_run_dir(out):
-        return
-    try:
-        with RunStore(out, readonly=True) as store:
-            info = store.run_info()
-    except (StoreError, sqlite3.DatabaseError):
-        return  # init_run reports a damaged store with its recovery hint
+    info = _existing_run_info(out)
     if info is None:
         return
     _, stored = run_inputs.split_config(info.config)
@@ -582,18 +589,9 @@ def config_differences(config: StudyConfig, stored: Mapping[str, Any]) -> list[s
 def _refuse_other_options(study: Study, out: Path) -> None:
     """Before any work: a run directory holding another study is refused, naming each option
     that differs with both values (and the command that made it, escaped)."""
-    import sqlite3
-
-    from robustlab.runs.store import StoreError, is_run_dir
     from robustlab.textfmt import printable
 
-    if not is_run_dir(out):
-        return
-    try:
-        with RunStore(out, readonly=True) as store:
-            info = store.run_info()
-    except (StoreError, sqlite3.DatabaseError):
-        return  # init_run reports a damaged store with its recovery hint
+    info = _existing_run_info(out)
     if info is None:
         return
     if info.kind != study.kind:
