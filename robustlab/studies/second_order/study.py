@@ -295,9 +295,14 @@ class Attack:
 
         from robustlab.data.labels import check_model_classes
 
-        n_classes = int(np.asarray(victim([str(examples[0][0])])).shape[-1])
-        check_model_classes([int(y) if isinstance(y, (int, np.integer)) else y
-                             for _, y in examples], n_classes, where, model_name)
+        # probed with a neutral text, not an example's (a resume must not re-ask a done one)
+        try:
+            probe = np.asarray(victim(["a"]))
+        except Exception:  # noqa: BLE001  a model failing here fails its cells, which say why
+            probe = None
+        if probe is not None and probe.ndim == 2:
+            check_model_classes([int(y) if isinstance(y, (int, np.integer)) else y
+                                 for _, y in examples], int(probe.shape[-1]), where, model_name)
         kwargs = self.recipe_kwargs()
         src = kwargs.get("source")
         ctx.say(f"building {cfg.recipe} (neighbourhood source: "
