@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.options import add_quiet_option
 from robustlab.textfmt import echo
 
 _EPILOG = """examples:
@@ -53,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--import", dest="import_", metavar="FILE.csv",
                    help="record the verdicts of FILE.csv (all rows checked first)")
     p.add_argument("--who", default=None, help="the judge's name (default: the login name)")
+    add_quiet_option(p, help="no notes on stderr (the per-perturbation status still prints)")
     p.set_defaults(func=run)
 
 
@@ -68,13 +70,12 @@ def _open(run_dir: str) -> Any:
 
     if not is_run_dir(run_dir):
         raise InputError(f"{run_dir}: not a robustlab run directory")
-    store = RunStore(run_dir)
-    info = store.run_info()
+    with RunStore(run_dir, readonly=True) as ro:  # checked before anything is written
+        info = ro.run_info()
     if info is None or info.kind != "eval":
-        store.close()
         raise InputError(f"{run_dir}: a {info.kind if info else 'empty'} run; robustlab judge "
                          "works on eval runs (robustlab eval)")
-    return store
+    return RunStore(run_dir)
 
 
 def _draw(store: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -84,16 +85,15 @@ def _draw(store: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     samples = store.judgements()
     if samples and not args.sample:
         return samples
-    if args.per < 1:
-        raise InputError(f"--per {args.per}: must be at least 1")
     cells = {c.key: c.params["perturbation"] for c in store.cells("done")}
     drawn = draw_sample(store.predictions(), cells, args.seed, args.per)
     if not drawn:
         raise InputError(f"{args.run}: no changed rows of word_delete, negation, word_synonym or "
                          "a label-changing perturbation to judge")
     new = store.add_samples(drawn)
-    echo(f"robustlab judge: drew {len(drawn)} samples (seed {args.seed}, up to {args.per} per "
-         f"perturbation), {new} new", file=sys.stderr)
+    if not args.quiet:
+            echo(f"robustlab judge: drew {len(drawn)} samples (seed {args.seed}, up to {args.per} "
+             f"per perturbation), {new} new", file=sys.stderr)
     return store.judgements()
 
 
@@ -165,6 +165,10 @@ def run(args: argparse.Namespace) -> int:
     from robustlab.outputs import atomic_write, refuse_run_file
     from robustlab.studies.eval.judge import export_csv, read_csv
 
+    if args.per < 1:
+        raise InputError(f"--per {args.per}: must be at least 1")
+    if args.export:  # before anything is written
+        refuse_run_file("--export", args.export, [args.run])
     who = args.who or getpass.getuser()
     with _open(args.run) as store:
         n_classes = _n_classes(store)
@@ -175,16 +179,19 @@ def run(args: argparse.Namespace) -> int:
                                  "--sample (or --export) first")
             verdicts = read_csv(args.import_, samples, n_classes, who)  # every row, first
             store.set_verdicts(verdicts)
-            echo(f"imported {len(verdicts)} verdicts from {args.import_}", file=sys.stderr)
+            if not args.quiet:
+                echo(f"robustlab judge: imported {len(verdicts)} verdicts from {args.import_}",
+                     file=sys.stderr)
             samples = store.judgements()
         else:
             samples = _draw(store, args)
             if args.export:
-                refuse_run_file("--export", args.export, [args.run])
                 text = export_csv(samples)
                 atomic_write(args.export, lambda f: f.write(text.encode("utf-8")), mode="wb",
                              user=True)
-                echo(f"wrote {len(samples)} samples -> {args.export}", file=sys.stderr)
+                if not args.quiet:
+                    echo(f"robustlab judge: wrote {len(samples)} samples -> {args.export}",
+                         file=sys.stderr)
             elif not args.sample and sys.stdin.isatty() and sys.stdout.isatty():
                 _interactive(store, samples, n_classes, who)
                 samples = store.judgements()
