@@ -222,3 +222,56 @@ def test_a_tampered_judgement_is_refused(run, tmp_path):
 def test_an_old_run_without_the_table_still_reads(run):
     with RunStore(run, readonly=True) as store:
         assert not store.has_judgements_table() and store.judgements() == []
+
+
+def test_tui_judges_20_samples_by_keys_at_80x24(run, tmp_path):
+    """j on the eval screen opens the judge screen; 20 samples judged by single keys land in
+    the store, and the eval summary then scores on them."""
+    import asyncio
+
+    pytest.importorskip("textual", reason="the TUI tests need textual")
+    from robustlab.cli import build_parser
+    from robustlab.tui.app import RobustlabApp, Settings
+    from robustlab.tui.screens.judge import JudgeScreen
+
+    def verdicts():
+        with RunStore(run, readonly=True) as store:
+            return [j["verdict"] for j in store.judgements()]
+
+    async def until(pilot, cond, timeout=30.0):
+        for _ in range(int(timeout / 0.1)):
+            if cond():
+                return
+            await pilot.pause(0.1)
+        raise AssertionError("condition not reached")
+
+    keys = [["c"], ["d"], ["r", "0"], ["r", "1"]]
+
+    async def main():
+        app = RobustlabApp([run], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.open_results(run, "eval")
+            await pilot.pause(0.3)
+            await pilot.press("j")
+            await until(pilot, lambda: isinstance(app.screen, JudgeScreen)
+                        and app.screen.view is not None)
+            screen = app.screen
+            assert len(screen.samples) == 20
+            for w in ("#judge-original", "#judge-perturbed", "#judge-help"):
+                region = screen.query_one(w).region
+                assert region.height >= 1 and region.bottom <= 23, (w, region)  # on screen
+            assert "original : " in str(screen.query_one("#judge-original").render())
+            first = screen.samples[0]["perturbed"]
+            assert first in str(screen.query_one("#judge-perturbed").render())
+            for i in range(20):
+                await pilot.press(*keys[i % 4])
+            await until(pilot, lambda: None not in verdicts())
+            await pilot.press("escape")
+
+    asyncio.run(main())
+    got = verdicts()
+    assert got.count("consistent") == 5 and got.count("drop") == 5
+    assert got.count("relabel:0") == 5 and got.count("relabel:1") == 5
+    summary = _run(run)  # a resume scores on them
+    assert {r["perturbation"] for r in summary["perturbations"] if r.get("judged")} == \
+        {"negation", "word_delete"}

@@ -58,13 +58,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _n_classes(store: Any) -> int:
-    for c in store.cells("done"):
-        if c.result and c.result.get("n_classes"):
-            return int(c.result["n_classes"])
-    raise InputError(f"{store.run_dir}: no finished eval cell yet; run robustlab eval first")
-
-
 def _open(run_dir: str) -> Any:
     from robustlab.runs.store import RunStore, is_run_dir
 
@@ -80,19 +73,14 @@ def _open(run_dir: str) -> Any:
 
 def _draw(store: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     """The stored sample, drawn first when there is none (or with --sample)."""
-    from robustlab.studies.eval.judge import draw_sample
+    from robustlab.studies.eval.judge import draw_into
 
     samples = store.judgements()
     if samples and not args.sample:
         return samples
-    cells = {c.key: c.params["perturbation"] for c in store.cells("done")}
-    drawn = draw_sample(store.predictions(), cells, args.seed, args.per)
-    if not drawn:
-        raise InputError(f"{args.run}: no changed rows of word_delete, negation, word_synonym or "
-                         "a label-changing perturbation to judge")
-    new = store.add_samples(drawn)
+    drawn, new = draw_into(store, args.seed, args.per)
     if not args.quiet:
-            echo(f"robustlab judge: drew {len(drawn)} samples (seed {args.seed}, up to {args.per} "
+        echo(f"robustlab judge: drew {drawn} samples (seed {args.seed}, up to {args.per} "
              f"per perturbation), {new} new", file=sys.stderr)
     return store.judgements()
 
@@ -163,7 +151,7 @@ def _interactive(store: Any, samples: list[dict[str, Any]], n_classes: int, who:
 
 def run(args: argparse.Namespace) -> int:
     from robustlab.outputs import atomic_write, refuse_run_file
-    from robustlab.studies.eval.judge import export_csv, read_csv
+    from robustlab.studies.eval.judge import export_csv, n_classes_of, read_csv
 
     if args.per < 1:
         raise InputError(f"--per {args.per}: must be at least 1")
@@ -171,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_run_file("--export", args.export, [args.run])
     who = args.who or getpass.getuser()
     with _open(args.run) as store:
-        n_classes = _n_classes(store)
+        n_classes = n_classes_of(store)
         if args.import_:
             samples = store.judgements()
             if not samples:

@@ -83,6 +83,28 @@ def draw_sample(predictions: Sequence[Mapping[str, Any]], cell_perturbation: Map
     return out
 
 
+def draw_into(store: Any, seed: int = 0, per: int = PER_PERTURBATION) -> tuple[int, int]:
+    """Draw the sample of an eval run's store (:func:`draw_sample`) and store it (a sample
+    already stored keeps its verdict). Returns (drawn, new); InputError when nothing is to be
+    judged."""
+    if per < 1:
+        raise InputError(f"--per {per}: must be at least 1")
+    cells = {c.key: c.params["perturbation"] for c in store.cells("done")}
+    drawn = draw_sample(store.predictions(), cells, seed, per)
+    if not drawn:
+        raise InputError(f"{store.run_dir}: no changed rows of word_delete, negation, "
+                         "word_synonym or a label-changing perturbation to judge")
+    return len(drawn), store.add_samples(drawn)
+
+
+def n_classes_of(store: Any) -> int:
+    """The model's number of labels, from the run's finished cells."""
+    for c in store.cells("done"):
+        if c.result and c.result.get("n_classes"):
+            return int(c.result["n_classes"])
+    raise InputError(f"{store.run_dir}: no finished eval cell yet; run robustlab eval first")
+
+
 def parse_verdict(text: str, n_classes: int) -> str:
     """The verdict as stored, or :class:`InputError` naming what is accepted."""
     v = text.strip().lower()
@@ -261,5 +283,6 @@ def read_csv(path: str | Path, samples: Sequence[Mapping[str, Any]], n_classes: 
 
 
 __all__ = ["CSV_COLUMNS", "PAPER_JUDGED", "PER_PERTURBATION", "apply_judgements",
-           "corrected_label", "draw_sample", "export_csv", "judged_marker", "judged_results", "judged_scores",
-           "needs_judging", "parse_verdict", "read_csv", "sample_id"]
+           "corrected_label", "draw_into", "draw_sample", "export_csv", "judged_marker",
+           "judged_results", "judged_scores", "n_classes_of", "needs_judging", "parse_verdict",
+           "read_csv", "sample_id"]
