@@ -275,3 +275,20 @@ def test_tui_judges_20_samples_by_keys_at_80x24(run, tmp_path):
     summary = _run(run)  # a resume scores on them
     assert {r["perturbation"] for r in summary["perturbations"] if r.get("judged")} == \
         {"negation", "word_delete"}
+
+
+def test_terminal_line_mode_records_verdicts(run, monkeypatch, capsys):
+    """On a terminal, ``robustlab judge RUN`` asks for each sample: c, r<label>, d; a bad
+    answer is asked again; q stops with what was saved kept."""
+    import sys
+
+    answers = iter(["c", "r7", "r0", "x", "d", "q"])
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(answers))
+    assert _judge(run) == 0
+    out = capsys.readouterr().out
+    assert "original : " in out and "perturbed: " in out and "0..1" in out
+    with RunStore(run, readonly=True) as store:
+        got = [j["verdict"] for j in store.judgements() if j["verdict"]]
+    assert got == ["consistent", "relabel:0", "drop"]
