@@ -17,6 +17,7 @@ import pkgutil
 import signal
 import sqlite3
 import sys
+import warnings
 from typing import Any
 
 from robustlab import __version__
@@ -154,7 +155,36 @@ def main(argv: list[str] | None = None) -> int:
     return rc
 
 
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` for robustlab's commands: a library's warning may quote data
+    (matplotlib's "Glyph 14 (\\x0e) missing" quotes a perturbation label), so it reaches the
+    terminal through :func:`~robustlab.textfmt.printable` like every text robustlab prints."""
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    try:
+        (file or sys.stderr).write(printable(text, lines=True))
+    except (OSError, ValueError):  # stderr closed: a warning is not worth a crash
+        pass
+
+
+def _has_run(args: argparse.Namespace) -> bool:
+    """Whether the command has a run store that keeps finished cells (a study's ``--out``, the
+    run ``resume`` continues): only then is "rerun to resume" true after an error."""
+    from robustlab.runs.store import is_run_dir
+
+    for name in ("out", "run_dir", "dir"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            try:
+                if is_run_dir(value):
+                    return True
+            except OSError:
+                pass
+    return False
+
+
 def _main(argv: list[str]) -> int:
+    warnings.showwarning = _show_warning
     only = _command_module(argv)
     parser = build_parser(only)
     if only is not None and argv[0] not in parser._subparsers._group_actions[0].choices:
@@ -181,9 +211,10 @@ def _main(argv: list[str]) -> int:
         # the environment failed mid-run (disk full, file system gone read-only, permissions):
         # one line, not a traceback; finished cells are in the run store and a rerun resumes
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        echo(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}; "
-             "finished results are kept: fix this and rerun the same command to resume",
-             file=sys.stderr)
+        hint = ("; finished results are kept: fix this and rerun the same command to resume"
+                if _has_run(args) else "")
+        echo(f"robustlab {args.command}: error: {getattr(exc, 'strerror', None) or exc}{where}"
+             f"{hint}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         echo(f"robustlab {args.command}: interrupted; finished results are kept.", file=sys.stderr)

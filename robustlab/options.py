@@ -28,6 +28,18 @@ from typing import Any
 
 #: numpy (RandomState, SeedSequence entropy per word), torch and random all accept 0 <= seed < 2**32
 SEED_LIMIT = 2**32
+#: the most seeds one study runs (each multiplies its cells; the papers ran 3 to 10)
+MAX_SEEDS = 1000
+
+
+def check_seed_count(seeds: Any) -> None:
+    """A study's seeds are at most :data:`MAX_SEEDS` (typed, from a plan or a stored run: a
+    stored configuration with 200,000 seeds made 600,000 cells)."""
+    from robustlab.errors import InputError
+
+    if len(seeds) > MAX_SEEDS:
+        raise InputError(f"--seeds: {len(seeds)} seeds, more than the {MAX_SEEDS} one study "
+                         "may run; split it into several runs")
 
 #: the option strings of each convention, canonical spelling first (docs/cli.md's table)
 DATASET_FLAGS = ("--dataset", "--data", "--dataset-from-huggingface")
@@ -174,8 +186,20 @@ def add_format_option(g: Any, *, dest: str = "format", choices: Any = None,
                    "the extension, or detected)")
 
 
+def encoding(value: str) -> str:
+    """argparse type of ``--encoding``: a text encoding Python knows (not a codec such as
+    base64 or zlib, which would fail later with a traceback)."""
+    from robustlab.data.files import text_encoding
+    from robustlab.errors import InputError
+
+    try:
+        return text_encoding(value)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_encoding_option(g: Any, *, default: str | None = None, help: str | None = None) -> None:
-    g.add_argument("--encoding", default=default,
+    g.add_argument("--encoding", default=default, type=encoding,
                    help=help or "file encoding (default utf-8; e.g. cp1252 for MR, SUBJ, TREC)")
 
 

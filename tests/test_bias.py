@@ -250,6 +250,9 @@ def bias_files(tmp_path, monkeypatch):
             return "toy"
 
     monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    # a checkpoint (hf:toy) is loaded with its trained head: robustlab.models.checkpoint
+    monkeypatch.setattr("robustlab.models.checkpoint.load_checkpoint",
+                        lambda spec, device=None: Toy())
     (tmp_path / "g.txt").write_text("1 he liked the good plot\n0 he hated it\n")
     (tmp_path / "pairs.txt").write_text("he she\n")
     (tmp_path / "table.json").write_text(json.dumps({"good": ["woman", "great"]}))

@@ -126,6 +126,9 @@ def test_bias_command(files, monkeypatch, capsys):
     import robustlab.models.registry as reg
 
     monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    # a checkpoint (hf:toy) is loaded with its trained head: robustlab.models.checkpoint
+    monkeypatch.setattr("robustlab.models.checkpoint.load_checkpoint",
+                        lambda spec, device=None: Toy())
     data = files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = files / "bias"
@@ -253,6 +256,9 @@ def test_bias_records_its_inputs(files, monkeypatch, capsys):
             return np.array([[0.5, 0.5] for _ in texts])
 
     monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    # a checkpoint (hf:toy) is loaded with its trained head: robustlab.models.checkpoint
+    monkeypatch.setattr("robustlab.models.checkpoint.load_checkpoint",
+                        lambda spec, device=None: Toy())
     pairs = files / "pairs.txt"
     pairs.write_text("he she\n")
     out = files / "bias"

@@ -144,9 +144,9 @@ def test_a_damaged_run_row_is_one_error_with_the_way_to_recover(tmp_path):
         assert f"{tmp_path / 'store.sqlite'} is damaged (the run's configuration or versions " \
                "fail their checksum)" in msg and "To recover: move it aside" in msg
         assert "\n" not in msg
-    raw(tmp_path).execute("UPDATE run SET config='[1, 2]', crc=NULL")  # no checksum: type check
-    with RunStore(tmp_path, readonly=True) as s, pytest.raises(StoreError,
-                                                               match="not an object"):
+    raw(tmp_path).execute("UPDATE run SET config='[1, 2]', crc=NULL")  # a lost checksum is damage
+    with RunStore(tmp_path, readonly=True) as s, pytest.raises(
+            StoreError, match="the run's configuration has no checksum"):
         s.run_info()
 
 
@@ -154,9 +154,9 @@ def test_invalid_utf8_is_found_not_fatal(tmp_path):
     """Invalid UTF-8 made sqlite3 raise OperationalError for the whole query."""
     squares(tmp_path).close()
     con = raw(tmp_path)
-    con.execute("UPDATE predictions SET original=CAST(? AS TEXT), crc=NULL WHERE cell='x=2'",
+    con.execute("UPDATE predictions SET original=CAST(? AS TEXT), crc=0 WHERE cell='x=2'",
                 (b"caf\xe9",))
-    con.execute("UPDATE cells SET result=CAST(? AS TEXT), result_crc=NULL WHERE key='x=3'",
+    con.execute("UPDATE cells SET result=CAST(? AS TEXT), result_crc=0 WHERE key='x=3'",
                 (b'{"y": "\xff"}',))
     with RunStore(tmp_path, readonly=True) as ro:
         assert [c.key for c in ro.cells()] == ["x=0", "x=1", "x=2"]
@@ -198,6 +198,10 @@ def test_a_schema_2_store_opens_is_verified_by_type_and_resumes(tmp_path):
             "x=2": "prediction #0: prob_after 7.5 is not a probability",
             "x=3": "prediction #0: the perturbed text is bytes, not text"}
         assert ro.records("x=0")[1] == []  # type-correct old damage cannot be told from data
+    with RunStore(tmp_path) as writer:  # migrated: what did not verify has no checksum
+        assert writer.damaged_done() == {"x=1": "result has no checksum",
+                                         "x=2": "prediction #0 has no checksum",
+                                         "x=3": "prediction #0 has no checksum"}
     store = RunStore(tmp_path)  # a writer adds the checksum columns and resumes
     store.init_run("squares", "sq", {"n": 4})
     assert store.sums and store.conn.execute(
@@ -207,7 +211,8 @@ def test_a_schema_2_store_opens_is_verified_by_type_and_resumes(tmp_path):
               lambda k, p: calls.append(p["x"]) or square(k, p), progress=False)
     assert sorted(calls) == [1, 2, 3] and {c.key: c.result for c in store.cells()} == want
     crcs = store.conn.execute("SELECT key, result_crc FROM cells ORDER BY seq").fetchall()
-    assert [c is None for _, c in crcs] == [True, False, False, False]  # old row, new rows
+    # the old row that verified was given its checksum when the store was migrated
+    assert [c is None for _, c in crcs] == [False, False, False, False]
     assert store.damaged_done() == {}
 
 

@@ -142,6 +142,9 @@ def test_bias_report_from_a_real_run(attack_files, monkeypatch, tmp_path):
     import robustlab.models.registry as reg
 
     monkeypatch.setattr(reg, "load_model", lambda spec, device=None: Toy())
+    # a checkpoint (hf:toy) is loaded with its trained head: robustlab.models.checkpoint
+    monkeypatch.setattr("robustlab.models.checkpoint.load_checkpoint",
+                        lambda spec, device=None: Toy())
     data = attack_files / "g.txt"
     data.write_text("1 he liked the good plot\n0 he hated it\n1 the film\n")
     out = attack_files / "bias"

@@ -43,6 +43,7 @@ Every command and dataset loader that reads rows from a user's file goes through
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -208,7 +209,76 @@ def regular_input(path: str | os.PathLike[str], what: str | None = None) -> Path
     return p
 
 
+def nests_within(data: str | bytes, limit: int) -> bool:
+    """Whether the arrays and objects of a JSON text nest at most ``limit`` deep (a linear
+    scan of brackets outside strings). Python's JSON decoder recurses: a text nested
+    100,000 deep raises RecursionError in it, and a value nested a few thousand deep in every
+    reader after it (``json.dumps``, ``copy.deepcopy``, comparisons)."""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    level, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            level += 1
+            if level > limit:
+                return False
+        elif ch in "]}":
+            level -= 1
+    return True
+
+
+def load_json_bounded(path: Path, what: str, *, max_bytes: int, max_depth: int = 64) -> Any:
+    """The JSON value of a small file someone else may have written (a model folder's
+    metadata): a regular file of at most ``max_bytes``, nested at most ``max_depth`` deep;
+    else one :class:`FileFormatError` naming it."""
+    import stat as _stat
+
+    try:
+        st = os.stat(path)
+        if not _stat.S_ISREG(st.st_mode):
+            raise FileFormatError(f"{path}: {what} is not a regular file")
+        if st.st_size > max_bytes:
+            raise FileFormatError(f"{path}: {what} holds {st.st_size} bytes, more than the "
+                                  f"{max_bytes} robustlab reads")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    if not nests_within(data, max_depth):
+        raise FileFormatError(f"{path}: {what} nests deeper than {max_depth} levels")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise FileFormatError(f"{path}: {what} is not valid JSON "
+                              f"({getattr(exc, 'msg', exc)})") from None
+
+
+def text_encoding(name: str) -> str:
+    """``name`` when Python has a text encoding of that name; else :class:`FileFormatError`.
+    ``codecs`` also holds bytes-to-bytes and str-to-str transforms (base64, hex, zlib, uu,
+    quopri, bz2, rot_13) that ``bytes.decode`` refuses with a LookupError of its own, and
+    ``undefined``, which raises on every use: none of them reads a text file."""
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, TypeError, ValueError):
+        raise FileFormatError(f"unknown encoding {name!r} (e.g. utf-8, cp1252, latin-1)"
+                              ) from None
+    if not getattr(info, "_is_text_encoding", True) or info.name == "undefined":
+        raise FileFormatError(f"encoding {name!r} is not a text encoding (Python's {info.name} "
+                              "codec transforms data, it does not read text); use e.g. utf-8, "
+                              "cp1252, latin-1")
+    return name
+
+
 def decode_bytes(data: bytes, path: Path, encoding: str) -> str:
+    text_encoding(encoding)
     enc = encoding.lower().replace("_", "-")
     if enc in ("utf-8", "utf8") and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

@@ -108,7 +108,7 @@ def model_wrapper_for(model: Any) -> Any:
 def load_victim(spec: str, device: str | None = None) -> tuple[Any, str]:
     """The attack victim named by ``--model`` (saved directory, family or checkpoint) as a
     TextAttack ModelWrapper, with the model id the run records."""
-    from robustlab.models.registry import load_model
+    from robustlab.models.checkpoint import load_trained_model
 
-    model = load_model(spec, device=device)
+    model = load_trained_model(spec, device=device)
     return model_wrapper_for(model), getattr(model, "model_id", lambda: spec)()

@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import json
 import os
 import sys
 import time
@@ -521,28 +520,40 @@ class HFClassifier(TextClassifier):
     # -- persistence --
 
     def save(self, directory: str | os.PathLike[str]) -> None:
+        from robustlab.models.folder import saving
         from robustlab.outputs import write_json
 
         if not hasattr(self, "model_"):
             raise InputError("hf: nothing to save, the model is not trained")
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        self.model_.save_pretrained(d, safe_serialization=True)
+        with saving(d):
+            self.model_.save_pretrained(d, safe_serialization=True)
         self._tk().tok.save_pretrained(d)
         write_json(d / META_FILE, {"family": self.family, "params": self.get_params(),
                                    "n_classes": self.n_classes_, "steps": self.steps_,
                                    "max_length": self.max_length_})
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str], device: str | None = None) -> HFClassifier:
+    def load(cls, directory: str | os.PathLike[str], device: str | None = None,
+             meta: dict[str, Any] | None = None) -> HFClassifier:
+        """A saved fine-tuned model; ``meta`` as :func:`robustlab.models.folder.read_meta`
+        checked it (read here when None). A checkpoint transformers cannot load (damaged
+        weights, a config that does not match them) is one InputError naming the folder."""
         from transformers import AutoModelForSequenceClassification
 
+        from robustlab.models.folder import read_meta
 
         d = Path(directory)
-        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+        if meta is None:
+            meta = read_meta(d)
         params = {k: v for k, v in meta["params"].items()
                   if k in cls.__init__.__code__.co_varnames}
-        obj = cls(**params)
+        try:
+            obj = cls(**params)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"{d / META_FILE}: its params do not make an hf model "
+                             f"({str(exc).splitlines()[0][:200]})") from None
         if device is not None:
             obj.device = device
         # a refit of a loaded model starts from these fine-tuned weights, not the original base
@@ -552,9 +563,14 @@ class HFClassifier(TextClassifier):
         obj.steps_ = int(meta.get("steps", obj.steps))
         ml = meta.get("max_length", meta["params"].get("max_length"))
         obj._tk()
-        with _quiet_transformers():
-            model = AutoModelForSequenceClassification.from_pretrained(
-                d, trust_remote_code=False)
+        try:
+            with _quiet_transformers():
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    d, trust_remote_code=False)
+        except Exception as exc:  # noqa: BLE001 - transformers, safetensors, torch: any damage
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise InputError(f"{d}: cannot load the saved model ({type(exc).__name__}: "
+                             f"{first}); the folder is damaged: train the model again") from None
         return obj.hold(model, int(meta["n_classes"]), int(ml) if isinstance(ml, int) else 512)
 
     def hold(self, model: Any, n_classes: int, max_length: int | None = None) -> HFClassifier:

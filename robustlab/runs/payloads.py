@@ -24,11 +24,22 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from robustlab.data.files import nests_within
+
 #: the columns of a stored prediction that its checksum covers, in order (the cell and the
 #: example index are its key)
 PREDICTION_VALUES = ("original", "perturbed", "label", "pred_before", "prob_before",
                      "pred_after", "prob_after")
 _FLOATS = ("prob_before", "prob_after")
+
+#: the most characters one stored payload may hold: far above any result or record robustlab
+#: writes (a record holds one example), and what a reader can hold without being swamped
+MAX_CHARS = 1 << 26
+#: the deepest nesting of arrays and objects in a stored payload: robustlab writes at most a
+#: handful of levels; a 100,000-deep array would overflow the recursion of every reader
+MAX_DEPTH = 64
+#: the largest magnitude of a stored time (seconds since 1970: the year 5138) or duration
+MAX_TIME = 1e11
 
 
 class Damaged(ValueError):
@@ -64,6 +75,22 @@ def verify(text: Any, crc: int | None, what: str) -> None:
         raise Damaged(f"{what} is not valid UTF-8") from None
     if crc is not None and zlib.crc32(data + b"\x00") != crc:  # = checksum(text), encoded once
         raise Damaged(f"{what} fails its checksum")
+    if len(data) > MAX_CHARS:
+        raise Damaged(f"{what} holds {len(data)} bytes, more than robustlab ever stores")
+
+
+def _decode(data: str | bytes, what: str) -> Any:
+    """The JSON value of a payload nesting at most :data:`MAX_DEPTH` deep. The decoder
+    recurses (a 100,000-deep array raises RecursionError in it and in every reader after it),
+    so a text with more brackets than that is scanned first."""
+    brackets = (data.count(b"[") + data.count(b"{") if isinstance(data, bytes)
+                else data.count("[") + data.count("{"))
+    if brackets > MAX_DEPTH and not nests_within(data, MAX_DEPTH):
+        raise Damaged(f"{what} nests deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(data)
+    except RecursionError:  # pragma: no cover - the scan above finds it first
+        raise Damaged(f"{what} nests deeper than {MAX_DEPTH} levels") from None
 
 
 def load_bytes(data: Any, crc: int | None, what: str, kind: type | tuple[type, ...] = object
@@ -74,8 +101,12 @@ def load_bytes(data: Any, crc: int | None, what: str, kind: type | tuple[type, .
         raise Damaged(f"{what} is missing")
     if crc is not None and zlib.crc32(b"\x00", zlib.crc32(data)) != crc:
         raise Damaged(f"{what} fails its checksum")
+    if len(data) > MAX_CHARS:
+        raise Damaged(f"{what} holds {len(data)} bytes, more than robustlab ever stores")
     try:
-        value = json.loads(data)
+        value = _decode(data, what)
+    except Damaged:
+        raise
     except UnicodeDecodeError:
         raise Damaged(f"{what} is not valid UTF-8") from None
     except ValueError as exc:
@@ -89,7 +120,9 @@ def load(text: Any, crc: int | None, what: str, kind: type | tuple[type, ...] = 
     """The JSON value of one stored payload, verified; :class:`Damaged` names ``what`` failed."""
     verify(text, crc, what)
     try:
-        value = json.loads(text)
+        value = _decode(text, what)
+    except Damaged:
+        raise
     except ValueError as exc:
         raise Damaged(f"{what} is not valid JSON ({getattr(exc, 'msg', exc)})") from None
     if not isinstance(value, kind):
@@ -147,6 +180,106 @@ def check_prediction(row: Mapping[str, Any], crc: int | None) -> None:
         if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)
                               or math.isnan(v) or not 0.0 <= v <= 1.0):
             raise Damaged(f"{what}: {f} {v!r} is not a probability")
+
+
+#: what a typed column of the run store may hold: ``text`` (valid UTF-8, at most
+#: :data:`MAX_CHARS`), ``count`` (an integer >= 0), ``int``, ``time`` (seconds since 1970) and
+#: ``seconds`` (a duration), each finite and within :data:`MAX_TIME`; ``?`` allows NULL
+def check_columns(row: Mapping[str, Any], types: Mapping[str, str], what: str) -> None:
+    """Raise :class:`Damaged` naming the first column of ``row`` whose value is not of its
+    type in ``types`` (columns the row lacks, as in older stores, are skipped)."""
+    for column, kind in types.items():
+        if column not in row.keys():
+            continue
+        v = row[column]
+        if v is None and kind.endswith("?"):
+            continue
+        kind = kind.rstrip("?")
+        if kind == "text":
+            ok = isinstance(v, str) and len(v) <= MAX_CHARS
+            if ok:
+                _utf8(v, f"{what}: {column}")
+        elif kind in ("int", "count"):
+            ok = isinstance(v, int) and not isinstance(v, bool) and abs(v) < 1 << 53 and (
+                kind == "int" or v >= 0)
+        else:  # time, seconds
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and 0 <= v <= MAX_TIME)
+        if not ok:
+            shown = repr(v)[:40] + ("…" if len(repr(v)) > 40 else "")
+            raise Damaged(f"{what}: {column} is {shown}, not a {kind}")
+
+
+#: a number in a shape (:func:`check_shape`): an int or a float (NaN allowed: robustlab stores
+#: an undefined statistic as NaN), never a bool
+NUMBER = "number"
+#: cell kind -> the shape of its stored result (see :func:`register_result`)
+RESULT_SHAPES: dict[str, dict[str, Any]] = {}
+
+
+def register_result(kind: str, shape: dict[str, Any]) -> None:
+    """Declare the shape of the results of cells of ``kind``, checked whenever one is read
+    (:func:`check_result`): the study that writes them declares what its summaries and
+    reports index, so a result that is valid JSON with a valid checksum but another shape
+    (``{}``, ``{"accuracy": "x"}``) is damage, named, and never computed on."""
+    RESULT_SHAPES[kind] = shape
+
+
+def check_result(kind: Any, value: Any) -> None:
+    """Raise :class:`Damaged` unless ``value`` has the shape registered for ``kind`` (any
+    object when none is)."""
+    shape = RESULT_SHAPES.get(kind) if isinstance(kind, str) else None
+    if shape is not None:
+        check_shape(value, shape, "result")
+
+
+def check_shape(value: Any, shape: Any, what: str) -> None:
+    """Raise :class:`Damaged` naming the first part of ``value`` that is not of ``shape``: a
+    type (``str``, ``int``, ``bool``); :data:`NUMBER`; another string (that very value);
+    ``None`` (null); a tuple of choices; a
+    list ``[SHAPE]`` (an array of such items); a dict ``{str: SHAPE}`` (an object of such
+    values) or ``{"key": SHAPE, ...}`` (an object with at least these keys)."""
+    if isinstance(shape, tuple):
+        errors = []
+        for choice in shape:
+            try:
+                return check_shape(value, choice, what)
+            except Damaged as exc:
+                errors.append(str(exc))
+        raise Damaged(errors[0])
+    if shape is None:
+        ok = value is None
+    elif shape == NUMBER:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif isinstance(shape, str):  # a literal value
+        ok = value == shape
+    elif isinstance(shape, type):
+        ok = isinstance(value, shape) and (shape is bool or not isinstance(value, bool))
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise Damaged(f"{what} is {_kind(value)}, not an array")
+        for i, item in enumerate(value):
+            check_shape(item, shape[0], f"{what}[{i}]")
+        return
+    else:  # dict
+        if not isinstance(value, dict):
+            raise Damaged(f"{what} is {_kind(value)}, not an object")
+        if list(shape) == [str]:
+            for k, v in value.items():
+                check_shape(v, shape[str], f"{what}.{k}")
+            return
+        for k, sub in shape.items():
+            if k not in value:
+                raise Damaged(f"{what} has no {k!r}")
+            check_shape(value[k], sub, f"{what}.{k}")
+        return
+    if not ok:
+        name = shape if isinstance(shape, str) else getattr(shape, "__name__", "null")
+        raise Damaged(f"{what} is {_kind(value)}, not {name}")
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a JSON {type(value).__name__} ({repr(value)[:30]})"
 
 
 def summary_line(damaged: Mapping[str, str], where: str, shown: int = 3) -> str | None:

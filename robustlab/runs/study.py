@@ -397,6 +397,10 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
         _refuse_unpinned_inputs(out, recorded, ctx.adopt)
     run_inputs.announce(recorded, ctx.log)
     plan = study.plan(ctx, out)
+    if len(plan.cells) > MAX_CELLS:  # before the store: nothing is written
+        raise InputError(f"{study.kind}: {len(plan.cells)} cells, more than the {MAX_CELLS} one "
+                         "run may hold; split the study into several runs (fewer seeds, models, "
+                         "perturbations or examples per run)")
     backend = prepare(ctx.executor, ctx.workers, ctx.ray_address, ctx.gpus_per_task,
                       ctx.cpus_per_task)
     backend.update(plan.backend if ctx.executor == "ray" else {})
@@ -422,6 +426,10 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
 
 #: the store's ``meta`` key saying its run config is a :meth:`StudyConfig.to_dict` (runs made
 #: before the study protocol have none: robustlab.studies.stored reads them)
+#: the most cells one run holds (issue 29, F10): a store of a million cells is ~1 GB and its
+#: readers slow; a larger study is several runs
+MAX_CELLS = 1_000_000
+
 CONFIG_FORMAT_KEY = "config_format"
 CONFIG_FORMAT = "2"
 

@@ -20,7 +20,9 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.outputs import open_run_file
 from robustlab.runs import inputs as run_inputs
+from robustlab.runs import payloads
 from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
+from robustlab.runs.store.schema import CELL_COLUMNS, cell_name
 from robustlab.textfmt import printable
 from robustlab.tui import launch
 
@@ -207,7 +209,7 @@ class CellRow:
             return self.key
         try:
             pert = json.loads(self.params).get("perturbation")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, TypeError, RecursionError):  # damaged: its key
             return self.key
         return f"{pert}{sep}{rest}" if isinstance(pert, str) and pert else self.key
 
@@ -246,16 +248,17 @@ def read_progress(path: str | os.PathLike[str], status: str | None = None,
             order = (" ORDER BY CASE status WHEN 'running' THEN 0 WHEN 'failed' THEN 1 "
                      "WHEN 'pending' THEN 3 ELSE 2 END, seq")
             rows = conn.execute(
-                "SELECT key, status, seconds, attempts, error, finished, params FROM cells"
+                "SELECT seq, key, status, seconds, attempts, error, finished, params FROM cells"
                 + where + order + " LIMIT ?", (*args, limit)).fetchall()
-            prog.cells = [CellRow(*r) for r in rows]
+            prog.cells = [_cell_row(r) for r in rows]
             prog.shown_of = conn.execute("SELECT COUNT(*) FROM cells" + where, args).fetchone()[0]
-            prog.failures = [CellRow(*r) for r in conn.execute(
-                "SELECT key, status, seconds, attempts, error, finished FROM cells "
+            prog.failures = [_cell_row(r) for r in conn.execute(
+                "SELECT seq, key, status, seconds, attempts, error, finished, params FROM cells "
                 "WHERE status='failed' ORDER BY finished DESC LIMIT 20")]
             recent = [r[0] for r in conn.execute(
-                "SELECT finished FROM cells WHERE status='done' AND finished IS NOT NULL "
-                "ORDER BY finished DESC LIMIT 50")]
+                "SELECT finished FROM cells WHERE status='done' AND typeof(finished) IN "
+                "('integer', 'real') AND finished BETWEEN 0 AND ? ORDER BY finished DESC "
+                "LIMIT 50", (payloads.MAX_TIME,))]
             prog.events = [f"{time.strftime('%H:%M:%S', time.localtime(e['ts']))} "
                            f"{e['level']:<5} {e['cell'] or ''} {e['message']}".rstrip()
                            for e in store.events(30)]
@@ -264,6 +267,16 @@ def read_progress(path: str | os.PathLike[str], status: str | None = None,
         return prog
     prog.throughput, prog.eta = _rate(recent, run, now)
     return prog
+
+
+def _cell_row(row: Any) -> CellRow:
+    """A row of the cells table as shown, or, when a value is not of its column's type
+    (damage), the cell marked ``damaged`` with what is wrong as its error."""
+    try:
+        payloads.check_columns(row, CELL_COLUMNS, "the cell")
+        return CellRow(*tuple(row)[1:])
+    except payloads.Damaged as exc:
+        return CellRow(cell_name(row), "damaged", None, 0, str(exc), None)
 
 
 def _rate(finished: list[float], run: RunSummary, now: float | None) -> tuple[float | None,

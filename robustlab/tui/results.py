@@ -166,7 +166,10 @@ def load_attack(path: str | os.PathLike[str]) -> AttackView:
                 f"{projected} FROM cells WHERE status='done' ORDER BY seq"):
             key, text, crc, valid = row[:4]
             try:
-                payloads.verify(text, crc, "result")
+                if not isinstance(key, str):
+                    key = f"#{len(rows)}"
+                    raise payloads.Damaged("the cell's key is not text")
+                payloads.verify(text, store.stored_crc(crc, "result"), "result")
                 if not valid:
                     raise payloads.Damaged("result is not valid JSON")
             except payloads.Damaged as exc:

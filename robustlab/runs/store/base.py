@@ -39,6 +39,8 @@ class StoreBase:
         self._sums: bool | None = None
         #: cell key -> what failed, for every damaged cell a read skipped (see skipped_line)
         self.damaged: dict[str, str] = {}
+        #: ``meta`` keys found damaged (each said once)
+        self.damaged_meta: set[str] = set()
 
     # ---- connection ---------------------------------------------------------------------------
     @property
@@ -112,6 +114,19 @@ class StoreBase:
     def crc_column(self, column: str = "crc") -> str:
         """``column`` in a SELECT list, or ``NULL AS column`` in a store without checksums."""
         return column if self.sums else f"NULL AS {column}"
+
+    def stored_crc(self, crc: object, what: str) -> int | None:
+        """The checksum a row carries, verified as one: None in a store without checksum
+        columns (read by decoding and type); in one with them, a missing or non-integer
+        checksum is damage (a writer gives every row one, and rows of an older store get
+        theirs when it is migrated), so a payload cannot skip its check by losing it."""
+        if not self.sums:
+            return None
+        if crc is None:
+            raise payloads.Damaged(f"{what} has no checksum")
+        if not isinstance(crc, int) or isinstance(crc, bool):
+            raise payloads.Damaged(f"{what}'s checksum is {type(crc).__name__}, not a number")
+        return crc
 
     def _note(self, key: str, reason: str) -> None:
         self.damaged.setdefault(key, reason)

@@ -12,10 +12,12 @@ from typing import Any
 from robustlab.runs import payloads
 from robustlab.runs.store.base import StoreBase
 from robustlab.runs.store.schema import (
+    CELL_COLUMNS,
     CELL_STATES,
     PREDICTION_FIELDS,
     Cell,
     StoreError,
+    cell_name,
     dumps,
     worker_id,
 )
@@ -114,14 +116,19 @@ class CellOps(StoreBase):
         damaged. A done cell without a result is damaged too: finishing always stores one."""
         keys = row.keys()
         try:
-            params = payloads.load(row["params"], row["params_crc"] if "params_crc" in keys
-                                   else None, "params")
+            payloads.check_columns(row, CELL_COLUMNS, "the cell")
+            if row["status"] not in CELL_STATES:
+                raise payloads.Damaged(f"status {row['status'][:20]!r} is not a cell state")
+            params = payloads.load(row["params"], self.stored_crc(
+                row["params_crc"], "params") if "params_crc" in keys else None, "params")
             result = None
             if row["result"] is not None or row["status"] == "done":
-                result = payloads.load(row["result"], row["result_crc"] if "result_crc" in keys
-                                       else None, "result")
+                result = payloads.load(row["result"], self.stored_crc(
+                    row["result_crc"], "result") if "result_crc" in keys else None, "result")
+                if row["status"] == "done":
+                    payloads.check_result(row["kind"], result)
         except payloads.Damaged as exc:
-            self._note(row["key"], str(exc))
+            self._note(cell_name(row), str(exc))
             return None
         return Cell(
             key=row["key"], kind=row["kind"], params=params,
@@ -155,8 +162,10 @@ class CellOps(StoreBase):
         return {r[0] for r in self.conn.execute("SELECT key FROM cells WHERE status='done'")}
 
     def counts(self) -> dict[str, int]:
+        """Cells by state; a cell in no known state counts as ``failed`` (a resume runs it
+        again, see :meth:`Recovery.reset_damaged`)."""
         out = dict.fromkeys(CELL_STATES, 0)
         for status, n in self.conn.execute("SELECT status, COUNT(*) FROM cells GROUP BY status"):
-            out[status] = n
+            out[status if status in CELL_STATES else "failed"] += n
         return out
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from robustlab.runs import payloads
 from robustlab.runs.store.base import StoreBase
-from robustlab.runs.store.schema import PREDICTION_FIELDS, DamagedCell
+from robustlab.runs.store.schema import EVENT_COLUMNS, PREDICTION_FIELDS, DamagedCell
 
 
 class RecordReads(StoreBase):
@@ -54,7 +54,8 @@ class RecordReads(StoreBase):
             args += [limit, offset]
 
         def check(row: sqlite3.Row) -> Any:
-            return payloads.load_bytes(row[2], row[3], f"record #{row[1]}")
+            what = f"record #{row[1]}"
+            return payloads.load_bytes(row[2], self.stored_crc(row[3], what), what)
 
         return self._verified_by_cell(self.conn.execute(q, args), check, key)
 
@@ -83,7 +84,8 @@ class RecordReads(StoreBase):
 
         def check(row: sqlite3.Row) -> dict[str, Any]:
             value = dict(row)
-            payloads.check_prediction(value, value.pop("crc"))
+            crc = value.pop("crc")
+            payloads.check_prediction(value, self.stored_crc(crc, f"prediction #{row['idx']}"))
             return value
 
         return self._verified_by_cell(self.conn.execute(q + " ORDER BY cell, idx", args), check,
@@ -103,7 +105,17 @@ class RecordReads(StoreBase):
                       (time.time(), level, message, cell))
 
     def events(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The last ``limit`` events, oldest first; a damaged one (a value not of its column's
+        type) is shown as such instead of its values."""
         rows = self.conn.execute(
-            "SELECT ts, level, message, cell FROM events ORDER BY id DESC LIMIT ?", (limit,))
-        return [dict(r) for r in rows][::-1]
+            "SELECT id, ts, level, message, cell FROM events ORDER BY id DESC LIMIT ?", (limit,))
+        out = []
+        for r in rows:
+            try:
+                payloads.check_columns(r, EVENT_COLUMNS, f"event #{r['id']}")
+                out.append({k: r[k] for k in ("ts", "level", "message", "cell")})
+            except payloads.Damaged as exc:
+                out.append({"ts": 0.0, "level": "error", "cell": None,
+                            "message": f"damaged in the store ({exc})"})
+        return out[::-1]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from robustlab.runs import payloads
 from robustlab.runs.store.base import StoreBase
-from robustlab.runs.store.schema import PREDICTION_FIELDS
+from robustlab.runs.store.schema import PREDICTION_FIELDS, cell_name
 
 #: (path, size, mtime_ns, wal size, wal mtime_ns) -> quick_check verdict (None = healthy)
 _CHECKED: dict[tuple[Any, ...], str | None] = {}
@@ -27,7 +27,8 @@ class Recovery(StoreBase):
         cutoff = time.time() - timeout
         with self.transaction() as c:
             keys = [r[0] for r in c.execute(
-                "SELECT key FROM cells WHERE status='running' AND COALESCE(heartbeat, 0) < ?",
+                "SELECT key FROM cells WHERE status='running' AND (COALESCE(heartbeat, 0) < ? "
+                "OR typeof(heartbeat) NOT IN ('integer', 'real', 'null'))",  # damaged: stale
                 (cutoff,))]
             c.executemany("UPDATE cells SET status='failed', error=? WHERE key=?",
                           [(f"stalled: no heartbeat for {timeout:.0f}s (worker died?)", k)
@@ -41,7 +42,7 @@ class Recovery(StoreBase):
         found: dict[str, str] = {}
         for row in self.conn.execute("SELECT * FROM cells WHERE status='done'"):
             if self._cell(row) is None:
-                found[row["key"]] = self.damaged[row["key"]]
+                found[cell_name(row)] = self.damaged[cell_name(row)]
         done = self.done_keys()
 
         def scan(rows: Iterable[sqlite3.Row], check: Any) -> None:
@@ -55,7 +56,7 @@ class Recovery(StoreBase):
                     self._note(row["cell"], str(exc))
 
         def record(row: sqlite3.Row) -> None:
-            data, crc = row[2], row[3]
+            data, crc = row[2], self.stored_crc(row[3], f"record #{row[1]}")
             if crc is None or not isinstance(data, bytes) or zlib.crc32(
                     b"\x00", zlib.crc32(data)) != crc:  # the checksum is enough when it matches
                 payloads.load_bytes(data, crc, f"record #{row[1]}")
@@ -65,16 +66,26 @@ class Recovery(StoreBase):
         if self.has_predictions_table():
             scan(self.conn.execute(f"SELECT cell, {', '.join(PREDICTION_FIELDS)}, {self.crc_column()} "
                                    "FROM predictions"),
-                 lambda r: payloads.check_prediction(dict(r), r["crc"]))
+                 lambda r: payloads.check_prediction(
+                     dict(r), self.stored_crc(r["crc"], f"prediction #{r['idx']}")))
         return found
 
     def reset_damaged(self) -> dict[str, str]:
         """Put every damaged done cell back to pending, dropping its records and predictions, so
         that a resume computes it again (key -> what failed). One write transaction."""
         found = self.damaged_done()
-        if not found:
+        lost = self.conn.execute("SELECT key FROM cells WHERE status NOT IN "
+                                 "('pending','running','done','failed') OR status IS NULL "
+                                 "OR typeof(key) != 'text'").fetchone()
+        if not found and lost is None:
             return {}
         with self.transaction() as c:
+            # a cell in no known state (damage) is never claimed: it becomes pending, and one
+            # whose key is not text cannot be matched to the study's cells, so it goes
+            c.execute("DELETE FROM cells WHERE typeof(key) != 'text'")
+            c.execute("UPDATE cells SET status='pending', worker=NULL, error='damaged in the "
+                      "store (no known state); computed again' WHERE status NOT IN "
+                      "('pending','running','done','failed') OR status IS NULL")
             for key in found:
                 c.execute("DELETE FROM records WHERE cell=?", (key,))
                 c.execute("DELETE FROM predictions WHERE cell=?", (key,))

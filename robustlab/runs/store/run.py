@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import sqlite3
+import sys
 import time
 from typing import Any
 
@@ -18,6 +19,7 @@ from robustlab.runs.inputs import merged as merged_inputs
 from robustlab.runs.inputs import split_config
 from robustlab.runs.store.base import StoreBase
 from robustlab.runs.store.schema import (
+    RUN_COLUMNS,
     RunInfo,
     StoreError,
     columns,
@@ -27,6 +29,7 @@ from robustlab.runs.store.schema import (
     recovery_hint,
     write_meta,
 )
+from robustlab.textfmt import echo
 
 
 class RunRow(StoreBase):
@@ -116,18 +119,36 @@ class RunRow(StoreBase):
 
     def _close_invocation(self, c: sqlite3.Connection, end: float | None) -> None:
         """Add the last invocation's wall time (up to ``end``) to the run's total."""
-        start = read_meta(c, "invocation_start")
+        start = self._meta_time(c, "invocation_start")
         if start is not None and end is not None:
-            total = float(read_meta(c, "seconds") or 0) + max(0.0, float(end) - float(start))
+            total = (self._meta_time(c, "seconds") or 0.0) + max(0.0, float(end) - start)
             write_meta(c, "seconds", repr(total))
         c.execute("DELETE FROM meta WHERE key='invocation_start'")
 
     def elapsed(self) -> float:
         """Wall seconds of every invocation of this run so far, this one included."""
         c = self.conn
-        total = float(read_meta(c, "seconds") or 0)
-        start = read_meta(c, "invocation_start")
-        return total + (max(0.0, time.time() - float(start)) if start is not None else 0.0)
+        total = self._meta_time(c, "seconds") or 0.0
+        start = self._meta_time(c, "invocation_start")
+        return total + (max(0.0, time.time() - start) if start is not None else 0.0)
+
+    def _meta_time(self, c: sqlite3.Connection, key: str) -> float | None:
+        """A time or duration kept in ``meta`` (None if absent). A damaged one is said on
+        stderr and read as absent: it only adds up the run's wall time."""
+        text = read_meta(c, key)
+        if text is None:
+            return None
+        try:
+            value = float(text)
+            if not 0 <= value <= payloads.MAX_TIME:
+                raise ValueError(text)
+        except (TypeError, ValueError):
+            if key not in self.damaged_meta:
+                self.damaged_meta.add(key)
+                echo(f"robustlab: warning: {self.path}: meta {key} is {str(text)[:20]!r}, not a "
+                     "time (damaged); the run's wall time leaves it out", file=sys.stderr)
+            return None
+        return value
 
     def worker_start(self) -> str | None:
         """The start token (:func:`robustlab.procs.process_start`) of the run's process."""
@@ -157,8 +178,10 @@ class RunRow(StoreBase):
     def _run_payloads(self, row: sqlite3.Row) -> tuple[dict[str, Any], dict[str, Any]]:
         """The run row's configuration and versions, verified; a damaged row is a StoreError
         naming the file and how to recover (nothing of the run can be trusted without it)."""
-        crc = row["crc"] if "crc" in row.keys() else None
         try:
+            payloads.check_columns(row, RUN_COLUMNS, "the run")
+            crc = (self.stored_crc(row["crc"], "the run's configuration")
+                   if "crc" in row.keys() else None)
             if crc is not None and payloads.checksum(row["config"], row["versions"]) != crc:
                 raise payloads.Damaged("the run's configuration or versions fail their checksum")
             config = payloads.load(row["config"], None, "the run's configuration")

@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import sqlite3
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,22 @@ from typing import Any
 from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.outputs import json_default
+from robustlab.runs import payloads
 
 SCHEMA_VERSION = 3
 STORE_NAME = "store.sqlite"
 CELL_STATES = ("pending", "running", "done", "failed")
+
+#: the type of each column a reader uses (:func:`robustlab.runs.payloads.check_columns`): a
+#: value of another type is damage, named, never computed on
+CELL_COLUMNS = {"key": "text", "seq": "int", "kind": "text", "status": "text", "error": "text?",
+                "signature": "text?", "worker": "text?", "attempts": "count",
+                "started": "time?", "finished": "time?", "seconds": "seconds?",
+                "heartbeat": "time?", "params_crc": "int?", "result_crc": "int?"}
+RUN_COLUMNS = {"kind": "text", "name": "text", "status": "text", "command": "text?",
+               "pid": "int?", "host": "text?", "created": "time", "updated": "time",
+               "heartbeat": "time?", "error": "text?", "crc": "int?"}
+EVENT_COLUMNS = {"ts": "time", "level": "text", "message": "text", "cell": "text?"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -157,6 +170,12 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, default=json_default, allow_nan=True)
 
 
+def cell_name(row: sqlite3.Row) -> str:
+    """A cell row's key, or ``#SEQ`` when the key itself is damaged (not text)."""
+    key = row["key"]
+    return key if isinstance(key, str) else f"#{row['seq']!r}"[:40]
+
+
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -211,20 +230,67 @@ def check_schema(conn: sqlite3.Connection, path: Path, readonly: bool) -> None:
                      (str(SCHEMA_VERSION),))
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('robustlab_version', ?)", (__version__,))
         return
-    if int(row[0]) > SCHEMA_VERSION and not readonly:
+    version = row[0]
+    if not (isinstance(version, str) and version.isascii() and version.isdigit()
+            and 1 <= int(version) < 1000):
+        raise StoreError(f"{path} is damaged (its schema_version is {str(version)[:20]!r}, not "
+                         f"a version number); {recovery_hint(path)}")
+    if int(version) > SCHEMA_VERSION and not readonly:
         raise StoreError(
-            f"{path} was written by a newer robustlab (schema {row[0]} > {SCHEMA_VERSION}); "
+            f"{path} was written by a newer robustlab (schema {version} > {SCHEMA_VERSION}); "
             "upgrade robustlab to write to it"
         )
-    if int(row[0]) < SCHEMA_VERSION and not readonly:  # SCHEMA added the new tables
+    if int(version) < SCHEMA_VERSION and not readonly:  # SCHEMA added the new tables
         conn.execute("BEGIN IMMEDIATE")  # one writer migrates; a concurrent one then sees it
         try:
-            for table, column in CRC_COLUMNS:  # schema 3: checksum columns, NULL in old rows
+            for table, column in CRC_COLUMNS:  # schema 3: checksum columns
                 if column not in columns(conn, table):
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER")
+            add_checksums(conn)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                          (str(SCHEMA_VERSION),))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+def add_checksums(conn: sqlite3.Connection) -> None:
+    """Give every row of a store written before schema 3 the checksum of what it holds, when
+    it verifies by decoding and type (as such rows were read before): from then on a row
+    without a checksum is damage. A row that does not verify keeps none, so it is found."""
+    for rowid, config, versions in conn.execute(
+            "SELECT rowid, config, versions FROM run WHERE crc IS NULL").fetchall():
+        if _verifies(payloads.load, config, None, "config") and (
+                versions is None or _verifies(payloads.load, versions, None, "versions")):
+            conn.execute("UPDATE run SET crc=? WHERE rowid=?",
+                         (payloads.checksum(config, versions), rowid))
+    for rowid, params, result in conn.execute(
+            "SELECT rowid, params, result FROM cells WHERE params_crc IS NULL OR "
+            "(result IS NOT NULL AND result_crc IS NULL)").fetchall():
+        if _verifies(payloads.load, params, None, "params"):
+            conn.execute("UPDATE cells SET params_crc=? WHERE rowid=?",
+                         (payloads.checksum(params), rowid))
+        if result is not None and _verifies(payloads.load, result, None, "result"):
+            conn.execute("UPDATE cells SET result_crc=? WHERE rowid=?",
+                         (payloads.checksum(result), rowid))
+    for rowid, data in conn.execute("SELECT rowid, CAST(payload AS BLOB) FROM records WHERE "
+                                    "crc IS NULL").fetchall():
+        if _verifies(payloads.load_bytes, data, None, "record"):
+            conn.execute("UPDATE records SET crc=? WHERE rowid=?",
+                         (zlib.crc32(b"\x00", zlib.crc32(data)), rowid))
+    rows = conn.execute(f"SELECT rowid, idx, {', '.join(PREDICTION_FIELDS[1:])} FROM predictions "
+                        "WHERE crc IS NULL").fetchall()
+    for rowid, *values in rows:
+        row = dict(zip(PREDICTION_FIELDS, values, strict=True))
+        if _verifies(payloads.check_prediction, row, None):
+            conn.execute("UPDATE predictions SET crc=? WHERE rowid=?",
+                         (payloads.prediction_checksum(row), rowid))
+
+
+def _verifies(check: Any, *args: Any) -> bool:
+    try:
+        check(*args)
+    except payloads.Damaged:
+        return False
+    return True

@@ -17,6 +17,7 @@ import numpy as np
 from robustlab.metrics import consistency as cons
 from robustlab.metrics import ranking
 from robustlab.outputs import atomic_write, write_json, write_jsonl
+from robustlab.runs import payloads
 from robustlab.runs.store import RunStore
 from robustlab.signature import make_signature
 from robustlab.studies.cross_domain.consistency import (
@@ -119,6 +120,15 @@ def _fmt(v: Any) -> Any:
     if isinstance(v, float):
         return f"{v:.6g}"
     return "" if v is None else v
+
+
+#: what every cross-domain cell's result holds (runs of every version): what the summaries,
+#: tables and rankings index (see docs/run-directory.md)
+payloads.register_result("cross-domain", {
+    "system": str, "per_domain": {str: payloads.NUMBER}, "mean": payloads.NUMBER,
+    "variance": payloads.NUMBER, "cov": payloads.NUMBER, "gamma": {str: payloads.NUMBER},
+    "leave_one_out": [{"left_out": str, "mean": payloads.NUMBER,
+                       "variance": payloads.NUMBER, "cov": payloads.NUMBER}]})
 
 
 def _write_tables(out: Path, results: Sequence[Mapping[str, Any]],

@@ -20,6 +20,7 @@ from robustlab.options import (
     add_dataset_options,
     add_model_option,
     add_seeds_option,
+    check_seed_count,
     split_specs,
 )
 from robustlab.perturbations.base import PerturbationError
@@ -37,6 +38,10 @@ from robustlab.studies.second_order.config import (
 KIND = "eval"
 #: the source tag of paper 001's perturbations in the registry
 PAPER_001 = "001"
+
+#: the most perturbed samples of one text per seed (each is one model call)
+MAX_SAMPLES = 10_000
+
 
 
 def paper_001_perturbations() -> tuple[str, ...]:
@@ -98,6 +103,7 @@ class EvalConfig(StudyConfig):
                 raise InputError(f"--perturbations: {exc}") from None
         if not self.seeds:
             raise InputError("--seeds: give at least one seed")
+        check_seed_count(self.seeds)
         if len(set(self.seeds)) != len(self.seeds):
             raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
         bad = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]
@@ -107,6 +113,9 @@ class EvalConfig(StudyConfig):
                         ("--batch-size", self.batch_size)):
             if v is not None and int(v) < 1:
                 raise InputError(f"{flag} must be >= 1, got {v}")
+        if int(self.samples) > MAX_SAMPLES:
+            raise InputError(f"-n/--samples: {self.samples} perturbed samples per text, more "
+                             f"than the {MAX_SAMPLES} eval draws")
 
     def describe(self) -> str:
         name = self.model.removeprefix(OBJECT)

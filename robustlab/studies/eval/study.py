@@ -385,6 +385,20 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 # ---- the study ------------------------------------------------------------------------------------
 
 
+def _check_labels(examples: Sequence[Any], predictor: Any, where: Any, name: str) -> None:
+    """Every label of the data is a class the model predicts (one model call on the first
+    text): a label the model does not have failed every cell with an IndexError (issue 29)."""
+    import numpy as np
+
+    n = int(np.asarray(predictor.proba([examples[0][0]])).shape[-1])
+    labels = {e[1] for e in examples}
+    bad = sorted((y for y in labels if not (isinstance(y, int) and 0 <= y < n)), key=str)
+    if bad:
+        raise InputError(f"--dataset {where}: label(s) {', '.join(map(str, bad[:5]))} are not "
+                         f"classes of the model {name} (it predicts {n} classes, 0..{n - 1}); "
+                         "evaluate it on data labelled like its training data")
+
+
 @dataclass
 class Eval:
     """The eval study. From the command line (and ``robustlab resume``) everything comes from
@@ -433,6 +447,7 @@ class Eval:
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name)
+        _check_labels(examples, predictor, where, name)
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])

@@ -24,12 +24,14 @@ from robustlab.options import (
     add_dataset_options,
     add_model_option,
     add_seeds_option,
+    check_seed_count,
     dataset_spec,
     split_specs,
 )
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
 from robustlab.perturbations.registry import parse_spec
+from robustlab.runs import payloads
 from robustlab.runs.store import Cell
 from robustlab.runs.study import StudyConfig
 
@@ -37,6 +39,10 @@ KIND = "learnability"
 KINDS = ("learnability", "robustness")
 EXPERIMENTS = ("standard", "robustness", "augmentation", "learnability")
 ROBUSTNESS_EXPERIMENTS = ("standard", "robustness", "augmentation")
+for _kind in KINDS:  # what the summaries index in every cell's result (docs/run-directory.md)
+    payloads.register_result(_kind, {
+        "model": str, "perturbation": str, "seed": int, "experiment": str,
+        "accuracy": (payloads.NUMBER, None), "p": (payloads.NUMBER, None)})
 ESTIMATE_MODES = ("full", "quick")
 #: the keys a stored dataset spec may have, with their JSON types (a stored run is untrusted)
 DATASET_KEYS: dict[str, tuple[type, ...]] = {
@@ -103,6 +109,7 @@ class LearnabilityStudy(StudyConfig):
             raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
         if not self.seeds:
             raise InputError("--seeds: give at least one seed")
+        check_seed_count(self.seeds)
         if len(set(self.seeds)) != len(self.seeds):
             raise InputError(f"--seeds: duplicate seeds in {list(self.seeds)}")
         bad_seeds = [s for s in self.seeds if not 0 <= int(s) < SEED_LIMIT]

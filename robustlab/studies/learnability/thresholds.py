@@ -177,6 +177,8 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         raise InputError(f"{path}: cannot read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses per nested array or table
+        raise InputError(f"{path}: nests arrays or tables too deep to be a plan") from None
     _unknown(str(path), raw, _PLAN_KEYS)
     base = path.parent
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
+from robustlab.runs import payloads
 from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
@@ -54,6 +55,9 @@ from robustlab.studies.second_order.neighbourhood import (
 )
 
 EPSILON = 0.005
+#: what the summary table indexes in every bias cell's result (docs/run-directory.md)
+payloads.register_result("bias", {"pair": [str], "k": int, "B": (payloads.NUMBER, None),
+                                  "std": (payloads.NUMBER, None), "n": int})
 class BiasEvaluator:
     """B(p, k) with cached model outputs and neighbourhoods (cells recompute levels cheaply).
 
@@ -226,7 +230,7 @@ class BiasCells:
     """The cell function of a bias study, picklable for the process and Ray executors.
 
     It carries the test texts and what a worker needs to build its own evaluator once per
-    process: the model (a spec for ``load_model``, or a ``predict`` callable shipped as it is)
+    process: the model (a spec for ``load_trained_model``, or a ``predict`` callable shipped as it is)
     and the neighbourhood source (a ``make_source`` spec dict, or a source object). Every
     random choice of a (pair, k) cell is seeded by the pair, so a cell gives the same result in
     any worker and in any order; a worker's caches only save recomputation.
@@ -256,9 +260,9 @@ class BiasCells:
 
             predict = self.model
             if isinstance(predict, str):
-                from robustlab.models.registry import load_model
+                from robustlab.models.checkpoint import load_trained_model
 
-                predict = load_model(predict).predict_proba
+                predict = load_trained_model(predict).predict_proba
             src = self.source
             if isinstance(src, dict):
                 src = make_source(src["spec"], blacklist=src.get("blacklist", ()),
@@ -325,8 +329,8 @@ class Bias:
     def plan(self, ctx: RunContext, out: Path) -> Plan:
         """Load the examples, the model and the neighbourhood source (nothing written yet)."""
         from robustlab.data.datasets import load_examples
+        from robustlab.models.checkpoint import load_trained_model
         from robustlab.models.device import resolve_device
-        from robustlab.models.registry import load_model
         from robustlab.signature import fingerprint
         from robustlab.studies.second_order.config import load_options
         from robustlab.studies.second_order.neighbourhood import make_source
@@ -344,7 +348,7 @@ class Bias:
             texts = [t for t, _ in examples]
         predict, name = self.predict, cfg.model.removeprefix(OBJECT)
         if predict is None:
-            model = load_model(cfg.model, device=device)
+            model = load_trained_model(cfg.model, device=device)
             predict, name = model.predict_proba, getattr(model, "model_id", lambda: cfg.model)()
         sig = cfg.signature()
         cells = [Cell(f"pair={p1}/{p2}|k={k}", "bias", {"pair": [p1, p2], "k": k})

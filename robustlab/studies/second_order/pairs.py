@@ -46,11 +46,17 @@ def checklist_pairs(per_lexicon: int = 5) -> list[tuple[str, str]]:
 
 def read_pairs(path: str | Path) -> list[tuple[str, str]]:
     """A pair file: one pair per line, ``p1 p2`` / ``p1<TAB>p2`` / ``p1,p2``; # comments."""
+    from robustlab.data.files import decode_bytes
+
     p = Path(path)
     if not p.is_file():
         raise InputError(f"--pairs file {p} does not exist")
+    try:
+        text = decode_bytes(p.read_bytes(), p, "utf-8")  # a binary file: one line naming it
+    except OSError as exc:
+        raise InputError(f"--pairs file {p}: cannot read ({exc.strerror or exc})") from None
     out = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue

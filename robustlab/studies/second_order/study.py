@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
+from robustlab.runs import payloads
 from robustlab.runs.executor import RunReport
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
@@ -27,6 +28,10 @@ from robustlab.studies.second_order.inputs import attack_inputs
 
 RECIPES = {"so-beam": "robustlab.studies.second_order.so_beam", "so-enum": "robustlab.studies.second_order.so_enum",
            "so-random": "robustlab.studies.second_order.so_random"}
+#: what the summary indexes in every attack cell's result (docs/run-directory.md)
+payloads.register_result("attack", {
+    "index": int, "result_type": ("successful", "failed", "skipped"),
+    "l0": (payloads.NUMBER, None), "queries": payloads.NUMBER, "seconds": payloads.NUMBER})
 CSV_COLUMNS = ["original_text", "perturbed_text", "original_score", "perturbed_score",
                "original_output", "perturbed_output", "ground_truth_output", "num_queries",
                "result_type", "patch_words", "l0", "seconds", "source"]
