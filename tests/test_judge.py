@@ -292,3 +292,24 @@ def test_terminal_line_mode_records_verdicts(run, monkeypatch, capsys):
     with RunStore(run, readonly=True) as store:
         got = [j["verdict"] for j in store.judgements() if j["verdict"]]
     assert got == ["consistent", "relabel:0", "drop"]
+
+
+def test_a_stale_judgement_is_not_scored_and_is_said(run, tmp_path):
+    """A judged row whose cell now holds other texts (recomputed) never counts: the
+    perturbation keeps its raw scores and says how many are stale; eval still writes."""
+    import sqlite3
+
+    _judge(run, "--export", tmp_path / "all.csv")
+    rows = _rows(tmp_path / "all.csv")
+    for r in rows:
+        r["verdict"] = "consistent"
+    _judge(run, "--import", _write(tmp_path / "c.csv", rows))
+    neg = next(r for r in rows if r["perturbation"] == "negation")
+    cell, idx = neg["sample"].rsplit("/", 1)
+    con = sqlite3.connect(run / "store.sqlite")  # as a recomputed cell would hold
+    con.execute("DELETE FROM predictions WHERE cell=? AND idx=?", (cell, int(idx)))
+    con.commit()
+    con.close()
+    summary = _run(run)
+    row = next(r for r in summary["perturbations"] if r["perturbation"] == "negation")
+    assert "judged" not in row and row["judging"]["stale"] == 1

@@ -155,8 +155,9 @@ def _one(v: float | None) -> dict[str, Any]:
 def judged_results(store: Any) -> dict[str, dict[str, Any]]:
     """perturbation spec -> its :func:`judged_scores` once every drawn row is judged, else
     ``{"judging": {"judged": k, "sampled": n}}``; perturbations without a drawn sample are
-    absent. The judged rows are joined with the stored predictions by cell and index; a row
-    whose texts no longer match (its cell was recomputed) is refused, never scored."""
+    absent. The judged rows are joined with the stored predictions by cell and index; when a
+    row's texts no longer match (its cell was recomputed), the perturbation is not rescored and
+    its ``judging`` entry counts the ``stale`` rows (judge them again after ``--sample``)."""
     if not store.has_judgements_table():
         return {}
     by: dict[str, list[dict[str, Any]]] = {}
@@ -175,10 +176,12 @@ def judged_results(store: Any) -> dict[str, dict[str, Any]]:
         for j in js:
             p = preds.get((j["cell"], j["idx"]))
             if p is None or p["perturbed"] != j["perturbed"] or p["original"] != j["original"]:
-                raise InputError(f"judged sample {j['sample']} no longer matches the run's "
-                                 "predictions (its cell was recomputed); draw and judge it "
-                                 "again: robustlab judge RUN --sample")
+                continue  # stale: its cell was recomputed with other texts
             scored.append({**j, "pred_before": p["pred_before"], "pred_after": p["pred_after"]})
+        if len(scored) < len(js):  # never scored on part of the sample; said, not raised
+            out[spec] = {"judging": {"judged": len(scored), "sampled": len(js),
+                                     "stale": len(js) - len(scored)}}
+            continue
         out[spec] = judged_scores(scored)
     return out
 
@@ -222,7 +225,10 @@ def judged_marker(row: Mapping[str, Any]) -> str:
     if j:
         return f" judged n={j['n']}"
     g = row.get("judging")
-    return f" judging {g['judged']}/{g['sampled']}" if g else ""
+    if not g:
+        return ""
+    return f" judging {g['judged']}/{g['sampled']}" + (f", {g['stale']} stale" if g.get("stale")
+                                                        else "")
 
 
 # ---- CSV exchange ------------------------------------------------------------------------------
