@@ -313,3 +313,16 @@ def test_a_stale_judgement_is_not_scored_and_is_said(run, tmp_path):
     summary = _run(run)
     row = next(r for r in summary["perturbations"] if r["perturbation"] == "negation")
     assert "judged" not in row and row["judging"]["stale"] == 1
+
+
+def test_drawing_again_keeps_verdicts_and_replaces_stale_samples(run):
+    row = {"sample": "p0|seed=0/0", "cell": "p0|seed=0", "idx": 0, "perturbation": "negation",
+           "original": "a good film", "perturbed": "not a good film", "label": 1}
+    with RunStore(run) as store:
+        assert store.add_samples([row]) == 1
+        store.set_verdicts([(row["sample"], "relabel:0", "ann")])
+        assert store.add_samples([row]) == 0  # the same texts: the verdict stays
+        assert store.judgements()[0]["verdict"] == "relabel:0"
+        assert store.add_samples([{**row, "perturbed": "a film"}]) == 1  # recomputed cell
+        (j,) = store.judgements()
+        assert (j["perturbed"], j["verdict"], j["who"]) == ("a film", None, None)

@@ -81,8 +81,8 @@ class JudgementOps(StoreBase):
         return out
 
     def add_samples(self, rows: Iterable[Mapping[str, Any]]) -> int:
-        """Store drawn samples (not judged yet); a sample already stored keeps its verdict.
-        Returns how many were new."""
+        """Store drawn samples (not judged yet); a sample already stored keeps its verdict
+        unless its texts changed. Returns how many were new or replaced."""
         if self.readonly:
             raise StoreError(f"{self.path} is open read-only")
         new = 0
@@ -90,9 +90,15 @@ class JudgementOps(StoreBase):
             c.execute(_TABLE)
             for r in rows:
                 row = {**{f: None for f in JUDGEMENT_FIELDS}, **r}
+                # a stored sample keeps its verdict unless its texts changed (its cell was
+                # recomputed): then it is stale and replaced, to be judged again
                 cur = c.execute(
-                    f"INSERT OR IGNORE INTO judgements ({', '.join(JUDGEMENT_FIELDS)}, crc) "
-                    f"VALUES ({', '.join('?' * (len(JUDGEMENT_FIELDS) + 1))})",
+                    f"INSERT INTO judgements ({', '.join(JUDGEMENT_FIELDS)}, crc) "
+                    f"VALUES ({', '.join('?' * (len(JUDGEMENT_FIELDS) + 1))}) "
+                    "ON CONFLICT(sample) DO UPDATE SET "
+                    + ", ".join(f"{f}=excluded.{f}" for f in (*JUDGEMENT_FIELDS[1:], "crc"))
+                    + " WHERE original IS NOT excluded.original OR perturbed IS NOT "
+                    "excluded.perturbed",
                     [*(row[f] for f in JUDGEMENT_FIELDS), judgement_checksum(row)])
                 new += cur.rowcount
         return new
