@@ -267,6 +267,8 @@ def test_tui_judges_20_samples_by_keys_at_80x24(run, tmp_path):
                 await pilot.press(*keys[i % 4])
             await until(pilot, lambda: None not in verdicts())
             await pilot.press("escape")
+            await pilot.press("ctrl+r")  # the eval table says it scores on the judgements
+            await until(pilot, lambda: "judged n=" in str(app.screen.view.table.rows))
 
     asyncio.run(main())
     got = verdicts()
