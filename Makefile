@@ -5,7 +5,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test test-all lint bench clean
+.PHONY: setup demo test test-all lint bench clean mutate
 
 setup:
 	@bash scripts/setup.sh
@@ -27,3 +27,7 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# mutation testing of the core (issue 35): bench/results/mutation.md; long (tens of minutes)
+mutate: setup
+	$(PY) bench/mutation.py

@@ -1,6 +1,7 @@
 """The ``robustlab`` command line, in the style of ``textattack``.
 
-Each subcommand lives in its own module under :mod:`robustlab.commands` and exposes
+Each subcommand lives in its own module under :mod:`robustlab.commands`, or in a study package
+that declares its command (:class:`robustlab.studies.kind.StudyKind`), and exposes
 ``register(subparsers)``; this file only discovers them, so commands stay thin adapters over the
 Python API that the TUI uses too. Errors caused by the user's input (:class:`RobustlabError`)
 print one clear message and exit with code 2; nothing is left half-written by the commands.
@@ -20,10 +21,11 @@ import sys
 import warnings
 from typing import Any
 
-from robustlab import __version__
 from robustlab.errors import RobustlabError
+from robustlab.procs import answer_ctrl_c
 from robustlab.textfmt import echo, printable
 from robustlab.trust import REGISTERED_ONLY_ENV, harden_process
+from robustlab.version import __version__
 
 
 class Parser(argparse.ArgumentParser):
@@ -91,6 +93,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             continue
         mod = importlib.import_module(f"robustlab.commands.{info.name}")
         mod.register(sub)
+    if only is None:  # the commands study packages declare themselves
+        from robustlab.studies import kinds
+
+        for kind in kinds().values():
+            if kind.command is not None:
+                kind.part("command").register(sub)
     # the TUI's forms are built from the whole parser: handed to it here, so robustlab.tui
     # never imports this module (layering: cli -> commands -> tui)
     parser.set_defaults(build_parser=build_parser)
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv is not None:
         return _main(list(argv))
     harden_process()  # the process's entry: no import path or pickle from the working directory
+    answer_ctrl_c()  # a background job (`nohup robustlab … &`) inherits SIGINT ignored
     atexit.register(_exit_130_if_interrupted)  # first registered, so it runs last
     try:
         rc = _main(sys.argv[1:])

@@ -23,8 +23,11 @@ anything is created. Nothing here imports numpy, torch or a command module.
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
+
+from robustlab.errors import InputError
 
 #: numpy (RandomState, SeedSequence entropy per word), torch and random all accept 0 <= seed < 2**32
 SEED_LIMIT = 2**32
@@ -291,3 +294,28 @@ def dataset_spec(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError(f"{', '.join(given)}: file options, but --dataset {spec['name']} is a "
                          "dataset name, not a file")
     return spec
+
+
+# ---- LIST options (seeds, p-grid, experiments) ------------------------------------------------
+
+
+def split_list(values: list[str] | str | None) -> list[str]:
+    """A LIST option (seeds, p-grid, experiments): comma and/or space separated."""
+    if values is None:
+        return []
+    items = values if isinstance(values, list) else [values]
+    return [s for v in items for s in re.split(r"[,\s]+", str(v)) if s]
+
+
+def floats(text: str, opt: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in split_list(text))
+    except ValueError:
+        raise InputError(f"{opt}: expected comma-separated numbers, got {text!r}") from None
+
+
+def ints(text: str, opt: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in split_list(text))
+    except ValueError:
+        raise InputError(f"{opt}: expected comma-separated integers, got {text!r}") from None

@@ -117,3 +117,16 @@ def process_cwd(pid: int) -> Path | None:
         return Path(os.readlink(f"/proc/{pid}/cwd"))
     except OSError:
         return None
+
+
+def answer_ctrl_c() -> None:
+    """Make SIGINT raise KeyboardInterrupt in this process whatever it inherited. A process
+    started as a background job (``nohup robustlab … &``, ``cmd &`` in a script: how long studies
+    are started on servers over SSH) inherits SIGINT *ignored*, and Python then installs no
+    handler: the study would never react to Ctrl-C or to the TUI's Stop (which sends SIGINT so
+    in-flight cells go back to pending). Called first thing by each study entry point."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)

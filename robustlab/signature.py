@@ -13,7 +13,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from robustlab import __version__
+from robustlab.version import __version__
 
 TRACKED = ("numpy", "scipy", "torch", "transformers", "textattack", "checklist", "sacrebleu",
            "datasets", "ray", "textual", "nltk", "lemminflect")

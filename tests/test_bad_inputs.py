@@ -713,9 +713,8 @@ def test_every_numeric_model_parameter_out_of_range_is_one_input_error() -> None
             if rule is None or rule.kind not in (int, float) or rule.choices:
                 continue  # kernel_sizes, texts, choices: cases of the table
             for value in OUT_OF_RANGE:
-                ok = _accepts(rule, value)
                 spec = f"{family}:{key}={value}"
-                if ok:
+                if key in VALID_OUT_OF_RANGE.get(value, ()):
                     assert check_model_spec(spec) == spec
                     continue
                 with pytest.raises(InputError, match=rf"{key}=\S+ is out of range"):
@@ -724,14 +723,10 @@ def test_every_numeric_model_parameter_out_of_range_is_one_input_error() -> None
     assert tried >= 200, tried
 
 
-def _accepts(rule, text: str) -> bool:
-    from robustlab.perturbations.registry import parse_value
-
-    try:
-        rule.check(parse_value(text))
-    except ValueError:
-        return False
-    return True
+#: of the values OUT_OF_RANGE tries, the parameters that take one as valid (written out here,
+#: not derived from the rules under test): 0 is a dropout, weight decay, warmup ratio or seed,
+#: and num_threads=0 leaves torch's setting; every other (parameter, value) is refused
+VALID_OUT_OF_RANGE = {"0": {"dropout", "weight_decay", "warmup_ratio", "seed", "num_threads"}}
 
 
 def test_hf_rules_name_the_constructor_parameters() -> None:

@@ -139,8 +139,8 @@ def test_every_prediction_is_stored_and_the_rates_follow_from_them(bow, data, tm
 
 
 def test_an_augmented_model_gets_different_numbers(bow, data, tmp_path, capsys):
-    """The issue's example: a plain and an augmented model must not give identical numbers (a
-    saved model is evaluated, never retrained from its family)."""
+    """The issue's example: a model augmented with leet_letters is more robust to it than the
+    plain one (a saved model is evaluated, never retrained from its family)."""
     from robustlab.perturbations.registry import parse_spec
 
     model, _ = bow
@@ -161,7 +161,9 @@ def test_an_augmented_model_gets_different_numbers(bow, data, tmp_path, capsys):
         sums.append(json.loads((tmp_path / name / "summary.json").read_text()))
     a = [s["perturbations"][0]["a1"]["mean"] for s in sums]
     f = [s["perturbations"][0]["failure_rate"]["mean"] for s in sums]
-    assert (a[0], f[0]) != (a[1], f[1])
+    # trained on leet_letters copies, the augmented model reads leetspeak: higher accuracy on
+    # the perturbed texts and fewer flips than the plain model (the direction, not just "!=")
+    assert a[1] > a[0] and f[1] < f[0], (a, f)
 
 
 def test_a_rerun_resumes_and_a_changed_option_is_refused(bow, data, tmp_path, capsys):
@@ -333,3 +335,76 @@ def test_report_renders_an_eval_run_and_compares_two(bow, data, tmp_path, capsys
     assert worst and worst[0]["original"] in md
     html = render(build_document([tmp_path / "a", tmp_path / "b"]), "html")
     assert "Runs side by side" in html and "<img" in html
+
+
+# ---- an independent reference: the model's own forward pass, sklearn's accuracy ---------------
+
+LONG_FILL = ["the", "film", "movie", "was", "plot", "acting", "really", "very", "quite", "story",
+             "and", "then", "although", "its", "second", "half", "director", "cast", "scene"]
+
+
+def _write_long(path: Path, n: int, seed: int, noise: float) -> Path:
+    """Texts of 60–140 characters whose sentiment word is often past character 40, with a
+    fraction ``noise`` of the labels flipped (held-out accuracy well below 1)."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        y = i % 2
+        words = list(rng.choice(LONG_FILL, size=int(rng.integers(10, 20))))
+        words.insert(int(rng.integers(len(words) // 2, len(words) + 1)),
+                     str(rng.choice(POS if y else NEG)))
+        label = 1 - y if rng.random() < noise else y
+        lines.append(f"{label}\t{' '.join(words)}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def noisy(tmp_path_factory) -> tuple[Path, Path]:
+    """A bow model trained on long, noisily labelled texts, and held-out data of the same kind."""
+    d = tmp_path_factory.mktemp("eval-noisy")
+    _write_long(d / "train.tsv", 240, 2, 0.0)
+    _write_long(d / "dev.tsv", 80, 3, 0.25)
+    assert main(["train", "--model", "bow", "--dataset", str(d / "train.tsv"), "--test-dataset",
+                 str(d / "dev.tsv"), "--steps", "40", "--out", str(d / "model"),
+                 "--quiet"]) == 0
+    return d / "model", d / "dev.tsv"
+
+
+def test_clean_accuracy_and_each_prediction_equal_the_models_own_forward_pass(noisy, tmp_path,
+                                                                            capsys):
+    """A0 and every stored clean prediction against a reference computed without eval's
+    predictor: the saved model's own ``predict_proba`` on the raw texts, and sklearn's
+    ``accuracy_score``; on data where accuracy is well below 1 and predictions vary (a predictor
+    that damages the texts, or a constant one, cannot match)."""
+    from sklearn.metrics import accuracy_score
+
+    from robustlab.data.datasets import load_examples
+    from robustlab.models.registry import load_saved
+    from robustlab.runs.store import RunStore
+
+    model, dev = noisy
+    examples = load_examples(str(dev))
+    texts, labels = [t for t, _ in examples], [y for _, y in examples]
+    assert sum(len(t) > 40 for t in texts) > 0.9 * len(texts)
+    ref_proba = np.asarray(load_saved(model, device="cpu").predict_proba(texts))
+    ref_pred = ref_proba.argmax(1)
+    ref_acc = accuracy_score(labels, ref_pred)
+    assert 0.5 < ref_acc < 0.9 and 0 < ref_pred.mean() < 1  # below 1; both classes predicted
+    rc, _, err = _eval(["--model", str(model), "--dataset", str(dev), "--perturbations",
+                        "char_swap", "--seeds", "0", "--out", str(tmp_path / "run")], capsys)
+    assert rc == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["clean_accuracy"] == pytest.approx(ref_acc, abs=1e-9)
+    with RunStore(tmp_path / "run", readonly=True) as store:
+        (cell,) = store.cells("done")
+        preds, recs = store.predictions(cell.key), store.records(cell.key)
+    assert [p["original"] for p in preds] == texts
+    assert [p["label"] for p in preds] == labels
+    assert [p["pred_before"] for p in preds] == ref_pred.tolist()
+    np.testing.assert_allclose([r["proba_before"] for r in recs], ref_proba, atol=1e-5)
+    # the perturbed texts too: each stored prediction is the model's own on the stored text
+    after = np.asarray(load_saved(model, device="cpu").predict_proba(
+        [p["perturbed"] for p in preds])).argmax(1)
+    assert [p["pred_after"] for p in preds] == after.tolist()
+    assert cell.result["a1"] == pytest.approx(accuracy_score(labels, after), abs=1e-9)

@@ -50,6 +50,34 @@ def with_head(tmp_path_factory) -> Path:
     return _tiny(tmp_path_factory.mktemp("ckpt") / "with-head", head=True)
 
 
+@pytest.fixture(scope="module")
+def trained_head(tmp_path_factory) -> Path:
+    """The tiny BERT with its head trained a few steps on EXAMPLES (seeded): its predictions
+    vary with the text, so a model whose classes are mixed up cannot score like it."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    d = _tiny(tmp_path_factory.mktemp("ckpt") / "trained", head=True)
+    tok = AutoTokenizer.from_pretrained(d)
+    model = AutoModelForSequenceClassification.from_pretrained(d)
+    batch = tok([t for t, _ in EXAMPLES], return_tensors="pt", padding=True)
+    labels = torch.tensor([y for _, y in EXAMPLES])
+    torch.manual_seed(0)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(30):
+        opt.zero_grad()
+        model(**batch, labels=labels).loss.backward()
+        opt.step()
+    model.eval().save_pretrained(d, safe_serialization=True)
+    return d
+
+
+#: EXAMPLES plus texts whose labels the model above gets wrong: accuracy well below 1
+HELD_OUT = [*EXAMPLES, ("the film was awful", 1), ("very good plot", 0), ("bad film", 1),
+            ("great film", 0), ("the plot was very good", 1), ("awful", 0)]
+
+
 def _data(tmp_path: Path) -> Path:
     p = tmp_path / "data.tsv"
     p.write_text("".join(f"{y}\t{t}\n" for t, y in EXAMPLES), encoding="utf-8")
@@ -163,3 +191,42 @@ def test_robustness_with_a_saved_model_says_it_is_retrained(tmp_path, capsys):
     assert warn_retrained([str(tmp_path / "saved"), "bow"]) == [str(tmp_path / "saved")]
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "robustlab eval" in err[0] and "trains a new model" in err[0]
+
+
+def test_each_python_model_kind_predicts_each_example_as_the_checkpoint_does(trained_head,
+                                                                             tmp_path):
+    """predict_proba object, TextAttack wrapper and transformers pipeline against the
+    checkpoint's own forward pass (an independent reference), example by example, with A0 from
+    sklearn's ``accuracy_score``; the checkpoint's predictions vary and its accuracy is below 1,
+    so a predictor with the classes swapped, or a constant one, cannot pass."""
+    from sklearn.metrics import accuracy_score
+    from textattack.models.wrappers import HuggingFaceModelWrapper
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.eval.study import evaluate
+
+    texts, labels = [t for t, _ in HELD_OUT], [y for _, y in HELD_OUT]
+    ref = _reference(trained_head, texts)
+    pred = ref.argmax(1)
+    acc = accuracy_score(labels, pred)
+    assert 0 < pred.mean() < 1 and 0.4 < acc < 0.9, (pred, acc)
+    tok = AutoTokenizer.from_pretrained(trained_head)
+    hf = AutoModelForSequenceClassification.from_pretrained(trained_head).eval()
+
+    class Proba:
+        def predict_proba(self, batch):
+            return _reference(trained_head, list(batch))
+
+    objects = {"proba": Proba(), "textattack": HuggingFaceModelWrapper(hf, tok),
+               "pipeline": pipeline("text-classification", model=hf, tokenizer=tok)}
+    for name, obj in objects.items():
+        s = evaluate(obj, tmp_path / name, examples=HELD_OUT, perturbations=["leet_letters"],
+                     seeds=[0], name=name, progress=False, plots=False)
+        assert s["clean_accuracy"] == pytest.approx(acc, abs=1e-9), name
+        with RunStore(tmp_path / name, readonly=True) as store:
+            (cell,) = store.cells("done")
+            preds, recs = store.predictions(cell.key), store.records(cell.key)
+        assert [p["pred_before"] for p in preds] == pred.tolist(), name
+        np.testing.assert_allclose([r["proba_before"] for r in recs], ref, atol=1e-4,
+                                   err_msg=name)

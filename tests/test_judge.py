@@ -231,8 +231,8 @@ def test_tui_judges_20_samples_by_keys_at_80x24(run, tmp_path):
 
     pytest.importorskip("textual", reason="the TUI tests need textual")
     from robustlab.cli import build_parser
+    from robustlab.studies.eval.judge_screen import JudgeScreen
     from robustlab.tui.app import RobustlabApp, Settings
-    from robustlab.tui.screens.judge import JudgeScreen
 
     def verdicts():
         with RunStore(run, readonly=True) as store:

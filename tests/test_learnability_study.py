@@ -203,6 +203,7 @@ def test_resume_after_kill_equals_uninterrupted_run(tmp_path):
     proc.wait()
     with RunStore(killed, readonly=True) as s:
         counts = s.counts()
+        done_at_kill = {c.key for c in s.cells("done")}
     assert 0 < counts["done"] < n_cells and not (killed / "summary.json").exists()
     rerun = subprocess.run([*argv, "--out", str(killed)], cwd=REPO, env=env,
                            capture_output=True, text=True)
@@ -216,7 +217,9 @@ def test_resume_after_kill_equals_uninterrupted_run(tmp_path):
         assert s.check() == []
         assert s.counts() == {"pending": 0, "running": 0, "done": n_cells, "failed": 0}
         attempts = {c.key: c.attempts for c in s.cells()}
-    assert max(attempts.values()) <= 2  # at most the cells in flight at the kill ran twice
+    # the cells stored done at the kill ran once (never again); only those in flight ran twice
+    assert {k: attempts[k] for k in done_at_kill} == dict.fromkeys(done_at_kill, 1)
+    assert max(attempts.values()) <= 2
 
 
 @pytest.mark.slow

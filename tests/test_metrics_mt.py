@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 import pytest
 import sacrebleu
+from wmt_official import official
 
 from robustlab.data.mt import load_wmt22
 from robustlab.metrics.mt import MTScorer, plain_sentence_bleu
@@ -76,14 +76,6 @@ def test_wrong_length_and_unknown_metric_rejected() -> None:
 # ---- parity with the official WMT22 figures (../shared/data) ------------------------------------
 
 
-def _official(root: Path, pair: str, system: str, metric: str) -> float:
-    with open(root / "wmt22_general" / "automatic-scores.tsv", encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            if (row["pair"], row["system"], row["metric"]) == (pair, system, metric):
-                return float(row["score"])
-    raise AssertionError(f"no official {metric} for {pair} {system}")
-
-
 @pytest.mark.parametrize("pair,system,refs,metric,printed", [
     ("ru-en", "Online-G", ("A",), "bleu-A", 46.6679),
     ("en-de", "Online-B", ("A",), "bleu-A", 38.3685),
@@ -97,10 +89,10 @@ def test_corpus_bleu_equals_official_wmt22(shared_data: Path, pair: str, system:
     s = scorer.score(system, data.systems[system])
     bleu = s.corpus(scorer)["bleu"]
     assert round(bleu, 4) == printed
-    assert round(bleu, 4) == round(_official(shared_data, pair, system, metric), 4)
+    assert round(bleu, 4) == round(official(shared_data, pair, system, metric), 4)
     chrf_metric = metric.replace("bleu", "chrf")
     assert round(s.corpus(scorer)["chrf"], 4) == round(
-        _official(shared_data, pair, system, chrf_metric), 4)
+        official(shared_data, pair, system, chrf_metric), 4)
 
 
 def test_wmt22_sentence_bleu_equals_plain_loop(shared_data: Path) -> None:

@@ -162,10 +162,16 @@ def test_stop_never_signals_an_unrelated_pid(tmp_path, sleeper):
     with RunStore(run) as store:  # the store names the unrelated process as its worker
         store.conn.execute("UPDATE run SET pid=?", (sleeper.pid,))
     (run / launch.WORKER_JSON).write_text(json.dumps({"pid": sleeper.pid, "pgid": sleeper.pid}))
-    with pytest.raises(InputError, match="not stopping pid .*(another time|not a robustlab)"):
-        launch.stop(run)
-    time.sleep(0.2)
-    assert sleeper.poll() is None  # not signalled (a SIGINT would have ended sleep)
+    sent: list[tuple[int, int]] = []  # every signal stop() sends (none may be): no clock needed
+    real_kill, real_killpg = launch.os.kill, launch.os.killpg
+    launch.os.kill = lambda pid, sig: (sent.append((pid, sig)), real_kill(pid, sig))[1]
+    launch.os.killpg = lambda pid, sig: (sent.append((pid, sig)), real_killpg(pid, sig))[1]
+    try:
+        with pytest.raises(InputError, match="not stopping pid .*(another time|not a robustlab)"):
+            launch.stop(run)
+    finally:
+        launch.os.kill, launch.os.killpg = real_kill, real_killpg
+    assert [s for s in sent if s[1] != 0] == [] and sleeper.poll() is None  # not signalled
     # the same with the start token of the unrelated process recorded as the worker's
     with RunStore(run) as store:
         store.conn.execute("UPDATE meta SET value=? WHERE key='worker_start'",

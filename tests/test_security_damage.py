@@ -647,3 +647,18 @@ def test_eval_on_labels_the_model_does_not_have_is_refused_up_front(files, odd_f
         "{W}", str(files)).replace("{T}", str(tmp_path)).split())
     assert_one_error(capfd.readouterr().err, "label(s) 2 are not classes of the model", 2, rc)
     assert not (tmp_path / "r").exists()
+
+
+def test_attack_on_labels_the_model_does_not_have_is_refused_up_front(files, odd_files,
+                                                                       tmp_path, monkeypatch,
+                                                                       capfd):
+    """The same three-class data given to ``attack`` with a two-class model exited 0 with an
+    attack report of nonsense; it is refused before the run folder exists, as eval refuses it."""
+    monkeypatch.chdir(tmp_path)
+    capfd.readouterr()
+    rc = main(["attack", "--recipe", "so-beam", "--model", str(files / "model"), "--dataset",
+               str(odd_files / "threeclass.txt"), "--dataset-format", "label-text",
+               "--num-examples", "3", "--source", "wordnet", "--quiet", "--out",
+               str(tmp_path / "r")])
+    assert_one_error(capfd.readouterr().err, "label(s) 2 are not classes of the model", 2, rc)
+    assert not (tmp_path / "r").exists()

@@ -223,31 +223,49 @@ def test_markdown_figure_links_stay_links_whatever_the_file_name():
 
 
 GRACE = (1.0, 1.0)
+#: the wait for the signal expected to stop the worker: a ceiling, not a clock (stop() returns
+#: as soon as the worker is gone), generous so a loaded machine cannot turn SIGINT into SIGTERM;
+#: the signals the worker ignores keep the short grace (that wait is always spent in full)
+CEILING = 60.0
 
 
-def _stop(run_dir: Path) -> tuple[launch.StopResult, list[str]]:
+def _stop(run_dir: Path, grace: tuple[float, float] = GRACE
+          ) -> tuple[launch.StopResult, list[str]]:
     steps: list[str] = []
-    return launch.stop(run_dir, grace=GRACE, report=steps.append), steps
+    return launch.stop(run_dir, grace=grace, report=steps.append), steps
 
 
+def _ignore_sigint() -> None:
+    """preexec_fn: the child starts with SIGINT ignored, as a job started with ``&`` from a
+    script or ``nohup … &`` does."""
+    import signal as signals
+
+    signals.signal(signals.SIGINT, signals.SIG_IGN)
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
 @pytest.mark.parametrize("ignore, signal, says", [
     ("", "SIGINT", "stopped with SIGINT"),
     ("INT", "SIGTERM", "did not stop after SIGINT; sent SIGTERM: it stopped"),
     ("INT,TERM", "SIGKILL", "did not stop after SIGINT nor SIGTERM: killed"),
 ])
-def test_stop_escalates_until_the_worker_is_gone(tmp_path, ignore, signal, says):
-    """A worker started from the command line (no worker.json): its pid alone is signalled."""
+def test_stop_escalates_until_the_worker_is_gone(tmp_path, ignore, signal, says, inherited):
+    """A worker started from the command line (no worker.json): its pid alone is signalled;
+    the same whether it inherited SIGINT as usual or ignored (a background job)."""
     run = tmp_path / "r"
     argv, ready = hostile.stubborn_argv(tmp_path, run, ignore)
-    proc = subprocess.Popen(argv, cwd=tmp_path)
+    grace = {"SIGINT": (CEILING, GRACE[1]), "SIGTERM": (GRACE[0], CEILING),
+             "SIGKILL": GRACE}[signal]
+    proc = subprocess.Popen(argv, cwd=tmp_path,
+                            preexec_fn=_ignore_sigint if inherited == "ignored" else None)
     try:
         hostile.wait_file(ready)
         hostile.record_worker(run, proc.pid)
-        result, steps = _stop(run)
+        result, steps = _stop(run, grace)
         assert (result.pid, result.signal, result.stopped) == (proc.pid, signal, True)
         assert says in result.message
-        assert steps[0] == (f"sent SIGINT (Ctrl-C) to worker {proc.pid}; waiting up to 1 s for "
-                            "it to stop")
+        assert steps[0] == (f"sent SIGINT (Ctrl-C) to worker {proc.pid}; waiting up to "
+                            f"{grace[0]:g} s for it to stop")
         escalations = {"SIGINT": 0, "SIGTERM": 1, "SIGKILL": 2}[signal]
         assert len(steps) == 1 + escalations
         if escalations:
@@ -255,11 +273,54 @@ def test_stop_escalates_until_the_worker_is_gone(tmp_path, ignore, signal, says)
         if escalations == 2:
             assert steps[2] == f"worker {proc.pid} did not stop 1 s after SIGTERM; sent SIGKILL"
         # the exit status stays with the worker's parent (here this test's Popen)
-        assert proc.wait(timeout=10) == {"SIGINT": -2, "SIGTERM": -15, "SIGKILL": -9}[signal]
+        assert proc.wait(timeout=60) == {"SIGINT": -2, "SIGTERM": -15, "SIGKILL": -9}[signal]
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_study_started_as_a_background_job_stops_on_sigint(tmp_path):
+    """``nohup robustlab learnability … &``: the study inherits SIGINT ignored; robustlab
+    installs its Ctrl-C handling at start, so Stop's first signal (SIGINT) stops it: in-flight
+    cells back to pending, the run marked interrupted, exit 130 (no escalation to SIGTERM)."""
+    from robustlab.runs.store import RunStore, StoreError
+
+    run = tmp_path / "run"
+    argv = [sys.executable, "-m", "robustlab", "learnability", "--model", "bow", "--dataset",
+            "demo", "--perturbations", "leet_letters,char_swap", "--p-grid", "0.25,0.5,0.75,1",
+            "--seeds", "0,1,2,3,4", "--steps", "400", "--max-train", "400", "--max-test", "100",
+            "--quiet", "--no-plots", "--out", str(run)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_ignore_sigint)
+    try:
+        running = hostile.wait_until(lambda: _running(run, RunStore, StoreError), 240,
+                                     lambda: proc.poll() is None)
+        assert running, "the study never started a cell"
+        result, steps = _stop(run, (CEILING, GRACE[1]))
+        assert (result.signal, result.stopped) == ("SIGINT", True), (result, steps)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err[-2000:]
+        assert "interrupted; finished results are kept" in err
+        with RunStore(run, readonly=True) as store:
+            assert store.run_info().status == "interrupted"
+            counts = store.counts()
+        assert counts["running"] == 0 and counts["pending"] > 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _running(run: Path, store_cls, store_error) -> bool:
+    if not (run / "store.sqlite").exists():
+        return False
+    try:
+        with store_cls(run, readonly=True) as store:
+            return store.counts()["running"] > 0
+    except store_error:  # between the file's creation and its schema
+        return False
 
 
 def test_stop_escalates_for_the_whole_process_group_of_a_launched_worker(tmp_path):

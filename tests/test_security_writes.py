@@ -510,16 +510,17 @@ def test_augment_refuses_an_output_that_cannot_fit(tmp_path, src, monkeypatch):
 # ---- item 12: inputs that are not regular files ---------------------------------------------------
 
 
-def test_fifo_and_dev_zero_inputs_are_refused_quickly(tmp_path):
+def test_fifo_and_dev_zero_inputs_are_refused_without_blocking(tmp_path):
+    """A FIFO with no writer blocks a reader forever and /dev/zero never ends: each command
+    refuses them (one line, nothing written) instead of reading. The ceiling is generous (a
+    command that read would never end; one that refuses ends in seconds even under load)."""
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)  # no writer: reading it would block forever
     for cmd in (["perturb", "-p", "char_swap", "-i", fifo, "-o", tmp_path / "o.tsv"],
                 ["augment", "-p", "char_swap", "-i", "/dev/zero", "-o", tmp_path / "o.tsv"],
                 ["train", "--model", "bow", "--dataset", fifo, "--out", tmp_path / "m"],
                 ["cross-domain", "scores", "/dev/zero"]):
-        t0 = time.monotonic()
-        err = one_line_error(cli(*cmd, timeout=60))
-        assert time.monotonic() - t0 < 60
+        err = one_line_error(cli(*cmd, timeout=300))
         assert "not a regular file" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
 

@@ -80,7 +80,7 @@ def _run(args: argparse.Namespace, plan) -> int:
             from robustlab.studies.eval.predict import check_checkpoint
             from robustlab.studies.eval.study import Eval
 
-            config = plan.eval_config()
+            config = _eval_study(plan)
             config.validate(trusted=False)
             check_checkpoint(config.model)
             run_study(Eval(config), plan.out, ctx)
@@ -105,6 +105,23 @@ def _as_plan_hint(exc: RobustlabError) -> RobustlabError:
     new = type(exc)(text)
     new.exit_code = exc.exit_code
     return new
+
+
+def _eval_study(plan):
+    """The eval study of a ``model = …`` plan: its test file (else its data), its
+    perturbations, ``seeds`` as perturbation seeds."""
+    from robustlab.studies.eval.config import EvalConfig
+
+    ds = plan.dataset
+    if "path" in ds:
+        spec: dict = {"path": ds.get("test_path") or ds["path"]}
+        for key in ("format", "encoding", "text_column", "label_column"):
+            if ds.get(key) is not None:
+                spec[key] = ds[key]
+    else:
+        spec = {"name": ds["name"]}
+    return EvalConfig(model=str(plan.model), dataset=spec, perturbations=plan.perturbations,
+                      seeds=plan.seeds, samples=plan.samples)
 
 
 def _robustness_study(plan):

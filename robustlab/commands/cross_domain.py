@@ -8,6 +8,7 @@ table. Results go to ``--out DIR`` per docs/run-directory.md (kind ``cross-domai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -216,8 +217,7 @@ def _log(args: argparse.Namespace) -> Any:
 def run_mt(args: argparse.Namespace) -> int:
     from robustlab.studies.cross_domain.study import MT
 
-    ctx = RunContext(plots=not args.no_plots, progress=False,
-                     trusted=getattr(args, "trusted", True), log=_log(args))
+    ctx = dataclasses.replace(RunContext.from_args(args, log=_log(args)), progress=False)
     outcome = run_study(MT(mt_study(args)), args.out, ctx)
     summary = outcome.summary
     print_table(summary)
@@ -233,10 +233,8 @@ def run_clf(args: argparse.Namespace) -> int:
     origin = "--data-dir" if args.data_dir else f"default: shared folder ({shared_dir_origin()[1]})"
     if not args.quiet:
         echo(f"robustlab cross-domain: data root {study.root} ({origin})", file=sys.stderr)
-    ctx = RunContext(executor=args.executor, workers=args.workers, device=args.device,
-                     plots=not args.no_plots, progress=not args.quiet,
-                     trusted=getattr(args, "trusted", True), log=_log(args))
-    outcome = run_study(Clf(study, root_origin=origin), args.out, ctx)
+    outcome = run_study(Clf(study, root_origin=origin), args.out,
+                        RunContext.from_args(args, log=_log(args)))
     summary = outcome.summary
     print_table(summary)
     echo(f"\nwrote {args.out} ({', '.join(summary['files'])}) in {summary['seconds']:.1f}s")
@@ -255,8 +253,7 @@ def run_scores(args: argparse.Namespace) -> int:
                          consistency=_cfg(args))
     config.validate()
     if args.out:
-        ctx = RunContext(plots=not args.no_plots, progress=False,
-                         trusted=getattr(args, "trusted", True), log=_log(args))
+        ctx = dataclasses.replace(RunContext.from_args(args, log=_log(args)), progress=False)
         summary = run_study(Scores(config), args.out, ctx).summary
     else:
         study = Scores(config)

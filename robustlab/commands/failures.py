@@ -53,12 +53,12 @@ def _run(args: argparse.Namespace) -> int:
 
     from robustlab.errors import InputError
     from robustlab.outputs import refuse_run_file, refuse_same_file
-    from robustlab.runs.store import RunStore, is_run_dir, run_files
-    from robustlab.studies.learnability.predictions import (
+    from robustlab.runs.predictions import (
         export_examples,
         failing_examples,
         failure_summary,
     )
+    from robustlab.runs.store import RunStore, is_run_dir, run_files
     from robustlab.textfmt import align
 
     if not is_run_dir(args.run_dir):

@@ -3,7 +3,9 @@
 The study is rebuilt from what the run directory stores (:mod:`robustlab.studies.stored`), as
 untrusted data: no stored command line is parsed or run, specs may only name registered things,
 and every file it writes stays in ``DIR``. Runtime options (``--executor``, ``--workers``,
-``--device``, …) are this command line's. This is what the TUI's Resume runs.
+``--device``, …) not given here are those the run last ran with (stored in its meta, checked as
+data), else the defaults: a run started with ``--executor process --workers 2`` — from the
+command line, Python or the TUI — continues that way. This is what the TUI's Resume runs.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import sys
 
 from robustlab.runs.study import RunContext, run_study
@@ -27,17 +30,28 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "missing: deleted, or a run of an earlier version): resume reads it and records "
                    "it; repeat for each such input")
     RunContext.add_arguments(p, threads=True, out=False)
-    p.set_defaults(func=run)
+    # not given: the run's stored context decides (run below), then RunContext's defaults
+    p.set_defaults(func=run, **dict.fromkeys(RunContext.STORED))
 
 
 def run(args: argparse.Namespace) -> int:
     from robustlab.studies.stored import load
 
     stored = load(args.run_dir)
+    given = {k for k in RunContext.STORED if getattr(args, k) is not None}
+    for key, value in stored.context.items():
+        if key not in given:
+            setattr(args, key, value)
+    for key, value in dataclasses.asdict(RunContext()).items():
+        if key in RunContext.STORED and getattr(args, key) is None:
+            setattr(args, key, value)
     ctx = dataclasses.replace(RunContext.from_args(args, trusted=False, log=lambda m: echo(
         f"robustlab resume: {m}", file=sys.stderr, flush=True)), adopt=tuple(args.adopt_input))
+    how = shlex.join(ctx.argv())
+    kept = sorted(set(stored.context) - given)
     ctx.say(f"resuming {stored.study.kind} run {stored.run_dir} from its {stored.source}: "
-            f"{stored.command}")
+            f"{stored.command}" + (f" ({how}{'; as it last ran' if kept else ''})"
+                                   if how else ""))
     if stored.links:
         # a run made by an earlier version names models by paths relative to where it was
         # started: resolved there explicitly, they are linked into a private directory, never

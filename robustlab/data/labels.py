@@ -46,3 +46,15 @@ def check_labels(labels: Sequence[int], n_texts: int, where: str = "labels",
         raise InputError(f"{where}: only {len(present)} class present ({present}); training "
                          f"needs at least {min_classes} classes")
     return arr
+
+
+def check_model_classes(labels: Sequence[object], n_classes: int, where: object,
+                        name: str) -> None:
+    """Every label of the data is a class the model predicts (0..n_classes-1), else one
+    :class:`InputError`: a label the model does not have fails every cell of an eval (an
+    IndexError) and makes an attack report nonsense (issue 29), so it is refused up front."""
+    bad = sorted({y for y in labels if not (isinstance(y, int) and 0 <= y < n_classes)}, key=str)
+    if bad:
+        raise InputError(f"--dataset {where}: label(s) {', '.join(map(str, bad[:5]))} are not "
+                         f"classes of the model {name} (it predicts {n_classes} classes, "
+                         f"0..{n_classes - 1}); use data labelled like its training data")

@@ -485,7 +485,7 @@ def from_spec(target: str, *, trusted: bool = False, **params: Any) -> NLAugment
     Parameters named reseed/level/asymmetric/label_preserving configure the wrapper; the others
     (e.g. ``max_outputs``, ``seed``) go to the operation's constructor.
     """
-    from robustlab.perturbations.registry import import_class
+    from robustlab.perturbations.named import import_class
 
     module_name, _, cls_name = target.rpartition(".")
     spec = f"nlaugmenter:{target}"

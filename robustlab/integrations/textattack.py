@@ -326,7 +326,7 @@ def from_spec(target: str, *, trusted: bool = False, **params: Any) -> TextAttac
     relative model folder in it is theirs).
     """
     from robustlab.integrations.loaders import building
-    from robustlab.perturbations.registry import check_class, import_class
+    from robustlab.perturbations.named import check_class, import_class
 
     ta = _textattack()
     spec = f"textattack:{target}"

@@ -19,7 +19,7 @@ from typing import Any
 from robustlab.perturbations.base import Perturbation, check_prob
 from robustlab.perturbations.byte_draws import Draws
 from robustlab.perturbations.lexicons import ABBREVIATIONS
-from robustlab.perturbations.registry import register
+from robustlab.perturbations.named import register
 from robustlab.perturbations.text_utils import match_case
 
 __all__ = ["InsertAbbreviation"]

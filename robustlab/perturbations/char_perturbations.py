@@ -15,8 +15,8 @@ import re
 import string
 
 from robustlab.perturbations.lexicons import keyboard_neighbours
+from robustlab.perturbations.named import register
 from robustlab.perturbations.pps import PPSPerturbation
-from robustlab.perturbations.registry import register
 from robustlab.perturbations.text_utils import TOKEN_RE, WORD_RE, match_case
 from robustlab.resources import MISSPELLINGS_FIX, misspellings_file
 from robustlab.textfmt import note_once

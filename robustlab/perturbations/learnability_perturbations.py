@@ -34,7 +34,7 @@ from robustlab.perturbations.lexicons import (
     punctuation_doubling_list,
     visual_lookalikes,
 )
-from robustlab.perturbations.registry import register
+from robustlab.perturbations.named import register
 
 _ENCODE = operator.methodcaller("encode", "utf-8", "surrogatepass")
 

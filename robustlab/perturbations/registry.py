@@ -1,7 +1,9 @@
 """The perturbation registry: one place that knows every perturbation by name.
 
 Built-ins live in the modules listed in ``_BUILTIN_MODULES`` and register themselves with
-:func:`register` when imported; third-party packages add theirs through the entry-point group
+:func:`~robustlab.perturbations.named.register` when imported (that table and the checks on a
+class named by a spec live in :mod:`robustlab.perturbations.named`, below both the built-ins and
+the integrations this registry loads by name, so neither imports this module back); third-party packages add theirs through the entry-point group
 ``robustlab.perturbations`` (each entry point names a Perturbation subclass). The CLI's choices,
 ``robustlab list perturbations`` and the TUI forms are all derived from here, never typed twice.
 """
@@ -12,10 +14,16 @@ import importlib
 from typing import Any
 
 from robustlab.perturbations.base import Perturbation, PerturbationError
+from robustlab.perturbations.named import (  # noqa: F401  (registry.register etc. for plugins)
+    REGISTERED,
+    check_class,
+    import_class,
+    refuse_untrusted,
+    register,
+)
 from robustlab.perturbations.presets import PAPER_PERTURBATIONS, PRESETS  # noqa: F401
 from robustlab.textfmt import echo
 
-_REGISTRY: dict[str, type[Perturbation]] = {}
 _BUILTIN_MODULES = (
     "robustlab.perturbations.base_controls",
     "robustlab.perturbations.learnability_perturbations",
@@ -24,17 +32,6 @@ _BUILTIN_MODULES = (
 )
 _loaded = False
 _builtins_loaded = False
-
-
-def register(cls: type[Perturbation]) -> type[Perturbation]:
-    """Class decorator: make ``cls`` available under ``cls.name``."""
-    if not cls.name:
-        raise TypeError(f"{cls.__name__} has no name")
-    other = _REGISTRY.get(cls.name)
-    if other is not None and other is not cls and other.__qualname__ != cls.__qualname__:
-        raise TypeError(f"perturbation name {cls.name!r} is taken by {other.__qualname__}")
-    _REGISTRY[cls.name] = cls
-    return cls
 
 
 def _load_builtins() -> None:
@@ -77,7 +74,7 @@ def _load() -> None:
 def available() -> dict[str, type[Perturbation]]:
     """Every registered perturbation class by name (sorted)."""
     _load()
-    return dict(sorted(_REGISTRY.items()))
+    return dict(sorted(REGISTERED.items()))
 
 
 def get_class(name: str) -> type[Perturbation]:
@@ -85,8 +82,8 @@ def get_class(name: str) -> type[Perturbation]:
     # entry-point scan costs ~90 ms, most of `robustlab perturb`'s start-up); a plugin cannot
     # take a built-in's name (register refuses), so the answer is the same.
     _load_builtins()
-    if name in _REGISTRY:
-        return _REGISTRY[name]
+    if name in REGISTERED:
+        return REGISTERED[name]
     classes = available()
     if name not in classes:
         import difflib
@@ -192,7 +189,7 @@ def parse_spec(spec: str, *, trusted: bool = False, **overrides: Any) -> Perturb
             refuse_untrusted(spec, trusted)  # an import path; a folder's class path is registered
         params = {**parse_params(rest, spec), **overrides}
         pert = module.from_spec(target, trusted=trusted, **params)
-    elif "." in name and name not in _REGISTRY:
+    elif "." in name and name not in REGISTERED:
         refuse_untrusted(spec, trusted)
         cls_name, _, rest = rest.partition(":")
         cls = check_class(import_class(name.strip(), cls_name.strip(), spec), Perturbation,
@@ -210,59 +207,6 @@ def _build(cls: type[Perturbation], spec: str, params: dict[str, Any]) -> Pertur
         raise PerturbationError(f"{spec}: {exc}") from None
     pert.validate()
     return pert
-
-
-def refuse_untrusted(spec: str, trusted: bool) -> None:
-    """A class named by its import path is code the user chose to run: accepted only from the
-    command line being run, never from a stored run, a plan or a TUI form (those are data)."""
-    if not trusted:
-        raise PerturbationError(
-            f"{spec!r} names a class by its import path, which is accepted only when typed on "
-            "the command line; a stored run, a plan or a TUI form may name registered "
-            "perturbations only (`robustlab list perturbations`). To use it, pass it yourself "
-            "on the command line (--perturbations or -p)")
-
-
-def import_class(module_name: str, cls_name: str, spec: str) -> type:
-    """``module_name.cls_name`` imported (a trusted spec only), or one clear error."""
-    if not module_name or not cls_name.isidentifier() or not all(
-            part.isidentifier() for part in module_name.split(".")):
-        raise PerturbationError(f"{spec}: expected package.module:ClassName")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        missing = getattr(exc, "name", None)
-        if isinstance(exc, ModuleNotFoundError) and missing and not (
-                missing == module_name or module_name.startswith(missing + ".")):
-            # the module is there; one of its own dependencies is not installed
-            raise PerturbationError(f"{spec}: {module_name} needs the module {missing!r}, "
-                                    "which is not installed") from None
-        raise PerturbationError(f"{spec}: cannot import {module_name} ({exc}); is it on "
-                                "PYTHONPATH?") from None
-    cls = getattr(module, cls_name, None)
-    if not isinstance(cls, type):
-        raise PerturbationError(f"{spec}: {module_name} has no class {cls_name}")
-    return cls
-
-
-def _stdlib(cls: type) -> bool:
-    import sys
-
-    top = (cls.__module__ or "").partition(".")[0]
-    return top in sys.stdlib_module_names or top == "builtins"
-
-
-def check_class(cls: Any, base: type | tuple[type, ...], what: str, spec: str) -> type:
-    """``cls`` if it is a concrete subclass of ``base`` defined outside the standard library;
-    else one error naming what the slot expects. Nothing else named by a spec is ever called."""
-    import inspect
-
-    if (not isinstance(cls, type) or not issubclass(cls, base) or cls in (
-            base if isinstance(base, tuple) else (base,)) or inspect.isabstract(cls)
-            or _stdlib(cls)):
-        shown = f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else repr(cls)
-        raise PerturbationError(f"{spec}: {shown} is not {what}; refused (nothing was called)")
-    return cls
 
 
 def parse_value(v: str) -> Any:

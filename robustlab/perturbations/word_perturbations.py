@@ -28,8 +28,8 @@ from robustlab.perturbations.grammar import (
     tokens,
 )
 from robustlab.perturbations.grammar import words as word_tokens
+from robustlab.perturbations.named import register
 from robustlab.perturbations.pps import PPSPerturbation
-from robustlab.perturbations.registry import register
 from robustlab.perturbations.text_utils import inside, match_case, quoted_titles, replace_spans
 from robustlab.resources import stopwords, synonyms_dir, wordnet, wordnet_sense_counts
 from robustlab.textfmt import echo

@@ -1,7 +1,8 @@
 """``robustlab report``: one document a researcher can send to colleagues.
 
 :func:`build_document` reads run directories (:mod:`robustlab.report.load`), lays each kind out
-as the papers do (:mod:`robustlab.report.sections`) and :func:`write_report` renders it as one
+as the papers do (the section each study package declares, built from
+:mod:`robustlab.report.sections`; a kind without one gets the summary's fields) and :func:`write_report` renders it as one
 self-contained HTML file or as CommonMark (:mod:`robustlab.report.doc`). Several run directories
 of one kind are compared side by side; every run's provenance and completeness are stated.
 """
@@ -26,18 +27,21 @@ def build_document(run_dirs: Sequence[str | os.PathLike[str]], *,
     """The report of ``run_dirs`` as blocks (validates every directory before anything else);
     ``warn`` gets a line for each run whose damaged cells were left out (the report says so
     too)."""
-    from robustlab import __version__
     from robustlab.report import sections
+    from robustlab.studies import find, kinds
+    from robustlab.version import __version__
 
     if not run_dirs:
         raise InputError("give at least one run directory")
-    runs = [load_run(d) for d in run_dirs]
+    records_for = tuple(n for k in kinds().values() if k.records for n in (k.name, *k.aliases))
+    runs = [load_run(d, records_for=records_for) for d in run_dirs]
     for r in runs:
         if r.damaged_line and warn is not None:
             warn(r.damaged_line)
     groups: dict[str, list[RunData]] = {}
-    for r in runs:
-        groups.setdefault(r.family, []).append(r)
+    for r in runs:  # runs of one kind (or of its aliases: robustness, cent) side by side
+        kind = find(r.kind)
+        groups.setdefault(kind.name if kind else r.kind, []).append(r)
     names = ", ".join(r.path.name for r in runs)
     doc = Document(title or f"robustlab report: {names}")
     doc.add(Para(f"Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} by "
@@ -48,11 +52,14 @@ def build_document(run_dirs: Sequence[str | os.PathLike[str]], *,
             doc.add(Para(f"{r.path.name} is INCOMPLETE: {r.incomplete_reason}. Its numbers are "
                          "not final.", "incomplete"))
     for family, group in groups.items():
-        doc.add(Heading(sections.TITLES.get(family, f"{family} runs"), 2, anchor=family))
+        kind = find(family)
+        doc.add(Heading(kind.title if kind and kind.title else f"{family} runs", 2,
+                        anchor=family))
         if len(group) > 1:
             doc.add(Para(f"{len(group)} runs compared side by side: "
                          + ", ".join(r.path.name for r in group) + ".", "note"))
-        doc.add(*sections.SECTIONS.get(family, sections.generic_section)(group))
+        section = kind.part("section") if kind else None
+        doc.add(*(section or sections.generic_section)(group))
         doc.add(Heading("Provenance", 3))
         for r in group:
             doc.add(*sections.provenance(r))

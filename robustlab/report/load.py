@@ -14,8 +14,6 @@ from typing import Any
 
 from robustlab.errors import InputError
 
-KIND_ALIASES = {"cent": "learnability", "robustness": "learnability"}
-
 
 @dataclass
 class RunData:
@@ -41,11 +39,6 @@ class RunData:
     damaged_line: str | None = None
 
     @property
-    def family(self) -> str:
-        """The report layout: learnability (also robustness / cent), attack, bias, …"""
-        return KIND_ALIASES.get(self.kind, self.kind)
-
-    @property
     def complete(self) -> bool:
         return bool(self.summary and self.summary.get("complete")) and self.status == "done" \
             and self.counts.get("done", 0) == sum(self.counts.values()) and not self.damaged
@@ -68,9 +61,10 @@ class RunData:
         return "; ".join(why)
 
 
-def load_run(path: str | Path, *, records_for: tuple[str, ...] = ("bias",)) -> RunData:
+def load_run(path: str | Path, *, records_for: tuple[str, ...] = ()) -> RunData:
     """Read one run directory; :class:`InputError` (one clear line) when it is not one.
-    Per-cell records (they can be large) are read only for the kinds in ``records_for``."""
+    Per-cell records (they can be large) are read only for the kinds in ``records_for`` (the
+    report: those whose section declares it reads them, ``StudyKind.records``)."""
     from robustlab.runs.store import DamagedCell, RunStore, StoreError, is_run_dir
 
     p = Path(path)

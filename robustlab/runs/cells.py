@@ -23,7 +23,7 @@ class CellOutput:
     result: dict[str, Any]
     records: Sequence[Any] = field(default_factory=list)
     signature: str | None = None
-    #: per-example predictions on the perturbed test set (robustlab.studies.learnability.predictions)
+    #: per-example predictions on the perturbed test set (robustlab.runs.predictions)
     predictions: Sequence[dict[str, Any]] = field(default_factory=list)
 
 

@@ -30,11 +30,14 @@ A resume compares checksums, not paths (:func:`changed`), and refuses when one d
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from robustlab.errors import InputError
 
 #: the key of ``config`` (and of ``summary.json["config"]``) holding the records
 KEY = "inputs"
@@ -212,3 +215,183 @@ def split_config(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, R
     """(config without ``inputs``, its input records)."""
     rest = {k: v for k, v in config.items() if k != KEY}
     return rest, dict(config.get(KEY) or {})
+
+
+# ---- a study's dataset and model items, as given and as stored -----------------------------------
+# (shared by the slices that read one dataset file and one trained model: attack, bias, eval)
+
+#: file options of a dataset spec, with their JSON types (a stored run is untrusted)
+FILE_OPTIONS: dict[str, tuple[type, ...]] = {
+    "format": (str,), "encoding": (str,), "header": (bool,), "text_column": (str, int),
+    "label_column": (str, int), "split": (str,)}
+#: prefix of a model that was given as a Python object (no spec to rebuild it from)
+OBJECT = "object:"
+
+
+def dataset_from_args(args: argparse.Namespace, format_dest: str = "dataset_format"
+                      ) -> dict[str, Any]:
+    """``--dataset NAME|FILE`` and its file options as a stored spec: ``{"path": ABS}`` or
+    ``{"name": NAME}`` plus the options given."""
+    from robustlab.data.datasets import resolve_dataset
+    from robustlab.options import column
+
+    spec = resolve_dataset(args.dataset)
+    for key, dest in (("format", format_dest), ("encoding", "encoding"), ("header", "header"),
+                      ("text_column", "text_column"), ("label_column", "label_column"),
+                      ("split", "split")):
+        value = getattr(args, dest, None)
+        if value is not None:
+            spec[key] = column(value) if key.endswith("_column") else value
+    return spec
+
+
+def check_dataset(spec: Any) -> None:
+    """A dataset spec: a name or an existing file, and known file options of their types."""
+    if not isinstance(spec, dict) or not (spec.get("name") or spec.get("path")):
+        raise InputError("--dataset: give a data file or a dataset name")
+    for key, value in spec.items():
+        if key in ("name", "path"):
+            if not isinstance(value, str):
+                raise InputError(f"--dataset: {key} must be a string")
+            continue
+        types_ = FILE_OPTIONS.get(key)
+        if types_ is None:
+            raise InputError(f"--dataset: unknown dataset option {key!r}")
+        if not isinstance(value, types_) or (isinstance(value, bool) and bool not in types_):
+            raise InputError(f"--dataset: {key} must be {' or '.join(t.__name__ for t in types_)}"
+                             f", got {value!r:.60}")
+    if spec.get("path") and not Path(spec["path"]).is_file():
+        raise InputError(f"--dataset {spec['path']}: no such file")
+
+
+def dataset_argv(spec: dict[str, Any]) -> list[str]:
+    argv = ["--dataset", str(spec.get("path") or spec.get("name"))]
+    for key, flag in (("format", "--format"), ("encoding", "--encoding"),
+                      ("text_column", "--text-column"), ("label_column", "--label-column"),
+                      ("split", "--split")):
+        if key in spec:
+            argv += [flag, str(spec[key])]
+    if "header" in spec:
+        argv.append("--header" if spec["header"] else "--no-header")
+    return argv
+
+
+def load_options(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec's file options as :func:`robustlab.data.datasets.load_examples` arguments."""
+    return {("fmt" if k == "format" else k): v for k, v in spec.items()
+            if k not in ("name", "path")}
+
+
+def local_path(value: str | None) -> str | None:
+    """A file or directory option's canonical form: absolute when it names a local path."""
+    if not value:
+        return value
+    p = Path(value).expanduser()
+    return str(p.resolve()) if p.exists() or value.startswith((".", "~", "/")) else value
+
+
+def canonical_source(spec: str | None) -> str | None:
+    """``--source``/``--mlm`` in stored form: ``table:ABS`` / ``mlm:ABS`` for local paths."""
+    if not spec:
+        return None
+    for prefix in ("table:", "mlm:"):
+        if spec.startswith(prefix):
+            return prefix + (local_path(spec[len(prefix):]) or "")
+    return spec
+
+
+def check_source(spec: str | None, option: str = "--source") -> None:
+    if spec is None or spec == "wordnet":
+        return
+    if spec.startswith("table:"):
+        if not Path(spec[6:]).is_file():
+            raise InputError(f"{option} {spec}: no such table file")
+        return
+    if spec.startswith("mlm:"):  # a masked LM that cannot load stops here, not in a cell
+        from robustlab.resources import check_checkpoint
+
+        check_checkpoint(spec[4:], option)
+        return
+    raise InputError(f"{option} {spec!r}: expected wordnet, table:FILE or mlm:PATH_OR_HUB_ID")
+
+
+def check_trained_model(spec: str, *, trusted: bool) -> None:
+    """An attack, a bias study or eval needs a trained model: a saved directory or a checkpoint,
+    never a family name (it would be untrained) or a path that does not exist."""
+    from robustlab.models.registry import (
+        available_models,
+        check_model_spec,
+        family_shadows_directory,
+        parse_model_spec,
+    )
+
+    if spec.startswith(OBJECT):  # a model object given from Python: the caller's to check
+        return
+    local = Path(spec).expanduser()
+    if not spec.startswith("hf:") and (os.sep in spec or "/" in spec or
+                                       spec.startswith((".", "~"))) and not local.exists():
+        # a path, never a hub id (hub ids go as hf:ID): a typo is not a download
+        raise InputError(f"--model {spec}: no such model directory (a hub checkpoint is "
+                         "named hf:ID)")
+    shadowed = family_shadows_directory(spec)
+    if shadowed:
+        raise InputError(f"--model {spec}: is both a model family (which would be untrained) "
+                         f"and the directory {shadowed}; pass {shadowed} to use the saved model")
+    check_model_spec(spec, user_class=trusted)
+    name, _ = parse_model_spec(spec)
+    if name in available_models():
+        raise InputError(f"--model {spec}: an untrained {name} model predicts at random, so "
+                         f"it tests nothing; train it first (robustlab train --model {spec} "
+                         "--dataset … --out DIR) and pass the saved directory")
+
+
+def refuse_object_model(config: Mapping[str, Any]) -> None:
+    """A stored configuration whose model was a Python object cannot be rebuilt from the store
+    (``robustlab resume``, the TUI): one line saying to resume it from Python."""
+    model = config.get("model") if isinstance(config, Mapping) else None
+    if isinstance(model, str) and model.startswith(OBJECT):
+        raise InputError(f"this run was made from Python with a model object "
+                         f"({model[len(OBJECT):][:60]!r}); resume it from Python with the "
+                         "same object")
+
+
+DATASET_HELP = ("a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, sst2, TextAttack's "
+                "NAME^CONFIG^SPLIT, …); split --split (default test)")
+
+
+def trained_model_field(help: str) -> Any:
+    """A config field holding the one trained model a study reads (``--model``, exactly one,
+    stored in canonical form): its option, from :mod:`robustlab.runs.fields`."""
+    import dataclasses
+
+    from robustlab.runs.fields import option
+
+    def add(g: Any) -> None:
+        from robustlab.options import add_model_option
+
+        add_model_option(g, multi=False, required=True, help=help)
+
+    def read(args: argparse.Namespace) -> str:
+        from robustlab.models.registry import canonical_model_spec
+
+        return canonical_model_spec(args.model)
+
+    return dataclasses.field(metadata=option(add=add, read=read,
+                                             show=lambda v, _: ["--model", v], always=True))
+
+
+def dataset_file_field() -> Any:
+    """A config field holding the one dataset a study reads (``--dataset`` and its file
+    options, stored as a spec: :func:`dataset_from_args`)."""
+    import dataclasses
+
+    from robustlab.runs.fields import option
+
+    def add(g: Any) -> None:
+        from robustlab.options import add_dataset_options
+
+        add_dataset_options(g, required=True, pairs=False, format_dest="dataset_format",
+                            help=DATASET_HELP)
+
+    return dataclasses.field(metadata=option(add=add, read=dataset_from_args,
+                                             show=lambda v, _: dataset_argv(v), always=True))

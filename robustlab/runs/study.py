@@ -26,6 +26,7 @@ own fields (:meth:`StudyConfig.signature`), so every option that changes results
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import types
 import typing
@@ -302,13 +303,48 @@ class RunContext:
                    progress=not quiet, plots=not getattr(args, "no_plots", False),
                    trusted=trusted, log=None if quiet else log)
 
+    #: what :meth:`stored` keeps in the run's meta (a Ray address never: it names a cluster
+    #: that may be gone, and a stored run must not connect anywhere on its own)
+    STORED: ClassVar[tuple[str, ...]] = ("executor", "workers", "gpus_per_task",
+                                         "cpus_per_task", "device", "threads")
+
+    def stored(self) -> dict[str, Any]:
+        """How this run ran, for the run's meta (:data:`RUN_CONTEXT_KEY`): resume continues the
+        same way unless told otherwise. Never part of a signature or the configuration."""
+        return {name: getattr(self, name) for name in self.STORED}
+
+    @classmethod
+    def from_stored(cls, data: Any) -> dict[str, Any]:
+        """The valid entries of a stored context (data from a run directory: each checked for
+        its type and range, anything else dropped, so a damaged value means the default)."""
+        import json
+
+        try:
+            data = json.loads(data) if isinstance(data, str) else data
+        except ValueError:
+            return {}
+        if not isinstance(data, Mapping):
+            return {}
+        out: dict[str, Any] = {}
+        for name in cls.STORED:
+            v = data.get(name)
+            if name == "executor" and v in EXECUTORS:
+                out[name] = v
+            elif name in ("workers", "threads") and type(v) is int and 1 <= v <= 4096:
+                out[name] = v
+            elif name in ("gpus_per_task", "cpus_per_task") and type(v) in (int, float) \
+                    and 0 <= v <= 4096:
+                out[name] = float(v)
+            elif name == "device" and isinstance(v, str) and v.isprintable() and len(v) <= 40:
+                out[name] = v
+        return out
+
     def argv(self) -> list[str]:
-        """The runtime options that differ from the defaults, as command-line options (the
-        TUI's resume and ``robustlab resume`` pass them on; a Ray address never: it is not
-        stored)."""
+        """The runtime options that differ from the defaults, as command-line options (shown
+        with a run's command, e.g. by ``robustlab resume`` and the TUI's resume confirmation;
+        a Ray address never: it is not stored)."""
         d, out = RunContext(), []
-        for name in ("executor", "workers", "gpus_per_task", "cpus_per_task", "device",
-                     "threads"):
+        for name in self.STORED:
             v = getattr(self, name)
             if v != getattr(d, name) and v is not None:
                 out += [f"--{name.replace('_', '-')}", str(v)]
@@ -319,11 +355,14 @@ class RunContext:
         return out
 
     def validate(self) -> None:
+        from robustlab.runs.executor import refuse_unguarded_main
         from robustlab.runs.ray_backend import check_resources
 
         if self.executor not in EXECUTORS:
             raise InputError(f"--executor: unknown {self.executor!r}; choose one of "
                              f"{', '.join(EXECUTORS)}")
+        if self.executor == "process":  # workers re-import the main script: it must be guarded
+            refuse_unguarded_main()
         check_resources(self.workers, self.gpus_per_task, self.cpus_per_task)
         if self.threads is not None and int(self.threads) < 1:
             raise InputError(f"--threads must be >= 1, got {self.threads}")
@@ -410,6 +449,7 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
                        command=command_line(study.config, out), versions=versions(),
                        inputs=plan.pins)
         store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
+        store.set_meta(RUN_CONTEXT_KEY, json.dumps(ctx.stored()))
         report = run_cells(store, plan.cells, plan.cell_fn, executor=ctx.executor,
                            workers=ctx.workers, progress=ctx.progress, desc=study.kind,
                            **backend)
@@ -432,6 +472,27 @@ MAX_CELLS = 1_000_000
 
 CONFIG_FORMAT_KEY = "config_format"
 CONFIG_FORMAT = "2"
+#: the store's ``meta`` key holding how the run last ran (:meth:`RunContext.stored`)
+RUN_CONTEXT_KEY = "run_context"
+#: a gated run's thresholds and outcomes in its run directory (``robustlab check`` writes it,
+#: ``robustlab report`` shows it)
+CHECKS_FILE = "checks.json"
+
+
+def _existing_run_info(out: Path) -> Any:
+    """The run row of the run already at ``out``, or None: no run there, or a damaged store
+    (``init_run`` reports that with its recovery hint)."""
+    import sqlite3
+
+    from robustlab.runs.store import StoreError, is_run_dir
+
+    if not is_run_dir(out):
+        return None
+    try:
+        with RunStore(out, readonly=True) as store:
+            return store.run_info()
+    except (StoreError, sqlite3.DatabaseError):
+        return None
 
 
 def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]],
@@ -441,18 +502,9 @@ def _refuse_unpinned_inputs(out: Path, recorded: Mapping[str, Mapping[str, Any]]
     names again with ``--adopt-input``. A run whose ``inputs`` or checksums are missing (deleted,
     or a run of an earlier version) is damaged, not fresh: anyone who could write it would
     choose which file is read into its tables."""
-    import sqlite3
-
-    from robustlab.runs.store import StoreError, is_run_dir
     from robustlab.textfmt import printable
 
-    if not is_run_dir(out):
-        return
-    try:
-        with RunStore(out, readonly=True) as store:
-            info = store.run_info()
-    except (StoreError, sqlite3.DatabaseError):
-        return  # init_run reports a damaged store with its recovery hint
+    info = _existing_run_info(out)
     if info is None:
         return
     _, stored = run_inputs.split_config(info.config)
@@ -537,18 +589,9 @@ def config_differences(config: StudyConfig, stored: Mapping[str, Any]) -> list[s
 def _refuse_other_options(study: Study, out: Path) -> None:
     """Before any work: a run directory holding another study is refused, naming each option
     that differs with both values (and the command that made it, escaped)."""
-    import sqlite3
-
-    from robustlab.runs.store import StoreError, is_run_dir
     from robustlab.textfmt import printable
 
-    if not is_run_dir(out):
-        return
-    try:
-        with RunStore(out, readonly=True) as store:
-            info = store.run_info()
-    except (StoreError, sqlite3.DatabaseError):
-        return  # init_run reports a damaged store with its recovery hint
+    info = _existing_run_info(out)
     if info is None:
         return
     if info.kind != study.kind:
@@ -562,6 +605,18 @@ def _refuse_other_options(study: Study, out: Path) -> None:
             f"{printable(str(out))} holds a {study.kind} run with other options: "
             f"{printable('; '.join(diffs))}{started}. A run's options are fixed when it starts: "
             "rerun with its options to resume it, or choose another --out")
+
+
+def study_of(study_cls: Callable[[Any], Any], config_cls: type, config: Any, trusted: bool, *,
+             python_objects: bool = False) -> Any:
+    """The study of ``config``: a ``config_cls`` object from Python as it is, or a stored dict
+    read as untrusted data (unless ``trusted``). ``python_objects``: the kind may hold a model
+    given as a Python object, which a stored run cannot rebuild (refused in one line)."""
+    if isinstance(config, config_cls):
+        return study_cls(config)
+    if python_objects:
+        run_inputs.refuse_object_model(config)
+    return study_cls(config_cls.from_dict(config, trusted=trusted))  # type: ignore[attr-defined]
 
 
 def command_line(config: StudyConfig, out: str | Path) -> str:
@@ -583,5 +638,5 @@ def summary_base(study: Study, store: RunStore, report: RunReport) -> dict[str, 
             "seconds": store.elapsed()}
 
 
-__all__ = ["CONFIG_FORMAT", "CONFIG_FORMAT_KEY", "InputItem", "config_differences", "Outcome", "Plan", "RunContext", "Study", "StudyConfig",
-           "command_line", "run_study", "summary_base"]
+__all__ = ["CONFIG_FORMAT", "CONFIG_FORMAT_KEY", "RUN_CONTEXT_KEY", "InputItem", "config_differences", "Outcome", "Plan", "RunContext", "Study", "StudyConfig",
+           "command_line", "run_study", "study_of", "summary_base"]

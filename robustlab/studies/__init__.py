@@ -11,90 +11,68 @@
   training): kind ``eval``.
 
 Each package holds its configuration (a :class:`robustlab.runs.study.StudyConfig`), its cells
-and cell function, its summary, figures and report section; :func:`study_from_config` rebuilds
-any kind from a stored configuration (``robustlab resume``, the TUI), and
-:mod:`robustlab.studies.stored` reads run directories written by earlier versions.
+and cell function, its summary, figures, report section and TUI screen, and declares its kinds
+once (``KINDS``, :class:`robustlab.studies.kind.StudyKind`). :data:`PACKAGES` lists the
+packages — a new kind is a new package and one line there — and everything that dispatches on a
+run's kind reads :func:`kinds` / :func:`find`: :func:`study_from_config` rebuilds any kind from
+a stored configuration (``robustlab resume``, the TUI), the report picks its section, the TUI
+its screen, the command line the kind's own command. :mod:`robustlab.studies.stored` reads run
+directories written by earlier versions.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.studies.kind import StudyKind
+
+#: the study packages, one line per package: their ``KINDS`` are every kind robustlab runs (a
+#: name from a run directory only ever selects one of these; it never names code to import)
+PACKAGES = [
+    "robustlab.studies.learnability",
+    "robustlab.studies.second_order",
+    "robustlab.studies.cross_domain",
+    "robustlab.studies.eval",
+]
 
 
-def _learnability(config: Mapping[str, Any], trusted: bool) -> Any:
-    from robustlab.studies.learnability.config import LearnabilityStudy
-    from robustlab.studies.learnability.study import Learnability
-
-    return Learnability(LearnabilityStudy.from_dict(config, trusted=trusted))
-
-
-def _python_only(config: Mapping[str, Any]) -> None:
-    model = config.get("model")
-    if isinstance(model, str) and model.startswith("object:"):
-        raise InputError(f"this run was made from Python with a model object "
-                         f"({model[7:][:60]!r}); resume it from Python with the same object")
+def kinds() -> dict[str, StudyKind]:
+    """Every declared kind by its name, in :data:`PACKAGES` order (importing a study package
+    loads no torch: its ``__init__`` only declares)."""
+    out: dict[str, StudyKind] = {}
+    for package in PACKAGES:
+        for kind in importlib.import_module(package).KINDS:
+            if kind.name in out:
+                raise TypeError(f"study kind {kind.name!r} is declared twice ({package})")
+            out[kind.name] = kind
+    return out
 
 
-def _attack(config: Mapping[str, Any], trusted: bool) -> Any:
-    from robustlab.studies.second_order.config import AttackConfig
-    from robustlab.studies.second_order.study import Attack
-
-    _python_only(config)
-    return Attack(AttackConfig.from_dict(config, trusted=trusted))
-
-
-def _bias(config: Mapping[str, Any], trusted: bool) -> Any:
-    from robustlab.studies.second_order.bias import Bias
-    from robustlab.studies.second_order.config import BiasConfig
-
-    _python_only(config)
-    return Bias(BiasConfig.from_dict(config, trusted=trusted))
-
-
-def _cross_domain(config: Mapping[str, Any], trusted: bool) -> Any:
-    from robustlab.studies.cross_domain.clf import Clf, ClfStudy
-    from robustlab.studies.cross_domain.study import MT, MTStudy, Scores, ScoresStudy
-
-    task = config.get("task") if isinstance(config, Mapping) else None
-    kinds = {"mt": (MT, MTStudy), "clf": (Clf, ClfStudy), "scores": (Scores, ScoresStudy)}
-    if task not in kinds:
-        raise InputError(f"unknown cross-domain task {str(task)[:20]!r}; robustlab runs "
-                         f"{', '.join(kinds)}")
-    study, config_cls = kinds[task]
-    return study(config_cls.from_dict(config, trusted=trusted))
-
-
-def _eval(config: Mapping[str, Any], trusted: bool) -> Any:
-    from robustlab.studies.eval.config import EvalConfig
-    from robustlab.studies.eval.study import Eval
-
-    _python_only(config)
-    return Eval(EvalConfig.from_dict(config, trusted=trusted))
-
-
-#: run kind -> how a study of that kind is rebuilt from its stored configuration (code chosen
-#: by a name from the store, never a name that picks code: unknown kinds are refused)
-KINDS = {
-    "learnability": _learnability,
-    "robustness": _learnability,
-    "attack": _attack,
-    "bias": _bias,
-    "cross-domain": _cross_domain,
-    "eval": _eval,
-}
+def find(name: Any) -> StudyKind | None:
+    """The kind a run of stored kind ``name`` belongs to (by name or alias), or None."""
+    if not isinstance(name, str):
+        return None
+    for kind in kinds().values():
+        if name == kind.name or name in kind.aliases:
+            return kind
+    return None
 
 
 def study_from_config(kind: str, config: Mapping[str, Any], *, trusted: bool = False) -> Any:
     """The study of ``kind`` whose :meth:`~robustlab.runs.study.StudyConfig.to_dict` is
     ``config`` (inputs record removed). ``trusted`` only for a configuration the user typed."""
-    build = KINDS.get(kind) if isinstance(kind, str) else None
-    if build is None:
+    declared = find(kind)
+    if declared is None:
+        known = sorted(n for k in kinds().values() for n in (k.name, *k.aliases))
         raise InputError(f"unknown study kind {str(kind)[:40]!r}; robustlab runs "
-                         f"{', '.join(sorted(KINDS))}")
-    study = build(config, trusted)
+                         f"{', '.join(known)}")
+    study = declared.rebuild(config, trusted)
     if study.kind != kind:
         raise InputError(f"the stored configuration is a {study.kind} study, not {kind}")
     return study
+
+
+__all__ = ["PACKAGES", "StudyKind", "find", "kinds", "study_from_config"]

@@ -2,8 +2,7 @@
 
 A run directory is data, never code (docs/run-directory.md, "Security"). What ``robustlab
 resume`` and the TUI run is rebuilt from the stored *configuration* — the run row's config in
-``store.sqlite``, or ``study.json`` when the TUI launched a study whose worker has not created
-its store yet — through :func:`robustlab.studies.study_from_config`: strict types, unknown keys
+``store.sqlite`` — through :func:`robustlab.studies.study_from_config`: strict types, unknown keys
 refused, specs resolved as untrusted data (registered names only, never ``module:Class``). No
 stored command line is parsed, and nothing that writes outside the run directory is kept.
 
@@ -23,7 +22,6 @@ migrated here, and only here:
 from __future__ import annotations
 
 import dataclasses
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +30,9 @@ from typing import Any
 from robustlab.errors import InputError
 from robustlab.runs.inputs import split_config
 from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
-from robustlab.runs.study import CONFIG_FORMAT_KEY, command_line
+from robustlab.runs.study import CONFIG_FORMAT_KEY, RUN_CONTEXT_KEY, RunContext, command_line
 from robustlab.studies import study_from_config
 from robustlab.textfmt import printable
-
-#: what the TUI writes into a run directory before launching ``robustlab resume`` on it
-STUDY_JSON = "study.json"
-#: the largest study.json read (a configuration is a few KiB; a larger file is not ours)
-MAX_STUDY_JSON = 1 << 20
 
 
 @dataclass
@@ -50,16 +43,23 @@ class StoredStudy:
     study: Any
     #: the directory relative paths of the configuration were typed in (old runs only)
     cwd: Path
-    #: where it was read from: ``store.sqlite`` or ``study.json``
+    #: where it was read from: ``store.sqlite``
     source: str
     #: relative model paths of a run of an earlier version -> the absolute path each was
     #: resolved to (against :attr:`cwd`); resume links them into a private working directory
     links: dict[str, Path] = dataclasses.field(default_factory=dict)
+    #: how the run last ran (:meth:`RunContext.from_stored`: checked entries only)
+    context: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def command(self) -> str:
-        """The command line that runs this study into ``run_dir`` (for people)."""
-        return command_line(self.study.config, self.run_dir)
+        """The command line that runs this study into ``run_dir`` the way it last ran (for
+        people: shown, never parsed)."""
+        import shlex
+
+        how = RunContext(**self.context).argv()
+        return command_line(self.study.config, self.run_dir) + (
+            " " + shlex.join(how) if how else "")
 
 
 def load(run_dir: str | Path, *, trusted: bool = False) -> StoredStudy:
@@ -76,6 +76,7 @@ def load(run_dir: str | Path, *, trusted: bool = False) -> StoredStudy:
                                      f"{recovery_hint(run_dir / STORE_NAME)}")
                 info = store.run_info()
                 current = store.meta(CONFIG_FORMAT_KEY) is not None
+                context = RunContext.from_stored(store.meta(RUN_CONTEXT_KEY))
         except StoreError as exc:
             raise InputError(str(exc)) from exc
         if info is None:
@@ -83,21 +84,10 @@ def load(run_dir: str | Path, *, trusted: bool = False) -> StoredStudy:
         config, _ = split_config(info.config)
         if current:
             return StoredStudy(run_dir, _study(info.kind, config, trusted, where), run_dir,
-                               STORE_NAME)
-        return _migrate(run_dir, info.kind, config, info.command, trusted, where)
-    path = run_dir / STUDY_JSON
-    if path.is_file() and not path.is_symlink():
-        if path.stat().st_size > MAX_STUDY_JSON:
-            raise InputError(f"{where}/{STUDY_JSON} is too large to be a study configuration")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise InputError(f"{where}/{STUDY_JSON} cannot be read ({printable(str(exc))})"
-                             ) from None
-        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
-            raise InputError(f"{where}/{STUDY_JSON} is not a study configuration")
-        return StoredStudy(run_dir, _study(data.get("kind"), data["config"], trusted, where),
-                           run_dir, STUDY_JSON)
+                               STORE_NAME, context=context)
+        stored = _migrate(run_dir, info.kind, config, info.command, trusted, where)
+        stored.context = context
+        return stored
     if (run_dir / "worker.json").exists():
         raise InputError(f"{where}: its worker stopped before it created its run store, so "
                          "nothing was computed; start the study again")

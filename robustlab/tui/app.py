@@ -21,7 +21,6 @@ from textual.binding import Binding
 from robustlab.errors import RobustlabError
 from robustlab.textfmt import printable
 from robustlab.tui import data, forms, launch
-from robustlab.tui.results import result_kind
 from robustlab.tui.screens.dialogs import ConfirmScreen
 
 THEMES = ("textual-dark", "textual-light")
@@ -110,17 +109,13 @@ class RobustlabApp(App):
         self.push_screen(ProgressScreen(path))
 
     def open_results(self, path: Path, kind: str) -> None:
-        from robustlab.tui.screens.attack import AttackScreen
-        from robustlab.tui.screens.bias import BiasScreen
-        from robustlab.tui.screens.crossdomain import CrossDomainScreen
-        from robustlab.tui.screens.eval import EvalScreen
+        """The results screen its study package declares for ``kind`` (the generic summary
+        screen for a kind that declares none, or one robustlab does not run)."""
+        from robustlab.studies import find
         from robustlab.tui.screens.generic import GenericScreen
-        from robustlab.tui.screens.learnability import LearnabilityScreen
 
-        screen = {"learnability": LearnabilityScreen, "attack": AttackScreen,
-                  "bias": BiasScreen, "cross-domain": CrossDomainScreen,
-                  "eval": EvalScreen}.get(
-            result_kind(kind), GenericScreen)
+        declared = find(kind)
+        screen = (declared.part("screen") if declared else None) or GenericScreen
         self.push_screen(screen(path))
 
     def action_new_study(self) -> None:

@@ -1,6 +1,6 @@
 """The failing-examples view of a run, as plain data (headless; the screen only draws it).
 
-Both tables come from :mod:`robustlab.studies.learnability.predictions`, the same reader as ``robustlab
+Both tables come from :mod:`robustlab.runs.predictions`, the same reader as ``robustlab
 failures``, so the TUI, the CLI and an export show the same rows.
 """
 
@@ -10,12 +10,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from robustlab.runs.store import RunStore
-from robustlab.studies.learnability.predictions import (
+from robustlab.runs.predictions import (
     EXAMPLE_COLUMNS,
     failing_examples,
     failure_summary,
 )
+from robustlab.runs.store import RunStore
 from robustlab.tui.specs import Table
 
 SUMMARY_COLUMNS = ["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate", "test"]

@@ -387,14 +387,3 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
     return EvalView(Table(title, EVAL_COLS, table_rows,
                           heat=["a1", "delta", "failure_rate"], labels=EVAL_LABELS),
                     clean, short_model(model), partial, headline(rows), unfinished)
-
-
-def result_kind(kind: str) -> str:
-    """Which results screen shows a run kind (``cent``/``robustness`` are learnability)."""
-    if kind in ("learnability", "cent", "robustness"):
-        return "learnability"
-    if kind in ("attack", "bias", "cross-domain", "eval"):
-        return kind
-    return "generic"
-
-

@@ -144,6 +144,9 @@ _STUBBORN = """\
 import os, signal, sys, time
 args = sys.argv[1:]
 ignore = args[args.index("--ignore") + 1].split(",") if "--ignore" in args else []
+# as robustlab's entry point does (robustlab.procs.answer_ctrl_c): SIGINT raises
+# KeyboardInterrupt even when this process inherited it ignored (started from a background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 for name in ignore:
     signal.signal(getattr(signal, "SIG" + name), signal.SIG_IGN)
 if "--child" in args and os.fork() == 0:  # a member of the same process group that ignores all
@@ -178,6 +181,17 @@ def wait_file(path: Path, seconds: float = 30.0) -> None:
     while not path.exists():
         assert time.monotonic() < end, f"{path} never appeared"
         time.sleep(0.02)
+
+
+def wait_until(condition, seconds: float = 60.0, still=lambda: True) -> bool:
+    """Poll ``condition`` until it holds (True) or ``seconds`` pass or ``still()`` turns false
+    (False): a ceiling, not a clock."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and still():
+        if condition():
+            return True
+        time.sleep(0.05)
+    return bool(condition())
 
 
 def record_worker(run_dir: Path, pid: int) -> None:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from robustlab.outputs import write_json
+from robustlab.procs import answer_ctrl_c
 from robustlab.runs.executor import run_cells
 from robustlab.runs.store import Cell, RunStore
 
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    answer_ctrl_c()  # as robustlab's entry point: Stop's SIGINT works from a background job
     if argv[:1] == ["resume"]:  # the stored configuration, as robustlab resume reads its own
         out = Path(argv[1])
         with RunStore(out, readonly=True) as store:

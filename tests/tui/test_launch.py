@@ -68,6 +68,16 @@ def _attempts(run_dir) -> dict[str, int]:
         conn.close()
 
 
+def _gone(pid: int, seconds: float = 120.0) -> bool:
+    """Wait for a worker to exit: a generous ceiling, returning as soon as it is gone."""
+    end = time.monotonic() + seconds
+    while launch.pid_alive(pid):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 async def test_stop_and_resume_a_detached_run(settings, tmp_path):
     run_dir = launch.launch(["sleepy", "--out", "runs/s", "--cells", "12", "--delay", "0.4"],
                             cwd=tmp_path, program=settings.program)
@@ -79,13 +89,13 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
                        app.screen.progress is not None)
         screen = app.screen
         await pilot.press("s")  # SIGINT to the worker's process group
-        await wait_for(pilot, lambda: screen.progress.run.status == "interrupted", 30)
+        await wait_for(pilot, lambda: screen.progress.run.status == "interrupted", 120)
         stopped = screen.progress.run.counts
         assert stopped["running"] == 0 and 2 <= stopped["done"] < 12
         assert "interrupted by the user" in text_of(screen.query_one("#status", Static))
+        # really stopped: the worker exits, so nothing more can finish
+        assert _gone(launch.read_worker(run_dir)["pid"])
         done_before = _attempts(run_dir)
-        time.sleep(0.5)
-        assert _attempts(run_dir) == done_before  # really stopped: nothing more finishes
         await pilot.press("r")  # asks first, showing the exact command it will run
         # the dialog's text is mounted a moment after the screen is pushed
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen)
@@ -109,10 +119,7 @@ def test_a_launched_worker_survives_its_launcher(tmp_path, settings):
                             cwd=tmp_path, program=settings.program)
     pid = launch.read_worker(run_dir)["pid"]
     assert os.getsid(pid) == pid != os.getsid(0)
-    for _ in range(200):
-        if not launch.pid_alive(pid):
-            break
-        time.sleep(0.1)
+    assert _gone(pid)
     info = json.loads((run_dir / "summary.json").read_text())
     assert info["complete"] is True
 
@@ -178,23 +185,29 @@ def test_a_worker_that_dies_before_its_store_exists_is_shown_with_its_error(tmp_
 
     run_dir = launch.launch(["sleepy", "--out", "bad", "--cells", "many"], cwd=tmp_path,
                             program=settings.program)
-    pid = launch.read_worker(run_dir)["pid"]
-    for _ in range(200):
-        if not launch.pid_alive(pid):
-            break
-        time.sleep(0.05)
+    assert _gone(launch.read_worker(run_dir)["pid"])
     run = data.read_run(run_dir)
     assert run.status == "died" and not (run_dir / "store.sqlite").exists()
     assert "invalid int value: 'many'" in run.error  # the reason, from worker.log
 
 
-async def test_stop_a_run_started_from_the_command_line(settings, tmp_path):
-    """Not launched by the TUI (no worker.json): stop signals the pid stored in the run."""
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+async def test_stop_a_run_started_from_the_command_line(settings, tmp_path, inherited):
+    """Not launched by the TUI (no worker.json): stop signals the pid stored in the run; SIGINT
+    stops it also when it was started as a background job (``cmd &`` in a script: SIGINT
+    inherited ignored)."""
     import subprocess
 
     proc = subprocess.Popen([*settings.program, "sleepy", "--out", str(tmp_path / "cli"),
                              "--cells", "40", "--delay", "0.3"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL,
+                            preexec_fn=_ignore_sigint if inherited == "ignored" else None)
     try:
         run_dir = tmp_path / "cli"
         app = RobustlabApp([run_dir], settings)
@@ -203,8 +216,8 @@ async def test_stop_a_run_started_from_the_command_line(settings, tmp_path):
             assert app.screen.runs[0].status == "running"
             assert launch.read_worker(run_dir) is None
             await pilot.press("s")
-            await wait_for(pilot, lambda: app.screen.runs[0].status == "interrupted", 30)
-        assert proc.wait(timeout=30) == -2  # died of its (uncaught) KeyboardInterrupt, cleanly
+            await wait_for(pilot, lambda: app.screen.runs[0].status == "interrupted", 120)
+        assert proc.wait(timeout=120) == -2  # died of its (uncaught) KeyboardInterrupt, cleanly
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -252,7 +265,9 @@ async def test_resume_confirmation_shows_the_command_even_when_the_run_has_an_er
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         app.resume_run(bad)
-        await pilot.pause(1.0)
+        # refused with a message: wait for it (an event), then no dialog may have opened
+        await wait_for(pilot, lambda: any(n.title == "cannot resume"
+                                          for n in app._notifications), 60)
         assert not isinstance(app.screen, ConfirmScreen)
     assert not (good / launch.WORKER_JSON).exists() and not (bad / launch.WORKER_JSON).exists()
     assert not marker.exists()

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from robustlab.metrics.judged import judged_scores
 from robustlab.runs import payloads
 from robustlab.runs.store.base import StoreBase
 from robustlab.runs.store.schema import StoreError
@@ -120,6 +121,38 @@ class JudgementOps(StoreBase):
                 c.execute("UPDATE judgements SET verdict=?, who=?, at=?, crc=? WHERE sample=?",
                           (row["verdict"], row["who"], row["at"], judgement_checksum(row),
                            sample))
+
+
+    def judged_results(self) -> dict[str, dict[str, Any]]:
+        """perturbation spec -> its :func:`judged_scores` once every drawn row is judged, else
+        ``{"judging": {"judged": k, "sampled": n}}``; perturbations without a drawn sample are
+        absent. The judged rows are joined with the stored predictions by cell and index; when a
+        row's texts no longer match (its cell was recomputed), the perturbation is not rescored and
+        its ``judging`` entry counts the ``stale`` rows (judge them again after ``--sample``)."""
+        by: dict[str, list[dict[str, Any]]] = {}
+        for j in self.judgements():
+            by.setdefault(j["perturbation"], []).append(j)
+        out: dict[str, dict[str, Any]] = {}
+        for spec, js in by.items():
+            done = sum(j["verdict"] is not None for j in js)
+            if done < len(js):
+                out[spec] = {"judging": {"judged": done, "sampled": len(js)}}
+                continue
+            preds = {}
+            for cell in sorted({j["cell"] for j in js}):
+                preds.update({(cell, p["idx"]): p for p in self.predictions(cell)})
+            scored = []
+            for j in js:
+                p = preds.get((j["cell"], j["idx"]))
+                if p is None or p["perturbed"] != j["perturbed"] or p["original"] != j["original"]:
+                    continue  # stale: its cell was recomputed with other texts
+                scored.append({**j, "pred_before": p["pred_before"], "pred_after": p["pred_after"]})
+            if len(scored) < len(js):  # never scored on part of the sample; said, not raised
+                out[spec] = {"judging": {"judged": len(scored), "sampled": len(js),
+                                         "stale": len(js) - len(scored)}}
+                continue
+            out[spec] = judged_scores(scored)
+        return out
 
 
 __all__ = ["JUDGEMENT_FIELDS", "JudgementOps", "judgement_checksum"]

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustlab import __version__
 from robustlab.errors import RobustlabError
 from robustlab.outputs import json_default
 from robustlab.runs import payloads
+from robustlab.version import __version__
 
 SCHEMA_VERSION = 3
 STORE_NAME = "store.sqlite"

@@ -12,3 +12,12 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.cross_domain", {
     **dict.fromkeys(("MTStudy", "run_mt", "run_scores"), "study"),
     "ClfStudy": "clf", "run_clf": "clf",
 })
+
+from robustlab.studies.kind import StudyKind  # noqa: E402
+
+#: the kind this package runs (robustlab.studies.kind)
+KINDS = (
+    StudyKind("cross-domain", __name__, "clf:from_stored",
+              title="Cross-domain consistency (paper 004)",
+              section="section:cross_domain_section", screen="screen:CrossDomainScreen"),
+)

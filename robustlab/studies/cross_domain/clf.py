@@ -39,7 +39,7 @@ from robustlab.studies.cross_domain.study import (
 _DATA: dict[tuple[str, str], Any] = {}
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClfStudy(CrossDomainConfig):
     """Classifiers trained on one domain and tested on the others (one cell each)."""
 
@@ -59,7 +59,7 @@ class ClfStudy(CrossDomainConfig):
 
     def __post_init__(self) -> None:
         if self.train_domains is None:  # every domain: said once, so equal configs compare equal
-            self.train_domains = tuple(self.domains)
+            object.__setattr__(self, "train_domains", tuple(self.domains))
 
     def trains(self) -> tuple[str, ...]:
         return tuple(self.train_domains or self.domains)
@@ -160,7 +160,7 @@ def _sample(n: int, cap: int | None, seed: int) -> np.ndarray:
 
 def clf_cell(kind: str, params: dict[str, Any]) -> Any:
     """Train ``params['model']`` on ``params['train']``; accuracy on every other domain."""
-    from robustlab.studies.learnability.data import build_model
+    from robustlab.models.build import build_model
 
     t0 = time.perf_counter()
     root, train, seed = params["root"], params["train"], int(params["seed"])
@@ -251,3 +251,23 @@ def clf_inputs(study: ClfStudy, root_origin: str = "root") -> list[tuple[str, st
 
 
 __all__ = ["KIND", "Clf", "ClfStudy", "canonical_model_spec", "clf_cell", "run_clf"]
+
+
+def from_stored(config: Any, trusted: bool) -> Any:
+    """The study of a configuration, by its task: stored (a dict, read as untrusted data
+    unless ``trusted``) or a config object from Python (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from collections.abc import Mapping
+
+    from robustlab.studies.cross_domain.study import MT, MTStudy, Scores, ScoresStudy
+
+    for study, config_cls in ((MT, MTStudy), (Clf, ClfStudy), (Scores, ScoresStudy)):
+        if isinstance(config, config_cls):
+            return study(config)
+    task = config.get("task") if isinstance(config, Mapping) else None
+    tasks = {"mt": (MT, MTStudy), "clf": (Clf, ClfStudy), "scores": (Scores, ScoresStudy)}
+    if task not in tasks:
+        raise InputError(f"unknown cross-domain task {str(task)[:20]!r}; robustlab runs "
+                         f"{', '.join(tasks)}")
+    study, config_cls = tasks[task]
+    return study(config_cls.from_dict(config, trusted=trusted))

@@ -18,7 +18,7 @@ from robustlab.metrics import consistency as cons
 RESAMPLING = ("bagging", "design")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ConsistencyConfig:
     """Options that determine the consistency figures (stored in the run config)."""
 

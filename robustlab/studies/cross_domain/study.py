@@ -74,7 +74,7 @@ class CrossDomainConfig(StudyConfig):
         return {"task": self.TASK}
 
 
-@dataclass
+@dataclass(frozen=True)
 class MTStudy(CrossDomainConfig):
     """An MT cross-domain study: the files (``wmt22_dir``/``pair`` or ``systems``/``refs``/
     ``domains``) are read by :mod:`robustlab.data.mt` when it runs."""
@@ -355,7 +355,7 @@ def analyze_scores(table: Mapping[str, tuple[np.ndarray, list[str]]], cfg: Consi
     return results
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScoresStudy(CrossDomainConfig):
     """Consistency of a precomputed score table (``file``; WMT segment DA with ``wmt_da``)."""
 

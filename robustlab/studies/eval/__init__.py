@@ -15,3 +15,12 @@ no-op rate, and keeps every example's predictions in the run store.
   (:class:`Eval`, :func:`evaluate` for Python);
 * :mod:`robustlab.studies.eval.report` — its report section.
 """
+
+from robustlab.studies.kind import StudyKind
+
+#: the kind this package runs (robustlab.studies.kind)
+KINDS = (
+    StudyKind("eval", __name__, "study:from_stored",
+              title="A trained model under perturbations (robustlab eval)",
+              section="report:eval_section", screen="screen:EvalScreen"),
+)

@@ -1,41 +1,48 @@
 """The eval study's configuration and the options derived from it (``robustlab eval``).
 
 The config is the run's identity (stored by :meth:`EvalConfig.to_dict`, rebuilt by ``robustlab
-resume``); its fields hold every default, from which :meth:`EvalConfig.add_arguments` builds the
-command line and :meth:`EvalConfig.from_args` reads it back, and :meth:`EvalConfig.validate` is
-the one check of the options (nothing is loaded there).
+resume``); each field holds its default and, in its metadata, the option that sets it, from
+which :mod:`robustlab.runs.fields` builds the command line, reads it back and writes it out
+(:meth:`EvalConfig.add_arguments`, :meth:`~EvalConfig.from_args`, :meth:`~EvalConfig.argv`), and
+:meth:`EvalConfig.validate` is the one check of the options (nothing is loaded there).
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from robustlab.errors import InputError
-from robustlab.models.registry import canonical_model_spec
 from robustlab.options import (
     SEED_LIMIT,
-    add_dataset_options,
-    add_model_option,
     add_seeds_option,
     check_seed_count,
+    ints,
     split_specs,
 )
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
 from robustlab.perturbations.registry import parse_spec
-from robustlab.runs.study import StudyConfig
-from robustlab.studies.second_order.config import (
+from robustlab.runs import fields
+from robustlab.runs.fields import option
+from robustlab.runs.inputs import (
     OBJECT,
     check_dataset,
     check_trained_model,
-    dataset_argv,
-    dataset_from_args,
+    dataset_file_field,
+    trained_model_field,
 )
+from robustlab.runs.study import StudyConfig
 
 KIND = "eval"
+MODEL_HELP = ("the trained model: a directory saved by `robustlab train`, a Hugging Face "
+              "checkpoint directory with a trained classification head, or hf:ID of a checkpoint "
+              "in the local cache (a family name would be untrained)")
+PERTURBATIONS_HELP = ("comma-separated perturbation specs (default: the papers' 8 learnability "
+                      "perturbations and the 14 of paper 001; 'papers': the 8 as the papers ran "
+                      "them)")
 #: the source tag of paper 001's perturbations in the registry
 PAPER_001 = "001"
 
@@ -64,19 +71,32 @@ class EvalConfig(StudyConfig):
     KIND: ClassVar[str] = KIND
 
     #: a saved model directory or checkpoint (absolute path), ``hf:ID``, or ``object:NAME``
-    model: str
-    dataset: dict[str, Any]
-    perturbations: tuple[str, ...] = field(default_factory=default_perturbations)
+    model: str = trained_model_field(MODEL_HELP)
+    dataset: dict[str, Any] = dataset_file_field()
+    perturbations: tuple[str, ...] = field(default_factory=default_perturbations, metadata=option(
+        "--perturbations", default=None, metavar="LIST", help=PERTURBATIONS_HELP,
+        parse=lambda v: tuple(split_specs(v)) if v else default_perturbations(),
+        show=lambda v, _: ["--perturbations", ",".join(v)]))
     #: perturbation seeds: A1, Δ and the failure rate are mean ± sd over them
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata=option(
+        add=lambda g: add_seeds_option(g, default="0,1,2"), read=lambda a: ints(a.seeds, "--seeds"),
+        show=lambda v, _: ["--seeds", ",".join(str(s) for s in v)], always=True))
     #: perturbed samples per text and seed (LangTest's ``-n``); sample 0 uses the seed itself
-    samples: int = field(default=1, metadata={"flag": "-n/--samples"})
+    samples: int = field(default=1, metadata={"flag": "-n/--samples", **option(
+        "-n", "--samples", type=int, metavar="N",
+        help=lambda d: f"perturbed samples per text and seed (default {d})")})
     #: the first N examples of the dataset (default: all)
-    num_examples: int | None = None
+    num_examples: int | None = field(default=None, metadata=option(
+        "--num-examples", type=int, metavar="N", help="evaluate the first N examples (default: all)"))
     #: texts per model call: how, not what (not in the signature)
-    batch_size: int = field(default=128, metadata={"sig": None})
+    batch_size: int = field(default=128, metadata={"sig": None, **option(
+        "--batch-size", type=int,
+        help=lambda d: f"texts per model call (default {d}; speed only)")})
     #: refuse data the model trained on (otherwise a warning with the count; docs/eval.md)
-    strict: bool = field(default=False, metadata={"sig": None, "added": True})
+    strict: bool = field(default=False, metadata={"sig": None, "added": True, **option(
+        "--strict", action="store_true", show=lambda v, _: ["--strict"] if v else [],
+        help="refuse a dataset that overlaps the model's training data (default: a warning with "
+        "the count)")})
 
     def __post_init__(self) -> None:
         # a preset ("papers") becomes its concrete specs: the stored config names what ran
@@ -98,7 +118,7 @@ class EvalConfig(StudyConfig):
             raise InputError(f"--perturbations: duplicates in {list(self.perturbations)}")
         for spec in self.perturbations:
             try:
-                parse_spec(spec)
+                parse_spec(spec, trusted=trusted)
             except PerturbationError as exc:
                 raise InputError(f"--perturbations: {exc}") from None
         if not self.seeds:
@@ -123,57 +143,16 @@ class EvalConfig(StudyConfig):
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        d = {f.name: f.default for f in fields(cls)}
-        g = p.add_argument_group("study")
-        add_model_option(g, multi=False, required=True,
-                         help="the trained model: a directory saved by `robustlab train`, a "
-                         "Hugging Face checkpoint directory with a trained classification head, "
-                         "or hf:ID of a checkpoint in the local cache (a family name would be "
-                         "untrained)")
-        add_dataset_options(g, required=True, pairs=False, format_dest="dataset_format",
-                            help="a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, "
-                            "sst2, TextAttack's NAME^CONFIG^SPLIT, …); split --split (default "
-                            "test)")
-        g.add_argument("--perturbations", default=None, metavar="LIST",
-                       help="comma-separated perturbation specs (default: the papers' 8 "
-                       "learnability perturbations and the 14 of paper 001; 'papers': the 8 as "
-                       "the papers ran them)")
-        add_seeds_option(g, default=",".join(str(s) for s in d["seeds"]))
-        g.add_argument("-n", "--samples", type=int, default=d["samples"], metavar="N",
-                       help=f"perturbed samples per text and seed (default {d['samples']})")
-        g.add_argument("--num-examples", type=int, default=None, metavar="N",
-                       help="evaluate the first N examples (default: all)")
-        g.add_argument("--batch-size", type=int, default=d["batch_size"],
-                       help=f"texts per model call (default {d['batch_size']}; speed only)")
-        g.add_argument("--strict", action="store_true",
-                       help="refuse a dataset that overlaps the model's training data "
-                       "(default: a warning with the count)")
+        """The study's options (one "study" group), from the fields."""
+        fields.add_arguments(cls, p.add_argument_group("study"))
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvalConfig:
         """The config of a parsed command line (paths made absolute); not yet validated."""
-        from robustlab.studies.learnability.config import ints
-
-        perts = tuple(split_specs(args.perturbations)) if args.perturbations else \
-            default_perturbations()
-        return cls(model=canonical_model_spec(args.model), dataset=dataset_from_args(args),
-                   perturbations=perts, seeds=ints(args.seeds, "--seeds"),
-                   samples=args.samples, num_examples=args.num_examples,
-                   batch_size=args.batch_size, strict=bool(getattr(args, "strict", False)))
+        return fields.from_args(cls, args)
 
     def argv(self) -> list[str]:
-        argv = ["eval", "--model", self.model, *dataset_argv(self.dataset)]
-        if self.perturbations != default_perturbations():
-            argv += ["--perturbations", ",".join(self.perturbations)]
-        argv += ["--seeds", ",".join(str(s) for s in self.seeds)]
-        for flag, v, default in (("--samples", self.samples, 1),
-                                 ("--num-examples", self.num_examples, None),
-                                 ("--batch-size", self.batch_size, 128)):
-            if v != default:
-                argv += [flag, str(v)]
-        if self.strict:
-            argv.append("--strict")
-        return argv
+        return fields.argv(self, ["eval"])
 
     def is_deterministic(self, spec: str) -> bool:
         """Whether ``spec`` perturbs a text the same way whatever the seed (one cell)."""

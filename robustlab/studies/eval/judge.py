@@ -31,13 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError, RobustlabError
+from robustlab.metrics.judged import (
+    RELABEL,
+    VERDICTS,
+    corrected_label,
+    judged_marker,
+    judged_scores,
+)
 
 #: rows drawn per perturbation (the paper's 200 per perturbation and dataset)
 PER_PERTURBATION = 200
 #: the perturbations the paper judged (Deletion, Negation, Replacement with synonyms)
 PAPER_JUDGED = ("word_delete", "negation", "word_synonym")
-VERDICTS = ("consistent", "drop")
-RELABEL = "relabel:"
 CSV_COLUMNS = ("sample", "perturbation", "label", "original", "perturbed", "verdict", "who")
 
 
@@ -120,70 +125,9 @@ def parse_verdict(text: str, n_classes: int) -> str:
                      f"(label 0..{n_classes - 1})")
 
 
-def corrected_label(label: int, verdict: str | None) -> int | None:
-    """The label a judged row is scored against; None: dropped or not judged."""
-    if verdict == "consistent":
-        return int(label)
-    if verdict and verdict.startswith(RELABEL):
-        return int(verdict[len(RELABEL):])
-    return None
-
-
-def judged_scores(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Scores of one perturbation on its judged rows (module docstring). ``rows``: each with
-    ``label``, ``verdict``, ``pred_before``, ``pred_after``. Pure."""
-    kept = [(r, corrected_label(r["label"], r["verdict"])) for r in rows]
-    kept = [(r, y) for r, y in kept if y is not None]
-    n = len(kept)
-    a0 = sum(int(r["pred_before"]) == int(r["label"]) for r, _ in kept) / n if n else None
-    a1 = sum(int(r["pred_after"]) == y for r, y in kept) / n if n else None
-    right = [(r, y) for r, y in kept if int(r["pred_before"]) == int(r["label"])]
-    fails = sum(int(r["pred_after"]) != y for r, y in right)
-    return {"sampled": len(rows), "n": n,
-            "dropped": sum(r["verdict"] == "drop" for r in rows),
-            "relabelled": sum(bool(r["verdict"]) and r["verdict"].startswith(RELABEL)
-                              for r in rows),
-            "a0": a0, "a1": a1, "delta": None if n == 0 else a1 - a0,
-            "failure_rate": fails / len(right) if right else None}
-
-
 def _one(v: float | None) -> dict[str, Any]:
     return {"mean": v, "std": None if v is None else 0.0, "n": 0 if v is None else 1,
             "values": [v]}
-
-
-def judged_results(store: Any) -> dict[str, dict[str, Any]]:
-    """perturbation spec -> its :func:`judged_scores` once every drawn row is judged, else
-    ``{"judging": {"judged": k, "sampled": n}}``; perturbations without a drawn sample are
-    absent. The judged rows are joined with the stored predictions by cell and index; when a
-    row's texts no longer match (its cell was recomputed), the perturbation is not rescored and
-    its ``judging`` entry counts the ``stale`` rows (judge them again after ``--sample``)."""
-    if not store.has_judgements_table():
-        return {}
-    by: dict[str, list[dict[str, Any]]] = {}
-    for j in store.judgements():
-        by.setdefault(j["perturbation"], []).append(j)
-    out: dict[str, dict[str, Any]] = {}
-    for spec, js in by.items():
-        done = sum(j["verdict"] is not None for j in js)
-        if done < len(js):
-            out[spec] = {"judging": {"judged": done, "sampled": len(js)}}
-            continue
-        preds = {}
-        for cell in sorted({j["cell"] for j in js}):
-            preds.update({(cell, p["idx"]): p for p in store.predictions(cell)})
-        scored = []
-        for j in js:
-            p = preds.get((j["cell"], j["idx"]))
-            if p is None or p["perturbed"] != j["perturbed"] or p["original"] != j["original"]:
-                continue  # stale: its cell was recomputed with other texts
-            scored.append({**j, "pred_before": p["pred_before"], "pred_after": p["pred_after"]})
-        if len(scored) < len(js):  # never scored on part of the sample; said, not raised
-            out[spec] = {"judging": {"judged": len(scored), "sampled": len(js),
-                                     "stale": len(js) - len(scored)}}
-            continue
-        out[spec] = judged_scores(scored)
-    return out
 
 
 #: the fields of a summary row that judging replaces (kept under ``raw``)
@@ -195,7 +139,7 @@ def apply_judgements(store: Any, rows: Sequence[dict[str, Any]]) -> list[dict[st
     samples (corrected labels, INV test) and marked ``judged``; a partly judged one keeps its
     raw scores and is marked ``judging`` (k of n). Idempotent: a row judged before is restored
     from its ``raw`` fields first."""
-    results = judged_results(store)
+    results = store.judged_results()
     out = []
     for row in rows:
         row = dict(row)
@@ -217,18 +161,6 @@ def apply_judgements(store: Any, rows: Sequence[dict[str, Any]]) -> list[dict[st
                         "delta": _one(res["delta"]),
                         "failure_rate": _one(res["failure_rate"])})
     return out
-
-
-def judged_marker(row: Mapping[str, Any]) -> str:
-    """`` judged n=K`` / `` judging k/n`` for a row's test column ('' when neither)."""
-    j = row.get("judged")
-    if j:
-        return f" judged n={j['n']}"
-    g = row.get("judging")
-    if not g:
-        return ""
-    return f" judging {g['judged']}/{g['sampled']}" + (f", {g['stale']} stale" if g.get("stale")
-                                                        else "")
 
 
 # ---- CSV exchange ------------------------------------------------------------------------------
@@ -290,5 +222,5 @@ def read_csv(path: str | Path, samples: Sequence[Mapping[str, Any]], n_classes: 
 
 __all__ = ["CSV_COLUMNS", "PAPER_JUDGED", "PER_PERTURBATION", "apply_judgements",
            "corrected_label", "draw_into", "draw_sample", "export_csv", "judged_marker",
-           "judged_results", "judged_scores", "n_classes_of", "needs_judging", "parse_verdict",
-           "read_csv", "sample_id"]
+           "judged_scores", "n_classes_of", "needs_judging", "parse_verdict", "read_csv",
+           "sample_id"]

@@ -178,7 +178,7 @@ def load_trained(spec: str, device: str | None = None) -> Any:
     """The trained model a spec names: a saved robustlab directory or a checkpoint (see
     :func:`load_checkpoint`); a family name is refused (it would be untrained)."""
     from robustlab.models.registry import is_saved_model, load_saved
-    from robustlab.studies.second_order.config import check_trained_model
+    from robustlab.runs.inputs import check_trained_model
 
     check_trained_model(spec, trusted=False)
     if is_saved_model(spec):

@@ -51,7 +51,7 @@ def gate_blocks(run: RunData) -> Blocks:
     """A gated run (``robustlab check``): each threshold, the value and PASS/FAIL."""
     import json
 
-    from robustlab.studies.learnability.thresholds import CHECKS_FILE
+    from robustlab.runs.study import CHECKS_FILE
 
     try:
         data = json.loads((run.path / CHECKS_FILE).read_text(encoding="utf-8"))
@@ -91,8 +91,8 @@ def _comparison(runs: Sequence[RunData]) -> Blocks:
 
 def failing_blocks(run: RunData, rows: Sequence[Mapping[str, Any]]) -> Blocks:
     """A few failing examples per perturbation (failing their test), worst first."""
+    from robustlab.runs.predictions import failing_examples
     from robustlab.runs.store import RunStore
-    from robustlab.studies.learnability.predictions import failing_examples
 
     body = []
     with RunStore(run.path, readonly=True) as store:

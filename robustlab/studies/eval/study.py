@@ -33,16 +33,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robustlab.data.labels import check_model_classes
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.executor import RunReport
+from robustlab.runs.inputs import OBJECT, load_options
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.signature import fingerprint
 from robustlab.studies.eval.config import KIND, EvalConfig
 from robustlab.studies.eval.predict import Predictor, as_predictor
-from robustlab.studies.second_order.config import OBJECT, load_options
 
 #: texts perturbed per step of the producer thread (the model predicts the previous step's)
 CHUNK = 512
@@ -386,17 +387,11 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def _check_labels(examples: Sequence[Any], predictor: Any, where: Any, name: str) -> None:
-    """Every label of the data is a class the model predicts (one model call on the first
-    text): a label the model does not have failed every cell with an IndexError (issue 29)."""
+    """The data's labels are classes of the model (one model call on the first text)."""
     import numpy as np
 
     n = int(np.asarray(predictor.proba([examples[0][0]])).shape[-1])
-    labels = {e[1] for e in examples}
-    bad = sorted((y for y in labels if not (isinstance(y, int) and 0 <= y < n)), key=str)
-    if bad:
-        raise InputError(f"--dataset {where}: label(s) {', '.join(map(str, bad[:5]))} are not "
-                         f"classes of the model {name} (it predicts {n} classes, 0..{n - 1}); "
-                         "evaluate it on data labelled like its training data")
+    check_model_classes([e[1] for e in examples], n, where, name)
 
 
 @dataclass
@@ -447,10 +442,10 @@ class Eval:
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name)
-        _check_labels(examples, predictor, where, name)
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])
+        _check_labels(examples, predictor, where, name)
         sig = cfg.signature()
         cells = [Cell(key, KIND, params) for key, params in cfg.cells()]
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
@@ -489,7 +484,7 @@ class Eval:
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
         from robustlab.outputs import save_figure, write_json, write_jsonl
-        from robustlab.studies.learnability.predictions import write_failure_report
+        from robustlab.runs.predictions import write_failure_report
 
         cfg = self.config
         order = {key: i for i, (key, _) in enumerate(cfg.cells())}
@@ -564,3 +559,11 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
 
 __all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate",
            "evaluate_cell", "sample_seed", "summarise", "table_rows"]
+
+
+def from_stored(config: Any, trusted: bool) -> Eval:
+    """The study of a configuration object from Python, or of a stored one (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from robustlab.runs.study import study_of
+
+    return study_of(Eval, EvalConfig, config, trusted, python_objects=True)

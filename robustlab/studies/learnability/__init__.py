@@ -19,3 +19,13 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.learnability", {
     "failing_examples": "predictions", "failure_summary": "predictions",
     "load_plan": "thresholds", "evaluate": "thresholds",
 })
+
+from robustlab.studies.kind import StudyKind  # noqa: E402
+
+#: the kinds this package runs (robustlab.studies.kind): ``robustness`` is the same study
+#: without the learnability experiments, and ``cent`` what earlier versions called it
+KINDS = (
+    StudyKind("learnability", __name__, "study:from_stored", aliases=("robustness", "cent"),
+              title="Learnability / CENT, robustness and augmentation (paper 000, 003)",
+              section="section:learnability_section", screen="screen:LearnabilityScreen"),
+)

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -26,12 +25,17 @@ from robustlab.options import (
     add_seeds_option,
     check_seed_count,
     dataset_spec,
+    floats,
+    ints,
+    split_list,
     split_specs,
 )
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
 from robustlab.perturbations.registry import parse_spec
+from robustlab.runs import fields as field_options
 from robustlab.runs import payloads
+from robustlab.runs.fields import option
 from robustlab.runs.store import Cell
 from robustlab.runs.study import StudyConfig
 
@@ -50,6 +54,11 @@ DATASET_KEYS: dict[str, tuple[type, ...]] = {
     "text_column": (str, int), "text_pair_column": (str, int), "label_column": (str, int),
     "header": (bool,), "test_split": (str,), "test_size": (float, int),
 }
+
+
+def _learn(context: dict[str, Any]) -> bool:
+    """The options only ``learnability`` has (not ``robustness``)."""
+    return context.get("kind", KIND) == "learnability"
 
 
 def format_p(p: float | None) -> str:
@@ -73,19 +82,50 @@ class LearnabilityStudy(StudyConfig):
 
     KIND: ClassVar[str] = KIND
 
-    models: tuple[str, ...]
-    perturbations: tuple[str, ...] = PAPER_PERTURBATIONS
-    dataset: dict[str, Any] = field(default_factory=lambda: {"name": "demo"})
-    p_grid: tuple[float, ...] = DEFAULT_P_GRID
-    seeds: tuple[int, ...] = (0, 1, 2)
-    experiments: tuple[str, ...] = EXPERIMENTS
-    steps: int = 200
-    max_train: int | None = None
-    max_test: int | None = None
+    # the fields' order is the signature's; ``order`` places an option in --help. p_grid,
+    # experiments, estimate and estimate_p are options of ``learnability`` only (``robustness``
+    # fixes them), resolved together with the models by derive_options
+    models: tuple[str, ...] = field(metadata=option(
+        add=lambda g: add_model_option(g, multi=True),
+        show=lambda v, _: [x for m in v for x in ("--model", m)], always=True))
+    perturbations: tuple[str, ...] = field(default=PAPER_PERTURBATIONS, metadata=option(
+        "--perturbations", default=",".join(PAPER_PERTURBATIONS), metavar="LIST",
+        help="comma-separated perturbation specs (default: the paper's eight as robustlab's "
+        "built-ins; 'papers': the eight as the papers ran them)",
+        parse=lambda v: tuple(split_specs(v)), argv_order=2.5,
+        show=lambda v, _: ["--perturbations", ",".join(v)], always=True))
+    dataset: dict[str, Any] = field(default_factory=lambda: {"name": "demo"}, metadata=option(
+        add=lambda g: add_dataset_options(g, test=True, split=False), read=dataset_spec,
+        order=0.5, show=lambda v, _: dataset_argv(v), always=True))
+    p_grid: tuple[float, ...] = field(default=DEFAULT_P_GRID, metadata=option(
+        "--p-grid", default=",".join(str(p) for p in DEFAULT_P_GRID), metavar="LIST",
+        help=lambda d: f"perturbation probabilities (default {d})", when=_learn,
+        show=lambda v, c: c.learnability_argv(), always=True))
+    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata=option(
+        add=lambda g: add_seeds_option(g, default="0,1,2"), read=lambda a: ints(a.seeds, "--seeds"),
+        show=lambda v, _: ["--seeds", ",".join(str(s) for s in v)], always=True))
+    experiments: tuple[str, ...] = field(default=EXPERIMENTS, metadata=option(
+        "--experiments", default=",".join(EXPERIMENTS), metavar="LIST", order=3.3, when=_learn,
+        help="which of exp 0/1/2/3-4 to run (default all; 'learnability' alone gives CENT "
+        "without the robustness side)", show=lambda v, _: []))
+    steps: int = field(default=200, metadata=option(
+        "--steps", type=int, always=True,
+        help=lambda d: f"training steps, the same for every experiment (default {d})"))
+    max_train: int | None = field(default=None, metadata=option(
+        "--max-train", type=int, metavar="N", help="balanced subsample of the train set"))
+    max_test: int | None = field(default=None, metadata=option(
+        "--max-test", type=int, metavar="N", help="balanced subsample of the test set"))
     kind: str = KIND
     #: "full": the whole p-grid; "quick": only estimate_p (every seed) and p = 1 (first seed)
-    estimate: str = "full"
-    estimate_p: float = DEFAULT_ESTIMATE_P
+    estimate: str = field(default="full", metadata=option(
+        "--estimate", choices=ESTIMATE_MODES, order=3.1, when=_learn, show=lambda v, _: [],
+        help="full: the whole p-grid and its log-AUC (default); quick: a cheap learnability "
+        "ESTIMATE, learnability at --estimate-p for every seed plus p=1 for the first seed (4 "
+        "instead of 24 trainings per pair at 3 seeds)"))
+    estimate_p: float = field(default=DEFAULT_ESTIMATE_P, metadata=option(
+        "--estimate-p", type=float, metavar="P", order=3.2, when=_learn, show=lambda v, _: [],
+        help=lambda d: f"p of the learnability estimate (default {d:g}: its ρ with average "
+        "learnability, robustness and Δ peaks there in paper 000 Table 4)"))
 
     def __post_init__(self) -> None:
         # a preset ("papers") becomes its concrete specs: the stored config names what ran
@@ -218,42 +258,15 @@ class LearnabilityStudy(StudyConfig):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, kind: str = KIND) -> None:
-        """The study's options, with the defaults of the dataclass's fields."""
-        d = {f.name: f.default for f in fields(cls)}
-        g = parser.add_argument_group("study")
-        add_model_option(g, multi=True)
-        add_dataset_options(g, test=True, split=False)
-        g.add_argument("--perturbations", default=",".join(d["perturbations"]), metavar="LIST",
-                       help="comma-separated perturbation specs (default: the paper's eight as "
-                       "robustlab's built-ins; 'papers': the eight as the papers ran them)")
-        if kind == "learnability":
-            grid = ",".join(str(p) for p in d["p_grid"])
-            g.add_argument("--p-grid", default=grid, metavar="LIST",
-                           help=f"perturbation probabilities (default {grid})")
-            g.add_argument("--estimate", choices=ESTIMATE_MODES, default=d["estimate"],
-                           help="full: the whole p-grid and its log-AUC (default); quick: a "
-                           "cheap learnability ESTIMATE, learnability at --estimate-p for every "
-                           "seed plus p=1 for the first seed (4 instead of 24 trainings per "
-                           "pair at 3 seeds)")
-            g.add_argument("--estimate-p", type=float, default=d["estimate_p"], metavar="P",
-                           help=f"p of the learnability estimate (default {d['estimate_p']:g}: "
-                           "its ρ with average learnability, robustness and Δ peaks there in "
-                           "paper 000 Table 4)")
-            g.add_argument("--experiments", default=",".join(d["experiments"]),
-                           metavar="LIST", help="which of exp 0/1/2/3-4 to run (default all; "
-                           "'learnability' alone gives CENT without the robustness side)")
-        add_seeds_option(g, default=",".join(str(s) for s in d["seeds"]))
-        g.add_argument("--steps", type=int, default=d["steps"],
-                       help=f"training steps, the same for every experiment (default "
-                       f"{d['steps']})")
-        g.add_argument("--max-train", type=int, metavar="N",
-                       help="balanced subsample of the train set")
-        g.add_argument("--max-test", type=int, metavar="N",
-                       help="balanced subsample of the test set")
+        """The study's options (one "study" group), from the fields; ``robustness`` has no
+        p-grid, estimate or experiments options."""
+        field_options.add_arguments(cls, parser.add_argument_group("study"), kind=kind)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, kind: str = KIND) -> LearnabilityStudy:
-        """The config of a parsed command line (paths made absolute); not yet validated."""
+    def derive_options(cls, args: argparse.Namespace, kind: str = KIND, **_: Any
+                       ) -> dict[str, Any]:
+        """The models and the learnability-only options, resolved together (a quick estimate
+        fixes its own grid; ``robustness`` runs exp 0/1/2)."""
         d = {f.name: f.default for f in fields(cls)}
         models = split_specs(args.model)
         if not models:
@@ -277,35 +290,32 @@ class LearnabilityStudy(StudyConfig):
             experiments = [e for e in EXPERIMENTS if e in experiments]
         else:
             experiments = list(ROBUSTNESS_EXPERIMENTS)
-        return cls(
-            models=tuple(canonical_model_spec(m) for m in models),
-            perturbations=tuple(split_specs(args.perturbations)),
-            dataset=dataset_spec(args), p_grid=tuple(p_grid),
-            seeds=ints(args.seeds, "--seeds"), experiments=tuple(experiments),
-            steps=args.steps, max_train=args.max_train, max_test=args.max_test, kind=kind,
-            estimate=estimate,
-            estimate_p=d["estimate_p"] if estimate_p is None else float(estimate_p))
+        return {"models": tuple(canonical_model_spec(m) for m in models),
+                "p_grid": tuple(p_grid), "experiments": tuple(experiments),
+                "estimate": estimate,
+                "estimate_p": d["estimate_p"] if estimate_p is None else float(estimate_p)}
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, kind: str = KIND) -> LearnabilityStudy:
+        """The config of a parsed command line (paths made absolute); not yet validated."""
+        return field_options.from_args(cls, args, kind=kind)
 
     def argv(self) -> list[str]:
         """The command that reproduces this study (for people; never parsed back)."""
-        argv = [self.kind]
-        for m in self.models:
-            argv += ["--model", m]
-        argv += dataset_argv(self.dataset)
-        argv += ["--perturbations", ",".join(self.perturbations)]
+        return field_options.argv(self, [self.kind])
+
+    def learnability_argv(self) -> list[str]:
+        """The learnability-only options as one block (their order depends on the mode)."""
         if self.kind == "learnability" and self.estimate == "quick":
-            argv += ["--estimate", "quick", "--estimate-p", format(self.estimate_p, "g"),
-                     "--experiments", ",".join(self.experiments)]
-        elif self.kind == "learnability":
-            argv += ["--p-grid", ",".join(format_p(p) for p in self.p_grid),
-                     "--experiments", ",".join(self.experiments)]
-            if "estimate_p" in self.to_dict():
-                argv += ["--estimate-p", format(self.estimate_p, "g")]
-        argv += ["--seeds", ",".join(str(s) for s in self.seeds), "--steps", str(self.steps)]
-        for flag, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
-            if v is not None:
-                argv += [flag, str(v)]
-        return argv
+            return ["--estimate", "quick", "--estimate-p", format(self.estimate_p, "g"),
+                    "--experiments", ",".join(self.experiments)]
+        if self.kind != "learnability":
+            return []
+        out = ["--p-grid", ",".join(format_p(p) for p in self.p_grid),
+               "--experiments", ",".join(self.experiments)]
+        if "estimate_p" in self.to_dict():
+            out += ["--estimate-p", format(self.estimate_p, "g")]
+        return out
 
 
 def check_dataset_spec(spec: Any) -> None:
@@ -342,28 +352,6 @@ def dataset_argv(ds: dict[str, Any]) -> list[str]:
     if "header" in ds:
         argv.append("--header" if ds["header"] else "--no-header")
     return argv
-
-
-def split_list(values: list[str] | str | None) -> list[str]:
-    """A LIST option (seeds, p-grid, experiments): comma and/or space separated."""
-    if values is None:
-        return []
-    items = values if isinstance(values, list) else [values]
-    return [s for v in items for s in re.split(r"[,\s]+", str(v)) if s]
-
-
-def floats(text: str, opt: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in split_list(text))
-    except ValueError:
-        raise InputError(f"{opt}: expected comma-separated numbers, got {text!r}") from None
-
-
-def ints(text: str, opt: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in split_list(text))
-    except ValueError:
-        raise InputError(f"{opt}: expected comma-separated integers, got {text!r}") from None
 
 
 def cell_key(model: str, pert: str, exp: str, p: float | None, seed: int) -> str:

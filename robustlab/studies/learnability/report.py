@@ -83,7 +83,7 @@ def write_outputs(store: RunStore, out_dir: Path, *, seconds: float | None = Non
     if plots and pairs and not is_quick(config):
         files += _write_plots(out_dir, pairs, results, p_grid, corr)
     files += write_estimate_files(out_dir, estimate, plots)
-    from robustlab.studies.learnability.predictions import write_failure_report
+    from robustlab.runs.predictions import write_failure_report
 
     files += write_failure_report(store, out_dir)  # CheckList-style failing examples
     # cells skipped because their stored data is damaged make the run incomplete, by name

@@ -49,6 +49,7 @@ from robustlab.errors import InputError
 from robustlab.metrics.learnability import learnability_ate, learnability_prob
 from robustlab.outputs import refuse_link
 from robustlab.runs.cells import CellOutput
+from robustlab.runs.predictions import prediction_rows
 from robustlab.runs.store import Cell
 from robustlab.runs.study import Plan, RunContext
 from robustlab.signature import make_signature
@@ -61,7 +62,6 @@ from robustlab.studies.learnability.config import (  # noqa: F401 - the study's 
     cell_key,
     format_p,
 )
-from robustlab.studies.learnability.predictions import prediction_rows
 from robustlab.textfmt import echo
 
 #: hidden directory of a run where worker processes share trained clean models (removed at the end)
@@ -512,3 +512,11 @@ def ray_options(splits: Any, cells: Sequence[Cell]) -> dict[str, Any]:
                               if c.params.get("cache_dir")}))
     return {"travel": Travel(shared=splits, install=install_splits, portable=portable_params,
                              node_dirs=node_dirs)}
+
+
+def from_stored(config: Any, trusted: bool) -> Learnability:
+    """The study of a configuration object from Python, or of a stored one (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from robustlab.runs.study import study_of
+
+    return study_of(Learnability, LearnabilityStudy, config, trusted)

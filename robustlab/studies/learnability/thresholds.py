@@ -42,13 +42,11 @@ from typing import Any
 
 from robustlab.errors import InputError
 from robustlab.models.params import MAX_STEPS
+from robustlab.runs.study import CHECKS_FILE  # noqa: F401  (check writes it)
 from robustlab.textfmt import echo
 
 __all__ = ["CHECKS_FILE", "THRESHOLDS", "Check", "Plan", "evaluate", "junit_xml", "load_plan", "results_table"]
 
-#: a gated run's thresholds and outcomes in its run directory (``robustlab check`` writes it,
-#: ``robustlab report`` shows it)
-CHECKS_FILE = "checks.json"
 #: threshold name -> (the figure it bounds, "min" or "max", what the figure is)
 THRESHOLDS = {
     "min_accuracy": ("accuracy", "min", "accuracy on the perturbed test set"),
@@ -113,22 +111,6 @@ class Plan:
     model: str | None = None
     #: perturbed samples per text and seed (eval plans)
     samples: int = 1
-
-    def eval_config(self) -> Any:
-        """The eval study of a ``model = …`` plan: its test file (else its data), its
-        perturbations, ``seeds`` as perturbation seeds."""
-        from robustlab.studies.eval.config import EvalConfig
-
-        ds = self.dataset
-        if "path" in ds:
-            spec: dict[str, Any] = {"path": ds.get("test_path") or ds["path"]}
-            for key in ("format", "encoding", "text_column", "label_column"):
-                if ds.get(key) is not None:
-                    spec[key] = ds[key]
-        else:
-            spec = {"name": ds["name"]}
-        return EvalConfig(model=str(self.model), dataset=spec, perturbations=self.perturbations,
-                          seeds=self.seeds, samples=self.samples)
 
     @property
     def perturbations(self) -> tuple[str, ...]:
@@ -357,11 +339,9 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
             a0 = sum(r["a0"] for r in rs) / len(rs)
             fig.update(accuracy=a1, drop=a0 - a1)
         out[key] = fig
-    from robustlab.studies.eval.judge import judged_results
-
     # paper 001's human check: a fully judged perturbation is gated on its judged samples,
     # scored as an INV test against the corrected labels
-    for spec, res in judged_results(store).items():
+    for spec, res in store.judged_results().items():
         for key in [k for k in out if k[1] == spec]:
             if "judging" in res:
                 out[key]["judging"] = res["judging"]
@@ -375,7 +355,7 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
 
 def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     """(model, perturbation) -> mean accuracy, drop and fail rate over the run's seeds."""
-    from robustlab.studies.learnability.predictions import failure_summary
+    from robustlab.runs.predictions import failure_summary
 
     info = store.run_info()
     if info is not None and info.kind == "eval":
@@ -407,7 +387,7 @@ def evaluate(store: Any, checks: Sequence[Check]) -> list[Check]:
         if fig is not None and fig.get("expectation"):
             c.test = f"{c.test} {fig['expectation']}"
         if fig is not None:
-            from robustlab.studies.eval.judge import judged_marker
+            from robustlab.metrics.judged import judged_marker
 
             c.test += judged_marker(fig)
         if value is None or (isinstance(value, float) and math.isnan(value)):

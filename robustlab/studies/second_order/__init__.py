@@ -20,3 +20,14 @@ __getattr__, __dir__, __all__ = lazy_exports("robustlab.studies.second_order", {
     "run_bias_study": "bias", "resolve_pairs": "pairs",
     "make_source": "neighbourhood", "load_table": "neighbourhood",
 })
+
+from robustlab.studies.kind import StudyKind  # noqa: E402
+
+#: the kinds this package runs (robustlab.studies.kind)
+KINDS = (
+    StudyKind("attack", __name__, "study:from_stored", title="Second-order attacks (paper 002)",
+              section="section:attack_section", screen="attack_screen:AttackScreen"),
+    StudyKind("bias", __name__, "bias:from_stored",
+              title="Counterfactual bias (paper 002, Sec. 4)",
+              section="section:bias_section", screen="bias_screen:BiasScreen", records=True),
+)

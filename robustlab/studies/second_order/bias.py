@@ -426,3 +426,11 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
                      gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
                      progress=progress, trusted=True, log=log)
     return run_study(study, out, ctx).summary
+
+
+def from_stored(config: Any, trusted: bool) -> Bias:
+    """The study of a configuration object from Python, or of a stored one (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from robustlab.runs.study import study_of
+
+    return study_of(Bias, BiasConfig, config, trusted, python_objects=True)

@@ -10,147 +10,62 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from robustlab.errors import InputError
-from robustlab.models.registry import canonical_model_spec, check_model_spec
 from robustlab.options import (
     SEED_LIMIT,
-    add_dataset_options,
-    add_model_option,
     add_seed_option,
-    column,
 )
 from robustlab.outputs import RUN_FILE_NAMES
 from robustlab.resources import check_checkpoint
+from robustlab.runs import fields as field_options
+from robustlab.runs.fields import option
+from robustlab.runs.inputs import (  # noqa: F401  (OBJECT, load_options: the slice's names)
+    OBJECT,
+    canonical_source,
+    check_dataset,
+    check_source,
+    check_trained_model,
+    dataset_argv,
+    dataset_file_field,
+    dataset_from_args,
+    load_options,
+    local_path,
+    trained_model_field,
+)
 from robustlab.runs.study import StudyConfig
 from robustlab.studies.second_order.pairs import resolve_pairs
 
 RECIPE_NAMES = ("so-beam", "so-enum", "so-random")
 NAMED_TABLES = ("wordnet", "textattack-counterfitted")
 NAMED_PAIRS = ("builtin", "checklist", "all")
-#: file options of a dataset spec, with their JSON types (a stored run is untrusted)
-FILE_OPTIONS: dict[str, tuple[type, ...]] = {
-    "format": (str,), "encoding": (str,), "header": (bool,), "text_column": (str, int),
-    "label_column": (str, int), "split": (str,)}
-#: prefix of a model that was given as a Python object (no spec to rebuild it from)
-OBJECT = "object:"
 
 
-def dataset_from_args(args: argparse.Namespace, format_dest: str = "dataset_format"
-                      ) -> dict[str, Any]:
-    """``--dataset NAME|FILE`` and its file options as a stored spec: ``{"path": ABS}`` or
-    ``{"name": NAME}`` plus the options given."""
-    from robustlab.data.datasets import resolve_dataset
-
-    spec = resolve_dataset(args.dataset)
-    for key, dest in (("format", format_dest), ("encoding", "encoding"), ("header", "header"),
-                      ("text_column", "text_column"), ("label_column", "label_column"),
-                      ("split", "split")):
-        value = getattr(args, dest, None)
-        if value is not None:
-            spec[key] = column(value) if key.endswith("_column") else value
-    return spec
+ATTACK_MODEL_HELP = ("a saved robustlab model directory or a HF sequence-classification "
+                     "checkpoint (exactly one; a family name would be untrained)")
+ATTACK_LM_CHECK_HELP = ("masked LM of the authors' check on the patch words (PLL of the swapped "
+                        "sentence >= original - 1.5, sentences <= 20 words): auto (the "
+                        "neighbourhood's masked LM; none for a lexical one), none, or a path")
 
 
-def check_dataset(spec: Any) -> None:
-    """A dataset spec: a name or an existing file, and known file options of their types."""
-    if not isinstance(spec, dict) or not (spec.get("name") or spec.get("path")):
-        raise InputError("--dataset: give a data file or a dataset name")
-    for key, value in spec.items():
-        if key in ("name", "path"):
-            if not isinstance(value, str):
-                raise InputError(f"--dataset: {key} must be a string")
-            continue
-        types_ = FILE_OPTIONS.get(key)
-        if types_ is None:
-            raise InputError(f"--dataset: unknown dataset option {key!r}")
-        if not isinstance(value, types_) or (isinstance(value, bool) and bool not in types_):
-            raise InputError(f"--dataset: {key} must be {' or '.join(t.__name__ for t in types_)}"
-                             f", got {value!r:.60}")
-    if spec.get("path") and not Path(spec["path"]).is_file():
-        raise InputError(f"--dataset {spec['path']}: no such file")
+def _add_log_to_csv(g: Any) -> None:
+    """``--checkpoint-interval`` (TextAttack's, accepted and void: the store checkpoints every
+    example) and ``--log-to-csv``, TextAttack's two output options."""
+    g.add_argument("--checkpoint-interval", type=int, default=None,
+                   help="accepted for TextAttack compatibility: the run store checkpoints "
+                   "every example, so any value behaves like 1")
+    g.add_argument("--log-to-csv", nargs="?", const="attack_results.csv", default=None,
+                   metavar="NAME", help="also write a TextAttack-style CSV into --out")
 
 
-def dataset_argv(spec: dict[str, Any]) -> list[str]:
-    argv = ["--dataset", str(spec.get("path") or spec.get("name"))]
-    for key, flag in (("format", "--format"), ("encoding", "--encoding"),
-                      ("text_column", "--text-column"), ("label_column", "--label-column"),
-                      ("split", "--split")):
-        if key in spec:
-            argv += [flag, str(spec[key])]
-    if "header" in spec:
-        argv.append("--header" if spec["header"] else "--no-header")
-    return argv
-
-
-def load_options(spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec's file options as :func:`robustlab.data.datasets.load_examples` arguments."""
-    return {("fmt" if k == "format" else k): v for k, v in spec.items()
-            if k not in ("name", "path")}
-
-
-def _local(value: str | None) -> str | None:
-    """A file or directory option's canonical form: absolute when it names a local path."""
-    if not value:
-        return value
-    p = Path(value).expanduser()
-    return str(p.resolve()) if p.exists() or value.startswith((".", "~", "/")) else value
-
-
-def canonical_source(spec: str | None) -> str | None:
-    """``--source``/``--mlm`` in stored form: ``table:ABS`` / ``mlm:ABS`` for local paths."""
-    if not spec:
-        return None
-    for prefix in ("table:", "mlm:"):
-        if spec.startswith(prefix):
-            return prefix + (_local(spec[len(prefix):]) or "")
-    return spec
-
-
-def check_source(spec: str | None, option: str = "--source") -> None:
-    if spec is None or spec == "wordnet":
-        return
-    if spec.startswith("table:"):
-        if not Path(spec[6:]).is_file():
-            raise InputError(f"{option} {spec}: no such table file")
-        return
-    if spec.startswith("mlm:"):  # a masked LM that cannot load stops here, not in a cell
-        check_checkpoint(spec[4:], option)
-        return
-    raise InputError(f"{option} {spec!r}: expected wordnet, table:FILE or mlm:PATH_OR_HUB_ID")
-
-
-def check_trained_model(spec: str, *, trusted: bool) -> None:
-    """An attack, a bias study or eval needs a trained model: a saved directory or a checkpoint,
-    never a family name (it would be untrained) or a path that does not exist."""
-    from robustlab.models.registry import (
-        available_models,
-        family_shadows_directory,
-        parse_model_spec,
-    )
-
-    if spec.startswith(OBJECT):  # a model object given from Python: the caller's to check
-        return
-    local = Path(spec).expanduser()
-    if not spec.startswith("hf:") and (os.sep in spec or "/" in spec or
-                                       spec.startswith((".", "~"))) and not local.exists():
-        # a path, never a hub id (hub ids go as hf:ID): a typo is not a download
-        raise InputError(f"--model {spec}: no such model directory (a hub checkpoint is "
-                         "named hf:ID)")
-    shadowed = family_shadows_directory(spec)
-    if shadowed:
-        raise InputError(f"--model {spec}: is both a model family (which would be untrained) "
-                         f"and the directory {shadowed}; pass {shadowed} to use the saved model")
-    check_model_spec(spec, user_class=trusted)
-    name, _ = parse_model_spec(spec)
-    if name in available_models():
-        raise InputError(f"--model {spec}: an untrained {name} model predicts at random, so "
-                         f"it tests nothing; train it first (robustlab train --model {spec} "
-                         "--dataset … --out DIR) and pass the saved directory")
+def _add_source(g: Any) -> None:
+    """The neighbourhood source: ``--mlm`` or ``--source``, not both."""
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--mlm", default=None, help="masked LM (directory or hub id) as source")
+    src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
 
 
 @dataclass(frozen=True)
@@ -159,26 +74,50 @@ class AttackConfig(StudyConfig):
 
     KIND: ClassVar[str] = "attack"
 
-    recipe: str
-    model: str
-    dataset: dict[str, Any]
-    num_examples: int | None = None
-    query_budget: int | None = None
-    seed: int = 0
-    source: str | None = field(default=None, metadata={"flag": "--source/--mlm"})
-    patch_table: str | None = None
-    kappa: int = 20
-    delta: float = 3.0
-    beam_width: int = 20
-    max_distance: int | None = None
+    # the fields' order is the signature's; ``order`` places an option in --help
+    recipe: str = field(metadata=option(
+        "--recipe", required=True, default=None, help=f"one of {', '.join(RECIPE_NAMES)}",
+        always=True))
+    model: str = trained_model_field(ATTACK_MODEL_HELP)
+    dataset: dict[str, Any] = dataset_file_field()
+    num_examples: int | None = field(default=None, metadata=option(
+        "--num-examples", "-n", type=int, help="attack the first N"))
+    query_budget: int | None = field(default=None, metadata=option(
+        "--query-budget", type=int,
+        help="maximum candidates x̃ per example (each costs two model inputs)"))
+    seed: int = field(default=0, metadata=option(
+        add=lambda g: add_seed_option(g, default=0, help="seed of the random baseline (default 0)"),
+        show=lambda v, _: ["--seed", str(v)]))
+    source: str | None = field(default=None, metadata={"flag": "--source/--mlm", **option(
+        "--source", add=_add_source, read=lambda a: canonical_source(
+            a.source or (f"mlm:{a.mlm}" if a.mlm else None)), order=7.5)})
+    patch_table: str | None = field(default=None, metadata=option(
+        "--patch-table", help="synonym pairs: a JSON neighbour table, or 'wordnet'",
+        parse=lambda t: t if t in NAMED_TABLES else local_path(t), order=7.6))
+    kappa: int = field(default=20, metadata=option("--kappa", type=int, order=7.8))
+    delta: float = field(default=3.0, metadata=option("--delta", type=float, order=7.8))
+    beam_width: int = field(default=20, metadata=option("--beam-width", type=int, order=7.8))
+    max_distance: int | None = field(default=None, metadata=option(
+        "--max-distance", "-k", type=int, order=7.8,
+        help="rounds/ℓ0 radius (default 6 for so-beam/so-random, 2 for so-enum)"))
     #: sentences per call to the model wrapper: how, not what (not in the signature)
-    model_batch_size: int = field(default=512, metadata={"sig": None})
-    ppl_model: str | None = None
+    model_batch_size: int = field(default=512, metadata={"sig": None, **option(
+        "--model-batch-size", type=int, order=7.8,
+        help="sentences per call to the model wrapper (it batches further)")})
+    ppl_model: str | None = field(default=None, metadata=option(
+        "--ppl-model", help="causal LM for median perplexity (gpt2)", parse=local_path,
+        order=7.8))
     #: the name of a TextAttack-style CSV written into the run directory (an output, not a result)
-    log_to_csv: str | None = field(default=None, metadata={"sig": None})
+    log_to_csv: str | None = field(default=None, metadata={"sig": None, **option(
+        "--log-to-csv", add=_add_log_to_csv, order=7.4)})
     #: added after runs were stored (None: what they did): the masked LM of the authors'
     #: language-model check on the patch words (``mlm:PATH``)
-    lm_check: str | None = field(default=None, metadata={"added": True, "flag": "--lm-check"})
+    lm_check: str | None = field(default=None, metadata={"added": True, "flag": "--lm-check",
+                                                         **option(
+        "--lm-check", default="auto", metavar="MLM", help=ATTACK_LM_CHECK_HELP, order=7.7,
+        read=lambda a: resolve_lm_check_option(a.lm_check, canonical_source(
+            a.source or (f"mlm:{a.mlm}" if a.mlm else None))),
+        show=lambda v, _: ["--lm-check", v.removeprefix("mlm:") if v else "none"], always=True)})
 
     def validate(self, *, trusted: bool = False) -> None:
         if self.recipe not in RECIPE_NAMES:
@@ -241,74 +180,34 @@ class AttackConfig(StudyConfig):
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        d = {f.name: f.default for f in fields(cls)}
-        p.add_argument("--recipe", required=True, help=f"one of {', '.join(RECIPE_NAMES)}")
-        add_model_option(p, multi=False, required=True,
-                         help="a saved robustlab model directory or a HF sequence-classification "
-                         "checkpoint (exactly one; a family name would be untrained)")
-        add_dataset_options(p, required=True, pairs=False, format_dest="dataset_format",
-                            help="a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, "
-                            "sst2, TextAttack's NAME^CONFIG^SPLIT, …); split --split (default "
-                            "test)")
-        p.add_argument("--num-examples", "-n", type=int, default=None, help="attack the first N")
-        p.add_argument("--query-budget", type=int, default=None,
-                       help="maximum candidates x̃ per example (each costs two model inputs)")
-        add_seed_option(p, default=d["seed"], help="seed of the random baseline (default 0)")
-        p.add_argument("--checkpoint-interval", type=int, default=None,
-                       help="accepted for TextAttack compatibility: the run store checkpoints "
-                       "every example, so any value behaves like 1")
-        p.add_argument("--log-to-csv", nargs="?", const="attack_results.csv", default=None,
-                       metavar="NAME", help="also write a TextAttack-style CSV into --out")
-        src = p.add_mutually_exclusive_group()
-        src.add_argument("--mlm", default=None, help="masked LM (directory or hub id) as source")
-        src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
-        p.add_argument("--patch-table", default=None,
-                       help="synonym pairs: a JSON neighbour table, or 'wordnet'")
-        p.add_argument("--lm-check", default="auto", metavar="MLM",
-                       help="masked LM of the authors' check on the patch words (PLL of the "
-                       "swapped sentence >= original - 1.5, sentences <= 20 words): auto (the "
-                       "neighbourhood's masked LM; none for a lexical one), none, or a path")
-        p.add_argument("--kappa", type=int, default=d["kappa"])
-        p.add_argument("--delta", type=float, default=d["delta"])
-        p.add_argument("--beam-width", type=int, default=d["beam_width"])
-        p.add_argument("--max-distance", "-k", type=int, default=None,
-                       help="rounds/ℓ0 radius (default 6 for so-beam/so-random, 2 for so-enum)")
-        p.add_argument("--model-batch-size", type=int, default=d["model_batch_size"],
-                       help="sentences per call to the model wrapper (it batches further)")
-        p.add_argument("--ppl-model", default=None,
-                       help="causal LM for median perplexity (gpt2)")
+        """The study's options, from the fields (:mod:`robustlab.runs.fields`)."""
+        field_options.add_arguments(cls, p)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AttackConfig:
-        source = args.source or (f"mlm:{args.mlm}" if args.mlm else None)
-        table = args.patch_table
-        return cls(recipe=args.recipe, model=canonical_model_spec(args.model),
-                   dataset=dataset_from_args(args), num_examples=args.num_examples,
-                   query_budget=args.query_budget, seed=args.seed,
-                   source=canonical_source(source),
-                   patch_table=table if table in NAMED_TABLES else _local(table),
-                   kappa=args.kappa, delta=args.delta, beam_width=args.beam_width,
-                   max_distance=args.max_distance, model_batch_size=args.model_batch_size,
-                   ppl_model=_local(args.ppl_model), log_to_csv=args.log_to_csv,
-                   lm_check=resolve_lm_check_option(args.lm_check, canonical_source(source)))
+        return field_options.from_args(cls, args)
 
     def argv(self) -> list[str]:
-        argv = ["attack", "--recipe", self.recipe, "--model", self.model,
-                *dataset_argv(self.dataset)]
-        for flag, v, default in (("--num-examples", self.num_examples, None),
-                                 ("--query-budget", self.query_budget, None),
-                                 ("--seed", self.seed, 0), ("--source", self.source, None),
-                                 ("--patch-table", self.patch_table, None),
-                                 ("--kappa", self.kappa, 20), ("--delta", self.delta, 3.0),
-                                 ("--beam-width", self.beam_width, 20),
-                                 ("--max-distance", self.max_distance, None),
-                                 ("--model-batch-size", self.model_batch_size, 512),
-                                 ("--ppl-model", self.ppl_model, None),
-                                 ("--log-to-csv", self.log_to_csv, None)):
-            if v != default:
-                argv += [flag, format(v, "g") if isinstance(v, float) else str(v)]
-        argv += ["--lm-check", self.lm_check.removeprefix("mlm:") if self.lm_check else "none"]
-        return argv
+        return field_options.argv(self, ["attack"])
+
+
+def _add_bias_source(g: Any) -> None:
+    """The neighbourhood source: ``--mlm`` or ``--source``, not both (neither: found)."""
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--mlm", default=None,
+                     help="masked LM directory or hub id (default: $ROBUSTLAB_MLM or the "
+                     "shared minilm-mlm when found; else WordNet, said on stderr)")
+    src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
+
+
+BIAS_MODEL_HELP = ("a saved robustlab model directory or a HF sequence-classification "
+                   "checkpoint (exactly one)")
+BLACKLIST_HELP = ("words never put into a neighbourhood besides the pairs' own: a file (one word "
+                  "per line), 'gendered' or 'pairs' (default: robustlab's gendered list when a "
+                  "pair is gendered, as the paper's footnote 7)")
+BIAS_LM_CHECK_HELP = ("masked LM of the authors' check on X_test (PLL of the swapped sentence >= "
+                      "original - 1.5, sentences <= 20 words): auto (the neighbourhood's masked "
+                      "LM; none for a lexical one), none, or a path")
 
 
 def _ks(values: Any) -> tuple[int, ...]:
@@ -329,29 +228,51 @@ class BiasConfig(StudyConfig):
     #: the largest distance k: Neighbor_k grows exponentially (the paper stops at 3)
     MAX_K: ClassVar[int] = 6
 
-    model: str
-    dataset: dict[str, Any]
-    pairs: tuple[tuple[str, str], ...]
-    num_examples: int | None = None
-    ks: tuple[int, ...] = (0, 1, 2, 3)
-    source: str | None = None
-    kappa: int = 20
-    delta: float = 3.0
-    budget: int = 2000
-    parents: int = 200
-    start: str = "test"
-    seed: int = 0
+    # the fields' order is the signature's; ``order``/``argv_order`` place an option in --help
+    # and in argv(); ``pairs``, ``source``, ``blacklist``, ``lm_check`` and where each came from
+    # are resolved together from their options (derive_options)
+    model: str = trained_model_field(BIAS_MODEL_HELP)
+    dataset: dict[str, Any] = dataset_file_field()
+    pairs: tuple[tuple[str, str], ...] = field(metadata=option(
+        "--pairs", default="builtin", help="builtin | checklist | all | FILE (one 'p1 p2' per line)",
+        show=lambda v, c: ["--pairs", c.pairs_from], always=True))
+    num_examples: int | None = field(default=None, metadata=option(
+        "--num-examples", "-n", type=int, order=1.5, argv_order=4.5))
+    ks: tuple[int, ...] = field(default=(0, 1, 2, 3), metadata=option(
+        "--k", default="0,1,2,3", help="distances, e.g. 0,1,2,3", parse=lambda v: _ks(v),
+        show=lambda v, _: ["--k", ",".join(map(str, v))], always=True))
+    source: str | None = field(default=None, metadata=option("--source", add=_add_bias_source))
+    kappa: int = field(default=20, metadata=option("--kappa", type=int))
+    delta: float = field(default=3.0, metadata=option("--delta", type=float))
+    budget: int = field(default=2000, metadata=option(
+        "--budget", type=int,
+        help="at most this many sentences per (pair, k); larger levels are sampled"))
+    parents: int = field(default=200, metadata=option(
+        "--parents", type=int,
+        help="at most this many sentences of level k-1 are expanded into level k"))
+    start: str = field(default="test", metadata=option(
+        "--start", choices=["test", "filter"],
+        help="build neighbourhoods from X_test or from X_filter (|F_soft| < 0.005)"))
+    seed: int = field(default=0, metadata=option(
+        add=lambda g: add_seed_option(g, default=0,
+                                      help="seed of the neighbourhood sampling (default 0)"),
+        show=lambda v, _: ["--seed", str(v)]))
     #: where the pairs came from (builtin, checklist, all or the file), for people
     pairs_from: str = field(default="builtin", metadata={"sig": None})
     # ---- added after runs were stored: None is what those runs did (runs/study.py) ----
     #: words blacklisted from neighbourhoods besides the pairs' own, resolved (``--blacklist``:
     #: the gendered list when the pairs are gendered); None: the pairs' words only (as before)
     blacklist: tuple[str, ...] | None = field(
-        default=None, metadata={"added": True, "digest": True, "flag": "--blacklist"})
+        default=None, metadata={"added": True, "digest": True, "flag": "--blacklist", **option(
+            "--blacklist", metavar="FILE", help=BLACKLIST_HELP, order=5.1, always=True,
+            show=lambda v, c: ["--blacklist", c.blacklist_from or "pairs"])})
     #: where the blacklist came from (gendered, pairs or the file), for people
     blacklist_from: str | None = field(default=None, metadata={"added": True, "sig": None})
     #: the masked LM of the authors' language-model check on X_test (``mlm:PATH``); None: none
-    lm_check: str | None = field(default=None, metadata={"added": True, "flag": "--lm-check"})
+    lm_check: str | None = field(default=None, metadata={"added": True, "flag": "--lm-check",
+                                                         **option(
+        "--lm-check", default="auto", metavar="MLM", help=BIAS_LM_CHECK_HELP, order=5.2,
+        show=lambda v, _: ["--lm-check", v.removeprefix("mlm:") if v else "none"], always=True)})
     #: how the neighbourhood source was chosen when no --source/--mlm was given, for people
     source_from: str | None = field(default=None, metadata={"added": True, "sig": None})
 
@@ -396,74 +317,30 @@ class BiasConfig(StudyConfig):
 
     @classmethod
     def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        d = {f.name: f.default for f in fields(cls)}
-        add_model_option(p, multi=False, required=True,
-                         help="a saved robustlab model directory or a HF sequence-classification "
-                         "checkpoint (exactly one)")
-        add_dataset_options(p, required=True, pairs=False, format_dest="dataset_format",
-                            help="a file (label-text, TSV, CSV, JSONL) or a dataset name (demo, "
-                            "sst2, TextAttack's NAME^CONFIG^SPLIT, …); split --split (default "
-                            "test)")
-        p.add_argument("--num-examples", "-n", type=int, default=None)
-        p.add_argument("--pairs", default=d["pairs_from"],
-                       help="builtin | checklist | all | FILE (one 'p1 p2' per line)")
-        p.add_argument("--k", dest="ks", default=",".join(map(str, d["ks"])),
-                       help="distances, e.g. 0,1,2,3")
-        src = p.add_mutually_exclusive_group()
-        src.add_argument("--mlm", default=None,
-                         help="masked LM directory or hub id (default: $ROBUSTLAB_MLM or the "
-                         "shared minilm-mlm when found; else WordNet, said on stderr)")
-        src.add_argument("--source", default=None, help="wordnet | table:FILE | mlm:PATH")
-        p.add_argument("--blacklist", default=None, metavar="FILE",
-                       help="words never put into a neighbourhood besides the pairs' own: a "
-                       "file (one word per line), 'gendered' or 'pairs' (default: robustlab's "
-                       "gendered list when a pair is gendered, as the paper's footnote 7)")
-        p.add_argument("--lm-check", default="auto", metavar="MLM",
-                       help="masked LM of the authors' check on X_test (PLL of the swapped "
-                       "sentence >= original - 1.5, sentences <= 20 words): auto (the "
-                       "neighbourhood's masked LM; none for a lexical one), none, or a path")
-        p.add_argument("--kappa", type=int, default=d["kappa"])
-        p.add_argument("--delta", type=float, default=d["delta"])
-        p.add_argument("--budget", type=int, default=d["budget"],
-                       help="at most this many sentences per (pair, k); larger levels are "
-                       "sampled")
-        p.add_argument("--parents", type=int, default=d["parents"],
-                       help="at most this many sentences of level k-1 are expanded into level k")
-        p.add_argument("--start", choices=["test", "filter"], default=d["start"],
-                       help="build neighbourhoods from X_test or from X_filter (|F_soft| < "
-                       "0.005)")
-        add_seed_option(p, default=d["seed"],
-                        help="seed of the neighbourhood sampling (default 0)")
+        """The study's options, from the fields (:mod:`robustlab.runs.fields`)."""
+        field_options.add_arguments(cls, p)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> BiasConfig:
+    def derive_options(cls, args: argparse.Namespace, **fixed: Any) -> dict[str, Any]:
+        """The fields resolved together from ``--pairs``, ``--mlm``/``--source``,
+        ``--blacklist`` and ``--lm-check`` (each also records where it came from)."""
         from robustlab.studies.second_order.gendered import resolve_blacklist
 
         source, source_from = resolve_source_option(args)
-        pairs_from = args.pairs if args.pairs in NAMED_PAIRS else _local(args.pairs) or ""
         pairs = tuple((a, b) for a, b in resolve_pairs(args.pairs))
         blacklist, blacklist_from = resolve_blacklist(args.blacklist, pairs)
-        return cls(model=canonical_model_spec(args.model), dataset=dataset_from_args(args),
-                   pairs=pairs, num_examples=args.num_examples, ks=_ks(args.ks),
-                   source=source, kappa=args.kappa, delta=args.delta,
-                   budget=args.budget, parents=args.parents, start=args.start, seed=args.seed,
-                   pairs_from=pairs_from, blacklist=blacklist, blacklist_from=blacklist_from,
-                   lm_check=resolve_lm_check_option(args.lm_check, source),
-                   source_from=source_from)
+        return {"source": source, "source_from": source_from, "pairs": pairs,
+                "pairs_from": args.pairs if args.pairs in NAMED_PAIRS else
+                local_path(args.pairs) or "",
+                "blacklist": blacklist, "blacklist_from": blacklist_from,
+                "lm_check": resolve_lm_check_option(args.lm_check, source)}
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> BiasConfig:
+        return field_options.from_args(cls, args)
 
     def argv(self) -> list[str]:
-        argv = ["bias", "--model", self.model, *dataset_argv(self.dataset),
-                "--pairs", self.pairs_from, "--k", ",".join(map(str, self.ks))]
-        for flag, v, default in (("--num-examples", self.num_examples, None),
-                                 ("--source", self.source, None), ("--kappa", self.kappa, 20),
-                                 ("--delta", self.delta, 3.0), ("--budget", self.budget, 2000),
-                                 ("--parents", self.parents, 200),
-                                 ("--start", self.start, "test"), ("--seed", self.seed, 0)):
-            if v != default:
-                argv += [flag, format(v, "g") if isinstance(v, float) else str(v)]
-        argv += ["--blacklist", self.blacklist_from or "pairs",
-                 "--lm-check", self.lm_check.removeprefix("mlm:") if self.lm_check else "none"]
-        return argv
+        return field_options.argv(self, ["bias"])
 
 
 def resolve_source_option(args: argparse.Namespace) -> tuple[str, str]:

@@ -269,8 +269,8 @@ class Attack:
         from robustlab.data.datasets import load_examples
         from robustlab.integrations.victims import load_victim
         from robustlab.models.device import resolve_device
-        from robustlab.studies.second_order.config import load_options
-        from robustlab.studies.second_order.neighbourhood import mlm_device
+        from robustlab.studies.second_order.config import NAMED_TABLES, load_options
+        from robustlab.studies.second_order.neighbourhood import load_table, mlm_device
 
         cfg = self.config
         examples = self.examples
@@ -281,6 +281,8 @@ class Attack:
                                      **load_options(cfg.dataset))
         if not examples:
             raise InputError(f"--dataset {where}: no examples")
+        if cfg.patch_table and cfg.patch_table not in NAMED_TABLES:
+            load_table(cfg.patch_table)  # a bad table is refused before the model is loaded
         ctx.say("importing TextAttack")
         import_textattack()
         device = str(resolve_device(ctx.device))
@@ -288,6 +290,14 @@ class Attack:
         if victim is None:
             ctx.say(f"loading model {cfg.model} on {device}")
             victim, model_name = load_victim(cfg.model, device)
+        # a label the model does not have is refused before anything is written (issue 29)
+        import numpy as np
+
+        from robustlab.data.labels import check_model_classes
+
+        n_classes = int(np.asarray(victim([str(examples[0][0])])).shape[-1])
+        check_model_classes([int(y) if isinstance(y, (int, np.integer)) else y
+                             for _, y in examples], n_classes, where, model_name)
         kwargs = self.recipe_kwargs()
         src = kwargs.get("source")
         ctx.say(f"building {cfg.recipe} (neighbourhood source: "
@@ -406,3 +416,11 @@ def _lm_check_name(check: Any) -> str | None:
 #: the recipes' names for max_distance and beam_width)
 _CONFIG_KEYS = ("query_budget", "seed", "kappa", "delta", "beam_width", "model_batch_size",
                 "max_rounds", "max_distance", "max_changes", "walks")
+
+
+def from_stored(config: Any, trusted: bool) -> Attack:
+    """The study of a configuration object from Python, or of a stored one (its
+    :class:`~robustlab.studies.kind.StudyKind`)."""
+    from robustlab.runs.study import study_of
+
+    return study_of(Attack, AttackConfig, config, trusted, python_objects=True)

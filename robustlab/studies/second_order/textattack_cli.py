@@ -46,7 +46,7 @@ def register_recipes(argv: list[str] = ()) -> None:
 
     import textattack.attack_args as aa
 
-    import robustlab
+    import robustlab.studies.second_order.study  # binds robustlab: TextAttack evals its path
     from robustlab.studies.second_order.study import RECIPES
 
     for name, module in RECIPES.items():

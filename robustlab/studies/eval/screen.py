@@ -1,0 +1,73 @@
+"""Eval results (a trained model tested as it is): A0, A1, A1 − A0, failure and no-op rate per
+perturbation, the accuracy bars, ``f`` for the failing examples and ``j`` to judge samples
+(paper 001's human check)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+
+from robustlab.tui.results import EvalView, load_eval
+from robustlab.tui.screens.base import RunScreen
+from robustlab.tui.specs import fmt
+from robustlab.tui.widgets.heat_table import HeatTable
+from robustlab.tui.widgets.plot import SpecPlot
+
+#: seconds between reloads of an eval run without its summary yet
+RELOAD_S = 3.0
+
+
+class EvalScreen(RunScreen):
+    BINDINGS = [Binding("f", "failures", "Failures"), Binding("j", "judge", "Judge")]
+
+    def body(self) -> ComposeResult:
+        with Vertical(id="split"):
+            yield HeatTable(cursor_type="row", id="eval")
+            yield SpecPlot(id="acc")
+
+    def load(self) -> EvalView:
+        return load_eval(self.path)
+
+    def show(self, view: EvalView) -> None:
+        parts = [f"{view.model}: clean accuracy A0 {fmt(view.clean)}",
+                 f"{len(view.table.rows)} perturbations", "f: failing examples"]
+        if view.partial:  # no summary yet: say why, from the store's counts
+            parts.append(f"run in progress: {view.unfinished} cells to go" if view.unfinished
+                         else "every cell done; summary not written yet (resume writes it)")
+            self._reload_soon()
+        # the headline (worst perturbations) first: what a reader looks for
+        self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts))
+        self.query_one("#eval", HeatTable).show(view.table, keep_cursor=True)
+        self.query_one("#acc", SpecPlot).show(view.accuracy_plot())
+
+    def _reload_soon(self) -> None:
+        """A partial view reloads every few seconds until the summary exists (the screen
+        opened during a run, or a resume, used to keep saying "run in progress")."""
+        if getattr(self, "_reload_timer", None) is None:
+            self._reload_timer = self.set_interval(RELOAD_S, self._reload_if_partial)
+
+    def _reload_if_partial(self) -> None:
+        if self.view is not None and self.view.partial:
+            self.action_reload()
+        elif getattr(self, "_reload_timer", None) is not None:
+            self._reload_timer.stop()
+            self._reload_timer = None
+
+    def action_failures(self) -> None:
+        """CheckList-style failing examples: the predictions each perturbation changed."""
+        from robustlab.tui.screens.failures import FailuresScreen
+
+        self.app.push_screen(FailuresScreen(self.path))
+
+    def action_judge(self) -> None:
+        """Paper 001's human check of the label- and meaning-changing samples."""
+        from robustlab.studies.eval.judge_screen import JudgeScreen
+
+        self.app.push_screen(JudgeScreen(self.path))
+
+    def exportables(self):
+        if self.view is None:
+            return {}
+        return {"eval table": self.query_one("#eval", HeatTable).sorted_table(),
+                "accuracy per perturbation": self.view.accuracy_plot()}

@@ -1,0 +1,100 @@
+"""A study kind is one package: adding one (tests/fixtures/toykind) to the registry's package list
+is all it takes for ``robustlab --help``, the command, ``report``, ``resume`` and the TUI
+(tests/tui/test_toy_kind.py opens it in the TUI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from robustlab import studies
+from robustlab.cli import main
+from robustlab.errors import InputError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    monkeypatch.setattr(studies, "PACKAGES", [*studies.PACKAGES, "toykind"])
+    return studies.find("toy")
+
+
+def test_every_builtin_kind_is_declared_once():
+    kinds = studies.kinds()
+    assert list(kinds) == ["learnability", "attack", "bias", "cross-domain", "eval"]
+    assert studies.find("robustness").name == studies.find("cent").name == "learnability"
+    assert studies.find("nope") is None and studies.find(None) is None
+    for kind in kinds.values():  # every declared part exists (a typo fails here, not in a UI)
+        assert kind.part("study") and kind.part("section") and kind.part("screen")
+    with pytest.raises(InputError, match="unknown study kind 'nope'; robustlab runs attack"):
+        studies.study_from_config("nope", {})
+
+
+def test_a_new_kind_from_one_package_is_everywhere(toy, tmp_path, capsys):
+    assert toy is not None and toy.package == "toykind"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "toy" in capsys.readouterr().out.split("COMMAND")[-1]
+
+    run = tmp_path / "toy-run"
+    assert main(["toy", "--n", "4", "--out", str(run), "--quiet"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["kind"] == "toy" and summary["total"] == 0 + 1 + 4 + 9
+
+    report = tmp_path / "r.md"
+    assert main(["report", str(run), "--out", str(report)]) == 0
+    text = report.read_text()
+    assert "Toy squares (a study from one package)" in text and "toy total 14" in text
+
+    assert main(["resume", str(run), "--quiet"]) == 0  # rebuilt from the store by the registry
+    capsys.readouterr()
+
+    from robustlab.tui import data
+
+    assert data.read_run(run).kind == "toy" and data.read_run(run).status == "done"
+
+
+
+def test_robustlab_run_is_the_one_python_entry_point(toy, tmp_path):
+    from toykind.study import ToyConfig
+
+    import robustlab
+    from robustlab.runs.store import RunStore
+    from robustlab.runs.study import RUN_CONTEXT_KEY
+
+    with pytest.raises(TypeError, match="unknown option.*executor"):
+        robustlab.run(ToyConfig(n=2), tmp_path / "x", exectuor="process")
+    assert not (tmp_path / "x").exists()
+    outcome = robustlab.run(ToyConfig(n=3), tmp_path / "run", workers=3, threads=2,
+                            progress=False)
+    assert outcome.complete and outcome.summary["total"] == 0 + 1 + 4
+    with RunStore(tmp_path / "run", readonly=True) as store:  # how it ran, outside the config
+        stored = json.loads(store.meta(RUN_CONTEXT_KEY))
+        assert stored["workers"] == 3 and stored["threads"] == 2
+        assert "workers" not in json.dumps(store.run_info().config)
+    with pytest.raises(InputError, match="not a study configuration"):
+        robustlab.run({"n": 3}, tmp_path / "y")
+
+
+def test_resume_continues_as_the_run_last_ran_unless_told(toy, tmp_path, capsys):
+    from robustlab.runs.store import RunStore
+    from robustlab.runs.study import RUN_CONTEXT_KEY
+
+    run = tmp_path / "run"
+    assert main(["toy", "--n", "2", "--out", str(run), "--workers", "3", "--cpus-per-task", "2"]) == 0
+    capsys.readouterr()
+    assert main(["resume", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "--workers 3 --cpus-per-task 2.0; as it last ran" in err
+    assert main(["resume", str(run), "--workers", "2"]) == 0  # told otherwise: this command's
+    assert "--workers 2 --cpus-per-task 2.0; as it last ran" in capsys.readouterr().err
+    with RunStore(run, readonly=True) as store:
+        assert json.loads(store.meta(RUN_CONTEXT_KEY))["workers"] == 2
+    with RunStore(run) as store:  # a damaged stored context is data: ignored, never run
+        store.set_meta(RUN_CONTEXT_KEY, '{"executor": "rm -rf", "workers": -1, "device": 7}')
+    assert main(["resume", str(run)]) == 0
+    assert "as it last ran" not in capsys.readouterr().err
