@@ -96,17 +96,21 @@ def test_judged_scores_by_hand():
     rows = [  # label, verdict, clean prediction, perturbed prediction
         {"label": 1, "verdict": "consistent", "pred_before": 1, "pred_after": 1},
         {"label": 1, "verdict": "relabel:0", "pred_before": 1, "pred_after": 0},
-        {"label": 1, "verdict": "relabel:0", "pred_before": 1, "pred_after": 1},
+        {"label": 1, "verdict": "relabel:1", "pred_before": 1, "pred_after": 0},
         {"label": 0, "verdict": "drop", "pred_before": 0, "pred_after": 1},
         {"label": 0, "verdict": "consistent", "pred_before": 1, "pred_after": 0},
     ]
     s = judged_scores(rows)
-    # kept 4; A0 on originals: 1,1,1,0 -> 3/4; A1 vs corrected 1,0,0,0: right, right, wrong,
-    # right -> 3/4; failure among the 3 with a right clean prediction: one (the third)
+    # kept 4 (the drop removed); A0 on originals vs original labels: right, right, right,
+    # wrong -> 3/4; A1 vs corrected labels 1,0,1,0: right, right, wrong, right -> 3/4;
+    # failure among the 3 with a right clean prediction: one (the third)
     assert (s["n"], s["sampled"], s["dropped"], s["relabelled"]) == (4, 5, 1, 2)
     assert s["a0"] == pytest.approx(0.75) and s["a1"] == pytest.approx(0.75)
     assert s["delta"] == pytest.approx(0.0)
     assert s["failure_rate"] == pytest.approx(1 / 3)
+    # a relabel counts: the second row judged consistent instead makes it wrong
+    rows[1]["verdict"] = "consistent"
+    assert judged_scores(rows)["a1"] == pytest.approx(0.5)
 
 
 def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, capsys):
