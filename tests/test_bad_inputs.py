@@ -292,6 +292,13 @@ CASES: list[Bad] = [
     bad("failures {W}/run --csv {T}/f.xlsx", "xlsx"),
     bad("failures {W}/run --csv {T}/keep.txt/f.csv", "keep.txt"),
     bad("failures", "required"),
+    # ---- judge ----
+    bad("judge", "required"),
+    bad("judge {T}/none", "not a robustlab run directory"),
+    bad("judge {W}/attack", "works on eval runs"),
+    bad("judge {W}/corrupt", "not a readable robustlab store"),
+    bad("judge {W}/attack --per 0", "--per 0: must be at least 1"),
+    bad("judge {W}/attack --import {T}/none.csv --export {T}/x.csv", "not allowed with"),
     # ---- check ----
     bad("check {W}/plans/missing.toml", "no such file"),
     bad("check {W}/plans/notoml.toml", "not valid TOML"),

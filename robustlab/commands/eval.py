@@ -71,8 +71,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         echo(align(TABLE_HEAD, table_rows(rows), rule=True))
         echo("test: INV = prediction should not change (A1 against the original label); "
              "DIR flip = prediction should change or P(label) fall (no A1: the label changed); "
-             "changed = no pass/fail. fail rate and changed: among the texts the perturbation "
-             "changed")
+             "changed = no pass/fail; judged n=K = scored on K hand-judged samples against "
+             "their corrected labels (robustlab judge). fail rate and changed: among the "
+             "texts the perturbation changed")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -373,8 +373,12 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                          list(dict.fromkeys(r["perturbation"] for r in results)))
         clean, model = (results[0]["a0"] if results else None), str(config.get("model", "?"))
     else:
-        rows, clean = by_harm(summary["perturbations"]), summary.get("clean_accuracy")
+        rows, clean = summary["perturbations"], summary.get("clean_accuracy")
         model = str(summary.get("model", "?"))
+    from robustlab.studies.eval.judge import apply_judgements
+
+    with RunStore(path, readonly=True) as store:  # judged since the summary was written too
+        rows = by_harm(apply_judgements(store, rows))
     table_rows = [[r["label"], test_header(r), _num(r["a0"]), _num(r["a1"]),
                    (r["a1"] or {}).get("std"), _num(r["delta"]), _num(r["failure_rate"]),
                    _num(r.get("change_rate")), _num(r["noop_rate"]), len(r["seeds"])]

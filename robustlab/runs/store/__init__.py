@@ -20,6 +20,8 @@ Contract (what callers and the TUI may rely on):
   no predictions, and a writer adds the table and records version 2. Schema 3 added a CRC-32
   column beside every payload (``run.crc``, ``cells.params_crc``/``result_crc``, ``records.crc``,
   ``predictions.crc``); older rows keep none (NULL), and a writer adds the columns in place.
+* **Judgements** (``robustlab judge``, paper 001's human check) live in a ``judgements``
+  table created on demand (:mod:`.judgements`): older stores need no migration.
 * Readers (the TUI) open the store read-only and never block writers.
 * **Damage is caught, not computed on.** Resuming (:meth:`RunStore.init_run` on an existing run)
   runs SQLite's ``PRAGMA quick_check`` first and refuses a damaged file with the way to recover
@@ -46,6 +48,7 @@ from __future__ import annotations
 import os
 
 from robustlab.runs.store.cells import CellOps
+from robustlab.runs.store.judgements import JudgementOps
 from robustlab.runs.store.records import RecordReads
 from robustlab.runs.store.recovery import Recovery
 from robustlab.runs.store.run import RunRow
@@ -70,10 +73,11 @@ __all__ = ["CELL_STATES", "PREDICTION_FIELDS", "SCHEMA_VERSION", "STORE_NAME", "
            "recovery_hint", "run_files", "worker_id"]
 
 
-class RunStore(RunRow, CellOps, RecordReads, Recovery):
+class RunStore(RunRow, CellOps, RecordReads, Recovery, JudgementOps):
     """Read and write one run directory's ``store.sqlite`` (see the module docstring): the
     connection (:mod:`.base`), the run row (:mod:`.run`), cells (:mod:`.cells`), records and
-    predictions (:mod:`.records`), recovery (:mod:`.recovery`)."""
+    predictions (:mod:`.records`), recovery (:mod:`.recovery`), judgements
+    (:mod:`.judgements`)."""
 
     def __enter__(self) -> RunStore:
         return self

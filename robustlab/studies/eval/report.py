@@ -22,12 +22,17 @@ Blocks = list[Any]
 
 def _rows(run: RunData) -> list[Mapping[str, Any]]:
     """The per-perturbation rows of the run's summary (or, before it exists, of its cells)."""
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.eval.judge import apply_judgements
     from robustlab.studies.eval.study import by_harm, summarise
 
     s = run.summary or {}
     rows = s.get("perturbations")
     if rows is None:
         rows = summarise(run.results, run.config.get("perturbations") or [])
+    # judgements made after the summary was written count too (paper 001's human check)
+    with RunStore(run.path, readonly=True) as store:
+        rows = apply_judgements(store, rows)
     return by_harm(rows)  # worst first (a summary written before this order was kept too)
 
 
@@ -141,7 +146,10 @@ def eval_section(runs: Sequence[RunData]) -> Blocks:
                       "texts; A1: on the perturbed texts (every seed and sample), only for INV "
                       "tests: a label-changing perturbation invalidates the label. Test: INV — "
                       "the prediction should not change; DIR flip — it should change or "
-                      "P(original label) fall; changed — no pass/fail. Failure rate: among the "
+                      "P(original label) fall; changed — no pass/fail; judged n=K — scored, as "
+                      "paper 001 did, on K hand-judged perturbed samples against their "
+                      "corrected labels (dropped samples removed, relabels applied). Failure "
+                      "rate: among the "
                       "texts the perturbation changed, those failing their test; predictions "
                       "changed: among those texts, the share whose prediction changed; no-op "
                       "rate: texts it left unchanged. Mean ± sd over perturbation seeds.")]

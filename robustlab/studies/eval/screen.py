@@ -1,5 +1,6 @@
 """Eval results (a trained model tested as it is): A0, A1, A1 − A0, failure and no-op rate per
-perturbation, the accuracy bars, and ``f`` for the failing examples."""
+perturbation, the accuracy bars, ``f`` for the failing examples and ``j`` to judge samples
+(paper 001's human check)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ RELOAD_S = 3.0
 
 
 class EvalScreen(RunScreen):
-    BINDINGS = [Binding("f", "failures", "Failures")]
+    BINDINGS = [Binding("f", "failures", "Failures"), Binding("j", "judge", "Judge")]
 
     def body(self) -> ComposeResult:
         with Vertical(id="split"):
@@ -58,6 +59,12 @@ class EvalScreen(RunScreen):
         from robustlab.tui.screens.failures import FailuresScreen
 
         self.app.push_screen(FailuresScreen(self.path))
+
+    def action_judge(self) -> None:
+        """Paper 001's human check of the label- and meaning-changing samples."""
+        from robustlab.studies.eval.judge_screen import JudgeScreen
+
+        self.app.push_screen(JudgeScreen(self.path))
 
     def exportables(self):
         if self.view is None:

@@ -318,9 +318,13 @@ DIGITS = 3
 
 
 def test_header(r: dict[str, Any]) -> str:
+    """The test column: INV / DIR flip / changed, with ``judged n=K`` where the row is scored
+    on judged samples (:mod:`robustlab.studies.eval.judge`) or ``judging k/n`` while partly
+    judged."""
     from robustlab.metrics.checklist_tests import header
+    from robustlab.studies.eval.judge import judged_marker
 
-    return header(r.get("test", "INV"), r.get("expectation"))
+    return header(r.get("test", "INV"), r.get("expectation")) + judged_marker(r)
 
 
 def table_rows(rows: Sequence[dict[str, Any]]) -> list[list[str]]:
@@ -487,7 +491,10 @@ class Eval:
         done = sorted(((c.key, c.result) for c in store.cells("done") if c.result),
                       key=lambda kv: order.get(kv[0], len(order)))
         results = [r for _, r in done]
-        rows = summarise(results, cfg.perturbations)
+        from robustlab.studies.eval.judge import apply_judgements
+
+        # paper 001's human check: judged perturbations scored on their judged samples
+        rows = by_harm(apply_judgements(store, summarise(results, cfg.perturbations)))
         clean = results[0]["a0"] if results else None
         files = ["summary.json", "results.jsonl", "eval.csv"]
         write_jsonl(out / "results.jsonl", results)

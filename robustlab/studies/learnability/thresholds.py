@@ -339,6 +339,17 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
             a0 = sum(r["a0"] for r in rs) / len(rs)
             fig.update(accuracy=a1, drop=a0 - a1)
         out[key] = fig
+    # paper 001's human check: a fully judged perturbation is gated on its judged samples,
+    # scored as an INV test against the corrected labels
+    for spec, res in store.judged_results().items():
+        for key in [k for k in out if k[1] == spec]:
+            if "judging" in res:
+                out[key]["judging"] = res["judging"]
+                continue
+            out[key] = {"test": "INV", "expectation": None, "accuracy": res["a1"],
+                        "drop": None if res["a1"] is None else res["a0"] - res["a1"],
+                        "fail_rate": res["failure_rate"],
+                        "judged": {"n": res["n"], "sampled": res["sampled"]}}
     return out
 
 
@@ -375,12 +386,17 @@ def evaluate(store: Any, checks: Sequence[Check]) -> list[Check]:
         c.test = "INV" if fig is None else fig.get("test", "INV")
         if fig is not None and fig.get("expectation"):
             c.test = f"{c.test} {fig['expectation']}"
+        if fig is not None:
+            from robustlab.metrics.judged import judged_marker
+
+            c.test += judged_marker(fig)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             c.value, c.passed = None, None
             c.message = ("no result (the cell failed or stored no predictions)"
-                         if fig is None or c.test == "INV" else
+                         if fig is None or fig.get("test", "INV") == "INV" else
                          f"no result: {c.perturbation} changes the label ({c.test} test), so "
-                         + ("it has no pass/fail on this task" if c.test == "changed" else
+                         + ("it has no pass/fail on this task" if fig.get("test") == "changed"
+                            else
                             "A1 is not computed; gate it with max_fail_rate"))
             continue
         c.value = value
