@@ -112,3 +112,35 @@ def test_mt_refuses_wmt22_dir_with_files(tmp_path, capsys):
     assert code == 2
     assert "--wmt22-dir reads systems, refs and domains itself" in capsys.readouterr().err
     assert not out.exists()
+
+
+# ---- cell signatures from fields -----------------------------------------------------------------
+
+
+def test_cell_signatures_keep_the_form_stored_runs_have():
+    """Cells' signatures come from the fields' ``in_cell`` metadata; their text is what runs of
+    earlier versions stored (a change would make every stored cell recompute)."""
+    from robustlab import __version__
+    from robustlab.signature import make_signature
+    from robustlab.studies.cross_domain.consistency import ConsistencyConfig
+    from robustlab.studies.cross_domain.study import consistency_signature
+
+    v = f"v:{__version__}"
+    cfg = ConsistencyConfig(eps=(1.0, 2.5), n_bags=3, fraction=0.6, seed=7, grid_max=20,
+                            eps_grid="sigma")  # grid_max and eps_grid never entered a cell's
+    assert consistency_signature(cfg) == f"cross-domain|eps:1,2.5|bags:3x0.6|rs:7|{v}"
+    clf = fields.cell_parts(ClfStudy, {"models": "bow", "train_domains": None, "steps": 5})
+    assert consistency_signature(cfg, score="accuracy", **clf) == \
+        f"cross-domain|score:accuracy|model:bow|steps:5|eps:1,2.5|bags:3x0.6|rs:7|{v}"
+    mt = fields.cell_parts(MTStudy, {"score": "chrf"})
+    assert consistency_signature(cfg, **mt, sacrebleu="S") == \
+        f"cross-domain|score:chrf|sacrebleu:S|eps:1,2.5|bags:3x0.6|rs:7|{v}"
+    learn = fields.cell_parts(LearnabilityStudy, {
+        "dataset": "demo#ab", "steps": 5, "seeds": 1, "p_grid": 0.25, "perturbations": "x(a=1)",
+        "models": "bow", "experiments": "learnability"})
+    assert make_signature("learnability", **learn) == ("learnability|exp:learnability|model:bow|"
+                                                       f"pert:x(a=1)|p:0.25|seed:1|steps:5|"
+                                                       f"data:demo#ab|{v}")
+    assert fields.cell_parts(LearnabilityStudy, {**dict.fromkeys(
+        ("dataset", "steps", "seeds", "perturbations", "models", "experiments"), "-"),
+        "p_grid": None})["p"] == "-"

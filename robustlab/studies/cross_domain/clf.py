@@ -27,7 +27,7 @@ from robustlab.models.params import MAX_STEPS
 from robustlab.models.registry import canonical_model_spec, check_model_spec
 from robustlab.options import absolute, add_model_option
 from robustlab.runs.cells import CellOutput
-from robustlab.runs.fields import option
+from robustlab.runs.fields import cell_parts, in_cell, option
 from robustlab.runs.study import Plan, RunContext
 from robustlab.studies.cross_domain.study import (
     KIND,
@@ -55,23 +55,26 @@ class ClfStudy(CrossDomainConfig):
         help="multi-domain data root (default: $ROBUSTLAB_SHARED/data/amazon_multidomain, "
         "else shared/ or ../shared/ from the current directory)",
         always=True, show=lambda v, _: ["--data-dir", v]))
-    models: tuple[str, ...] = field(default=("bow",), metadata=option(
+    # in_cell: each cell's signature names its model, train domain and steps (its own model and
+    # domain, not the tuples), after ``score:accuracy`` and before the consistency fields
+    models: tuple[str, ...] = field(default=("bow",), metadata={**in_cell("model", 1), **option(
         add=lambda g: add_model_option(
             g, multi=True, default=["bow"],
             help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v,…), a HF "
             "checkpoint or a saved model dir; several: space or comma separated, or --model "
             "repeated (default bow)"),
         read=lambda a: tuple(canonical_model_spec(m) for m in a.model), order=-1,
-        argv_order=-1, always=True, show=lambda v, _: ["--model", *v]))
+        argv_order=-1, always=True, show=lambda v, _: ["--model", *v])})
     domains: tuple[str, ...] = field(default=(
         "books", "dvd", "electronics", "kitchen", "airline", "imdb", "blog"), metadata=option(
         "--domains", nargs="+", parse=tuple, always=True, show=lambda v, _: ["--domains", *v]))
-    train_domains: tuple[str, ...] | None = field(default=None, metadata=option(  # None: every
+    train_domains: tuple[str, ...] | None = field(default=None, metadata={**option(  # None: all
         "--train-domains", nargs="+", help="domains to train on (default: every --domains entry)",
         parse=lambda v: tuple(v) if v else None,
-        show=lambda v, _: ["--train-domains", *v] if v else []))
-    steps: int = field(default=300, metadata=option(
-        "--steps", type=int, help="optimiser steps per model", always=True))
+        show=lambda v, _: ["--train-domains", *v] if v else []), **in_cell("train", 2)})
+    steps: int = field(default=300, metadata={**option(
+        "--steps", type=int, help="optimiser steps per model", always=True),
+        **in_cell("steps", 3)})
     max_train: int | None = field(default=None, metadata=option(  # after the 15 % hold-out
         "--max-train", type=int, help="cap on training examples"))
     max_test: int | None = field(default=None, metadata=option(  # per other domain
@@ -225,8 +228,9 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
               "seconds": time.perf_counter() - t0, "train_seconds": train_s}
     records = [{"domain": d, "accuracy": per[d], "n": n_test[d]} for d in labels]
     return CellOutput(result=result, records=records,
-                      signature=consistency_signature(cfg, score="accuracy", model=params["model"],
-                                           train=train, steps=params["steps"]))
+                      signature=consistency_signature(cfg, score="accuracy", **cell_parts(
+                          ClfStudy, {"models": params["model"], "train_domains": train,
+                                     "steps": params["steps"]})))
 
 
 @dataclass

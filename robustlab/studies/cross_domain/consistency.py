@@ -16,7 +16,7 @@ from robustlab.errors import InputError
 from robustlab.metrics import consistency as cons
 from robustlab.options import add_seed_option
 from robustlab.runs import fields as field_options
-from robustlab.runs.fields import option
+from robustlab.runs.fields import in_cell, option
 
 RESAMPLING = ("bagging", "design")
 
@@ -44,21 +44,25 @@ class ConsistencyConfig:
     is its option (:mod:`robustlab.runs.fields`), in the "consistency metrics" group of every
     ``cross-domain`` command."""
 
-    eps: tuple[float, ...] = field(default=cons.DEFAULT_EPS, metadata=option(
+    # in_cell: what enters each cell's signature (eps, bags, rs, after the study's own parts);
+    # grid_max and eps_grid never did, so they stay out: adding them would re-run old runs
+    eps: tuple[float, ...] = field(default=cons.DEFAULT_EPS, metadata={**option(
         "--eps", type=float, nargs="+", default=None, metavar="E", read=_eps,
-        help="ε values whose γ is reported (default 1 5 10 20 50)", **_always("--eps")))
+        help="ε values whose γ is reported (default 1 5 10 20 50)", **_always("--eps")),
+        **in_cell("eps", 1, lambda v, _: ",".join(f"{e:g}" for e in v))})
     grid_max: int = field(default=100, metadata=option(  # γ curve over ε = 1..grid_max (Alg. 1)
         "--eps-max", type=int, metavar="EPS_MAX", **_always("--eps-max"),
         help=lambda d: f"γ curve over ε = 1..EPS_MAX (default {d}, the BLEU scale)"))
-    n_bags: int = field(default=cons.N_BAGS, metadata=option(
+    n_bags: int = field(default=cons.N_BAGS, metadata={**option(
         "--bags", type=int, metavar="BAGS", **_always("--bags"),
-        help=lambda d: f"number of bags M (default {d})"))
+        help=lambda d: f"number of bags M (default {d})"),
+        **in_cell("bags", 2, lambda v, c: f"{v}x{c.fraction:g}")})  # with the fraction
     fraction: float = field(default=cons.BAG_FRACTION, metadata=option(
         "--bag-fraction", type=float, metavar="BAG_FRACTION", **_always("--bag-fraction"),
         help=lambda d: f"share of the pool in each bag (default {d:g})"))
-    seed: int = field(default=0, metadata=option(
+    seed: int = field(default=0, metadata={**option(
         add=lambda g: add_seed_option(g, help="seed of the bags (and of training; default 0)"),
-        read=lambda a: a.seed, **_always("--seed")))
+        read=lambda a: a.seed, **_always("--seed")), **in_cell("rs", 3)})
     # "sigma": ε in units of the score spread (cons.eps_grid); eps = t
     eps_grid: str = field(default="fixed", metadata=option(
         "--eps-grid", choices=("fixed", "sigma"), order=1.5, argv_order=1.5,

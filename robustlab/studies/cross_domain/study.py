@@ -29,7 +29,7 @@ from robustlab.options import absolute
 from robustlab.runs import fields as field_options
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.executor import RunReport
-from robustlab.runs.fields import option
+from robustlab.runs.fields import cell_parts, in_cell, option
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, StudyConfig
 from robustlab.signature import make_signature
@@ -134,9 +134,10 @@ class MTStudy(CrossDomainConfig):
 
     # the fields' order is the signature's and the stored dict's: ``order`` places an option in
     # --help, ``argv_order`` in the command line shown (the files first)
-    score: str = field(default="bleu", metadata=option(  # the score the consistency metrics use
+    score: str = field(default="bleu", metadata={**option(  # what the consistency metrics use
         "--score", choices=MT_METRICS, always=True,
-        help="segment score the consistency metrics use (default bleu)"))
+        help="segment score the consistency metrics use (default bleu)"),
+        **in_cell("score", 0)})
     metrics: tuple[str, ...] = field(default=("bleu", "chrf"), metadata=option(
         "--metrics", nargs="+", default=None, choices=MT_METRICS, read=_mt_metrics,
         help="sacreBLEU metrics to compute (default bleu chrf; TER is slow)",
@@ -333,8 +334,9 @@ class MT(CrossDomainRun):
                         **{m: float(v[i]) for m, v in seg.items()}}
                        for i in range(len(labels))]
             return CellOutput(result=results[name], records=records,
-                              signature=consistency_signature(cfg, score=score, sacrebleu=results[name]
-                                                   ["corpus"]["signature"][score]))
+                              signature=consistency_signature(
+                                  cfg, **cell_parts(MTStudy, {"score": score}),
+                                  sacrebleu=results[name]["corpus"]["signature"][score]))
 
         return Plan(cells=system_cells(list(results)), cell_fn=cell_fn,
                     name=f"cross-domain mt: {len(results)} systems",
@@ -364,10 +366,10 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
     return run_study(MT(study, data=data, origin=origin), out_dir, ctx).summary
 
 
-def consistency_signature(cfg: ConsistencyConfig, **fields: Any) -> str:
-
-    return make_signature(KIND, **fields, eps=",".join(f"{e:g}" for e in cfg.eps),
-                          bags=f"{cfg.n_bags}x{cfg.fraction:g}", rs=cfg.seed)
+def consistency_signature(cfg: ConsistencyConfig, **parts: Any) -> str:
+    """A cell's signature: the study's own ``parts`` (its fields' :func:`cell_parts` and what
+    it computed, e.g. sacreBLEU's signature), then the consistency fields'."""
+    return make_signature(KIND, **parts, **cell_parts(ConsistencyConfig, cfg))
 
 
 # ---- precomputed score tables --------------------------------------------------------------------
