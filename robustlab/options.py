@@ -211,6 +211,12 @@ def add_header_option(g: Any) -> None:
                    help="TSV/CSV: whether the first row is a header (default: detected)")
 
 
+def absolute(path: str | None) -> str | None:
+    """A path option as the run stores it: absolute, ``~`` expanded (None and "" kept), so a
+    resumed run reads the same file from any directory."""
+    return str(Path(path).expanduser().resolve()) if path else path
+
+
 def add_seed_option(g: Any, *, default: int = 0, help: str | None = None) -> None:
     """``--seed S`` (alias ``--random-seed``), range-checked by argparse."""
     g.add_argument(*SEED_FLAGS, dest="seed", type=seed, default=default, metavar="S",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,5 +159,43 @@ def argv(config: Any, command: Sequence[str]) -> list[str]:
     return out
 
 
-__all__ = ["FIELD_DEFAULT", "KEY", "Option", "add_arguments", "argv", "field_default",
-           "from_args", "option", "options"]
+# ---- cell signatures ---------------------------------------------------------------------------
+
+#: metadata key of a field's :class:`CellPart`
+CELL_KEY = "cell"
+
+
+@dataclass(frozen=True)
+class CellPart:
+    """How one config field enters each cell's signature (see :func:`in_cell`)."""
+
+    name: str
+    order: float
+    show: Callable[[Any, Any], Any] | None = None
+
+
+def in_cell(name: str, order: float, show: Callable[[Any, Any], Any] | None = None
+            ) -> dict[str, Any]:
+    """Field metadata: the field enters every cell's signature as ``name:value``, at place
+    ``order`` (the order runs already stored their cells' signatures in: never change it),
+    written by ``show(value, values)`` (default: as it is). A field without it is in no cell
+    signature. Combine with :func:`option`: ``metadata={**option(...), **in_cell(...)}``."""
+    return {CELL_KEY: CellPart(name, order, show)}
+
+
+def cell_parts(cls: Any, values: Any) -> dict[str, Any]:
+    """The ``name: value`` parts of a cell's signature that ``cls``'s fields make, in their
+    order: ``values`` is the config itself, or a mapping from field name to the cell's own
+    value of that field (one model of ``models``, the loaded dataset's fingerprint …)."""
+    parts = []
+    for f in dataclasses.fields(cls):
+        part = f.metadata.get(CELL_KEY)
+        if part is None:
+            continue
+        value = values[f.name] if isinstance(values, Mapping) else getattr(values, f.name)
+        parts.append((part.order, part.name, part.show(value, values) if part.show else value))
+    return {name: value for _, name, value in sorted(parts, key=lambda p: p[0])}
+
+
+__all__ = ["CELL_KEY", "FIELD_DEFAULT", "KEY", "CellPart", "Option", "add_arguments", "argv",
+           "cell_parts", "field_default", "from_args", "in_cell", "option", "options"]

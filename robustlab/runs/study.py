@@ -248,17 +248,37 @@ class RunContext:
 
     @classmethod
     def add_arguments(cls, parser: Any, *, threads: bool = False, plots: bool = True,
-                      device: bool = True, out: bool = True, out_required: bool = True) -> None:
+                      device: bool = True, out: bool = True, out_required: bool = True,
+                      executor: bool = True, out_help: str | None = None,
+                      quiet_help: str | None = None) -> None:
         """``--out`` and the runtime options of a study command (one "execution" group): where
-        cells run (``--executor``, ``--workers``, Ray's), ``--device``, ``--threads``,
-        ``--no-plots`` and ``--quiet``; defaults from this class's fields."""
+        cells run (``--executor``, ``--workers``, Ray's; not for a study whose cells are
+        computed while it plans), ``--device``, ``--threads``, ``--no-plots`` and ``--quiet``;
+        defaults from this class's fields."""
         from robustlab.options import add_quiet_option
 
         d = cls()
         e = parser.add_argument_group("execution (see docs/executors.md)")
         if out:
-            e.add_argument("--out", required=out_required, metavar="DIR",
-                           help="run directory (re-running the same command resumes it)")
+            e.add_argument("--out", required=out_required, metavar="DIR", help=out_help or
+                           "run directory (re-running the same command resumes it)")
+        if executor:
+            cls._add_executor_arguments(e)
+        if threads:
+            e.add_argument("--threads", type=int, default=d.threads,
+                           help=f"torch threads per training (default {d.threads}; see "
+                           "docs/learnability.md)")
+        if device:
+            from robustlab.models.device import add_device_option
+
+            add_device_option(e)
+        if plots:
+            e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+        add_quiet_option(e, help=quiet_help)
+
+    @classmethod
+    def _add_executor_arguments(cls, e: Any) -> None:
+        d = cls()
         e.add_argument("--executor", choices=EXECUTORS, default=d.executor,
                        help="where cells run: this process, local worker processes, or Ray tasks")
         e.add_argument("--workers", type=int, default=d.workers,
@@ -271,17 +291,6 @@ class RunContext:
                        help="GPUs per Ray task (fractional allowed, e.g. 0.25)")
         e.add_argument("--cpus-per-task", type=float, default=d.cpus_per_task,
                        help="CPUs per Ray task")
-        if threads:
-            e.add_argument("--threads", type=int, default=d.threads,
-                           help=f"torch threads per training (default {d.threads}; see "
-                           "docs/learnability.md)")
-        if device:
-            from robustlab.models.device import add_device_option
-
-            add_device_option(e)
-        if plots:
-            e.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-        add_quiet_option(e)
 
     @classmethod
     def from_args(cls, args: Any, *, trusted: bool | None = None,

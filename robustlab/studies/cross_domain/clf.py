@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,13 +25,16 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.models.params import MAX_STEPS
 from robustlab.models.registry import canonical_model_spec, check_model_spec
+from robustlab.options import absolute, add_model_option
 from robustlab.runs.cells import CellOutput
+from robustlab.runs.fields import cell_parts, in_cell, option
 from robustlab.runs.study import Plan, RunContext
 from robustlab.studies.cross_domain.study import (
     KIND,
     ConsistencyConfig,
     CrossDomainConfig,
     CrossDomainRun,
+    consistency_option,
     consistency_signature,
     consistency_tables,
     system_cells,
@@ -45,17 +49,41 @@ class ClfStudy(CrossDomainConfig):
 
     TASK: ClassVar[str] = "clf"
 
-    root: str
-    models: tuple[str, ...] = ("bow",)
-    domains: tuple[str, ...] = ("books", "dvd", "electronics", "kitchen", "airline", "imdb",
-                                "blog")
-    train_domains: tuple[str, ...] | None = None  # default: every domain
-    steps: int = 300
-    max_train: int | None = None  # cap on training examples (after the 15 % hold-out)
-    max_test: int | None = None  # cap on test examples per other domain
+    # the fields' order is the signature's and the stored dict's (``order``: the place in --help)
+    root: str = field(metadata=option(
+        "--data-dir", default=None, metavar="DIR", read=lambda a: _root(a.root),
+        help="multi-domain data root (default: $ROBUSTLAB_SHARED/data/amazon_multidomain, "
+        "else shared/ or ../shared/ from the current directory)",
+        always=True, show=lambda v, _: ["--data-dir", v]))
+    # in_cell: each cell's signature names its model, train domain and steps (its own model and
+    # domain, not the tuples), after ``score:accuracy`` and before the consistency fields
+    models: tuple[str, ...] = field(default=("bow",), metadata={**in_cell("model", 1), **option(
+        add=lambda g: add_model_option(
+            g, multi=True, default=["bow"],
+            help="model family or spec (bow, cnn, textrnn, lstm, … or family:key=v,…), a HF "
+            "checkpoint or a saved model dir; several: space or comma separated, or --model "
+            "repeated (default bow)"),
+        read=lambda a: tuple(canonical_model_spec(m) for m in a.model), order=-1,
+        argv_order=-1, always=True, show=lambda v, _: ["--model", *v])})
+    domains: tuple[str, ...] = field(default=(
+        "books", "dvd", "electronics", "kitchen", "airline", "imdb", "blog"), metadata=option(
+        "--domains", nargs="+", parse=tuple, always=True, show=lambda v, _: ["--domains", *v]))
+    train_domains: tuple[str, ...] | None = field(default=None, metadata={**option(  # None: all
+        "--train-domains", nargs="+", help="domains to train on (default: every --domains entry)",
+        parse=lambda v: tuple(v) if v else None,
+        show=lambda v, _: ["--train-domains", *v] if v else []), **in_cell("train", 2)})
+    steps: int = field(default=300, metadata={**option(
+        "--steps", type=int, help="optimiser steps per model", always=True),
+        **in_cell("steps", 3)})
+    max_train: int | None = field(default=None, metadata=option(  # after the 15 % hold-out
+        "--max-train", type=int, help="cap on training examples"))
+    max_test: int | None = field(default=None, metadata=option(  # per other domain
+        "--max-test", type=int, help="cap on test examples per domain"))
     holdout: float = 0.15
-    seed: int = 0
-    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
+    seed: int = field(default=0, metadata=option(  # one --seed: the consistency group's
+        add=lambda g: None, read=lambda a: a.seed, show=lambda v, _: []))
+    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig,
+                                           metadata=consistency_option())
 
     def __post_init__(self) -> None:
         if self.train_domains is None:  # every domain: said once, so equal configs compare equal
@@ -101,17 +129,6 @@ class ClfStudy(CrossDomainConfig):
     def describe(self) -> str:
         return f"cross-domain clf: {', '.join(self.models)}"
 
-    def argv(self) -> list[str]:
-        argv = ["cross-domain", "clf", "--model", *self.models, "--data-dir", self.root,
-                "--domains", *self.domains]
-        if self.train_domains:
-            argv += ["--train-domains", *self.train_domains]
-        argv += ["--steps", str(self.steps)]
-        for flag, v in (("--max-train", self.max_train), ("--max-test", self.max_test)):
-            if v is not None:
-                argv += [flag, str(v)]
-        return argv + self.consistency.argv()
-
     def cells(self) -> dict[str, dict[str, Any]]:
         """One cell per (model, train domain); a saved (already trained) model is only
         evaluated, on every domain, in one cell ``<dir name>@trained``."""
@@ -125,6 +142,15 @@ class ClfStudy(CrossDomainConfig):
             else:
                 out.update({f"{m}@{d}": {**base, "model": m, "train": d} for d in self.trains()})
         return out
+
+
+def _root(data_dir: str | None) -> str:
+    """``--data-dir``, by default the shared multi-domain data (robustlab.resources)."""
+    if data_dir:
+        return str(absolute(data_dir))
+    from robustlab.resources import shared_dir_origin
+
+    return str(Path(shared_dir_origin()[0], "data", "amazon_multidomain").resolve())
 
 
 def _is_saved(spec: str) -> bool:
@@ -202,8 +228,9 @@ def clf_cell(kind: str, params: dict[str, Any]) -> Any:
               "seconds": time.perf_counter() - t0, "train_seconds": train_s}
     records = [{"domain": d, "accuracy": per[d], "n": n_test[d]} for d in labels]
     return CellOutput(result=result, records=records,
-                      signature=consistency_signature(cfg, score="accuracy", model=params["model"],
-                                           train=train, steps=params["steps"]))
+                      signature=consistency_signature(cfg, score="accuracy", **cell_parts(
+                          ClfStudy, {"models": params["model"], "train_domains": train,
+                                     "steps": params["steps"]})))
 
 
 @dataclass

@@ -7,36 +7,85 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from robustlab.errors import InputError
 from robustlab.metrics import consistency as cons
+from robustlab.options import add_seed_option
+from robustlab.runs import fields as field_options
+from robustlab.runs.fields import in_cell, option
 
 RESAMPLING = ("bagging", "design")
 
 
+def _eps(args: Any) -> tuple[float, ...]:
+    """``--eps``, by default the grid's own (the paper's ε, or multiples of σ)."""
+    if args.eps:
+        return tuple(args.eps)
+    return cons.SIGMA_EPS if args.eps_grid == "sigma" else cons.DEFAULT_EPS
+
+
+def _fmt(v: Any) -> str:
+    return format(v, "g") if isinstance(v, float) else str(v)
+
+
+def _always(flag: str) -> dict[str, Any]:
+    """``show``: the option written whatever its value (the consistency options always were)."""
+    return {"always": True, "show": lambda v, _: [flag, *(_fmt(x) for x in v)]
+            if isinstance(v, tuple) else [flag, _fmt(v)]}
+
+
 @dataclass(frozen=True)
 class ConsistencyConfig:
-    """Options that determine the consistency figures (stored in the run config)."""
+    """Options that determine the consistency figures (stored in the run config); each field
+    is its option (:mod:`robustlab.runs.fields`), in the "consistency metrics" group of every
+    ``cross-domain`` command."""
 
-    eps: tuple[float, ...] = cons.DEFAULT_EPS
-    grid_max: int = 100  # γ curve over ε = 1..grid_max (Algorithm 1)
-    n_bags: int = cons.N_BAGS
-    fraction: float = cons.BAG_FRACTION
-    seed: int = 0
-    eps_grid: str = "fixed"  # "sigma": ε in units of the score spread (cons.eps_grid); eps = t
+    # in_cell: what enters each cell's signature (eps, bags, rs, after the study's own parts);
+    # grid_max and eps_grid never did, so they stay out: adding them would re-run old runs
+    eps: tuple[float, ...] = field(default=cons.DEFAULT_EPS, metadata={**option(
+        "--eps", type=float, nargs="+", default=None, metavar="E", read=_eps,
+        help="ε values whose γ is reported (default 1 5 10 20 50)", **_always("--eps")),
+        **in_cell("eps", 1, lambda v, _: ",".join(f"{e:g}" for e in v))})
+    grid_max: int = field(default=100, metadata=option(  # γ curve over ε = 1..grid_max (Alg. 1)
+        "--eps-max", type=int, metavar="EPS_MAX", **_always("--eps-max"),
+        help=lambda d: f"γ curve over ε = 1..EPS_MAX (default {d}, the BLEU scale)"))
+    n_bags: int = field(default=cons.N_BAGS, metadata={**option(
+        "--bags", type=int, metavar="BAGS", **_always("--bags"),
+        help=lambda d: f"number of bags M (default {d})"),
+        **in_cell("bags", 2, lambda v, c: f"{v}x{c.fraction:g}")})  # with the fraction
+    fraction: float = field(default=cons.BAG_FRACTION, metadata=option(
+        "--bag-fraction", type=float, metavar="BAG_FRACTION", **_always("--bag-fraction"),
+        help=lambda d: f"share of the pool in each bag (default {d:g})"))
+    seed: int = field(default=0, metadata={**option(
+        add=lambda g: add_seed_option(g, help="seed of the bags (and of training; default 0)"),
+        read=lambda a: a.seed, **_always("--seed")), **in_cell("rs", 3)})
+    # "sigma": ε in units of the score spread (cons.eps_grid); eps = t
+    eps_grid: str = field(default="fixed", metadata=option(
+        "--eps-grid", choices=("fixed", "sigma"), order=1.5, argv_order=1.5,
+        **_always("--eps-grid"),
+        help="fixed: the paper's ε = 1..EPS_MAX in score points (default); sigma: ε in units "
+        "of the scores' spread σ (0.05σ..3σ), so γ separates systems whose scores differ by a "
+        "few points; --eps are then multiples of σ (default 0.5 1 1.5 2)"))
+
+    @classmethod
+    def add_arguments(cls, parser: Any) -> None:
+        """The "consistency metrics" group of a ``cross-domain`` command."""
+        field_options.add_arguments(cls, parser.add_argument_group("consistency metrics"))
+
+    @classmethod
+    def from_args(cls, args: Any) -> ConsistencyConfig:
+        return field_options.from_args(cls, args)
 
     def grid(self) -> np.ndarray:
         return np.arange(1, int(self.grid_max) + 1, dtype=float)
 
     def argv(self) -> list[str]:
         """The consistency options, for the command line shown to people."""
-        return ["--eps", *(format(e, "g") for e in self.eps), "--eps-max", str(self.grid_max),
-                "--eps-grid", self.eps_grid, "--bags", str(self.n_bags), "--bag-fraction",
-                format(self.fraction, "g"), "--seed", str(self.seed)]
+        return field_options.argv(self, ())
 
     def validate(self) -> None:
         if self.n_bags < 1:

@@ -24,8 +24,12 @@ import numpy as np
 from robustlab.data.files import regular_input
 from robustlab.errors import InputError
 from robustlab.metrics import consistency as cons
+from robustlab.metrics.mt import MT_METRICS
+from robustlab.options import absolute
+from robustlab.runs import fields as field_options
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.executor import RunReport
+from robustlab.runs.fields import cell_parts, in_cell, option
 from robustlab.runs.store import Cell, RunStore
 from robustlab.runs.study import Plan, RunContext, StudyConfig
 from robustlab.signature import make_signature
@@ -73,6 +77,53 @@ class CrossDomainConfig(StudyConfig):
     def signature_prefix(self) -> dict[str, Any]:
         return {"task": self.TASK}
 
+    @classmethod
+    def add_arguments(cls, parser: Any) -> None:
+        """The study's options, from its fields (:mod:`robustlab.runs.fields`)."""
+        field_options.add_arguments(cls, parser)
+
+    @classmethod
+    def from_args(cls, args: Any) -> Any:
+        """The config of a parsed ``cross-domain`` command line (paths absolute); not
+        validated yet."""
+        return field_options.from_args(cls, args)
+
+    def argv(self) -> list[str]:
+        return field_options.argv(self, ("cross-domain", self.TASK))
+
+
+def consistency_option(order: float = 99) -> dict[str, Any]:
+    """The ``consistency`` field's options: its own group, written last."""
+    return option(add=ConsistencyConfig.add_arguments, read=ConsistencyConfig.from_args,
+                  show=lambda v, _: v.argv(), always=True, order=order, argv_order=order)
+
+
+def _unless_wmt22(flag: str) -> Callable[[Any, Any], list[str]]:
+    """``show``: files named one by one, unless ``--wmt22-dir`` names them all."""
+    return lambda v, c: [] if c.wmt22_dir else [flag, *v]
+
+
+def _if_wmt22(flag: str) -> Callable[[Any, Any], list[str]]:
+    return lambda v, c: [flag, *((v,) if isinstance(v, str) else v)] if c.wmt22_dir else []
+
+
+def _if_set(flag: str) -> Callable[[Any, Any], list[str]]:
+    return lambda v, _: [flag, v] if v else []
+
+
+def _system_path(spec: str) -> str:
+    """``[NAME=]FILE`` with the file absolute."""
+    name, eq, path = spec.rpartition("=")
+    return f"{name}={absolute(path)}" if eq else str(absolute(path))
+
+
+def _mt_metrics(args: Any) -> tuple[str, ...]:
+    """``--metrics``, by default BLEU and chrF (and TER when it is the --score); the --score is
+    always computed."""
+    metrics = tuple(args.metrics or (("bleu", "chrf") if args.score != "ter"
+                                     else ("bleu", "chrf", "ter")))
+    return metrics if args.score in metrics else (*metrics, args.score)
+
 
 @dataclass(frozen=True)
 class MTStudy(CrossDomainConfig):
@@ -81,28 +132,61 @@ class MTStudy(CrossDomainConfig):
 
     TASK: ClassVar[str] = "mt"
 
-    score: str = "bleu"  # the per-segment score the consistency metrics use
-    metrics: tuple[str, ...] = ("bleu", "chrf")
-    tokenize: str | None = None
-    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
-    wmt22_dir: str | None = None
-    pair: str = "ru-en"
-    wmt22_refs: tuple[str, ...] = ("A",)
-    systems: tuple[str, ...] = ()
-    refs: tuple[str, ...] = ()
-    domains: str | None = None
-    human: str | None = None
-    allow_empty: bool = False
+    # the fields' order is the signature's and the stored dict's: ``order`` places an option in
+    # --help, ``argv_order`` in the command line shown (the files first)
+    score: str = field(default="bleu", metadata={**option(  # what the consistency metrics use
+        "--score", choices=MT_METRICS, always=True,
+        help="segment score the consistency metrics use (default bleu)"),
+        **in_cell("score", 0)})
+    metrics: tuple[str, ...] = field(default=("bleu", "chrf"), metadata=option(
+        "--metrics", nargs="+", default=None, choices=MT_METRICS, read=_mt_metrics,
+        help="sacreBLEU metrics to compute (default bleu chrf; TER is slow)",
+        always=True, show=lambda v, _: ["--metrics", *v]))
+    tokenize: str | None = field(default=None, metadata=option(
+        "--tokenize", help="sacreBLEU BLEU tokenizer (default 13a)", show=_if_set("--tokenize")))
+    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig,
+                                           metadata=consistency_option())
+    wmt22_dir: str | None = field(default=None, metadata=option(
+        "--wmt22-dir", metavar="DIR", parse=absolute, order=-3, argv_order=-8,
+        help="read the WMT22 General layout instead (systems, refs, domains, DA)"))
+    pair: str = field(default="ru-en", metadata=option(
+        "--pair", help="language pair under --wmt22-dir", order=-2, argv_order=-7,
+        always=True, show=_if_wmt22("--pair")))
+    wmt22_refs: tuple[str, ...] = field(default=("A",), metadata=option(
+        "--wmt22-refs", nargs="+", default=["A"], metavar="R", parse=tuple, order=-1,
+        argv_order=-6, help="references to use under --wmt22-dir (e.g. A B)", always=True,
+        show=_if_wmt22("--wmt22-refs")))
+    systems: tuple[str, ...] = field(default=(), metadata=option(
+        "--systems", nargs="+", default=None, metavar="[NAME=]FILE", order=-7, argv_order=-5,
+        help="system outputs, one segment per line",
+        parse=lambda v: tuple(_system_path(s) for s in v or ()),
+        always=True, show=_unless_wmt22("--systems")))
+    refs: tuple[str, ...] = field(default=(), metadata=option(
+        "--refs", nargs="+", default=None, metavar="FILE", order=-6, argv_order=-4,
+        help="reference file(s), line-aligned", parse=lambda v: tuple(map(absolute, v or ())),
+        always=True, show=_unless_wmt22("--refs")))
+    domains: str | None = field(default=None, metadata=option(
+        "--domains", metavar="FILE", parse=absolute, order=-5, argv_order=-3,
+        help="one domain label per line, or a TSV/CSV with a 'domain' column",
+        show=lambda v, c: [] if c.wmt22_dir or not v else ["--domains", v]))
+    human: str | None = field(default=None, metadata=option(
+        "--human", metavar="FILE", parse=absolute, order=-4, argv_order=-2,
+        help="human scores per system ('system score' lines or WMT ad-sys-scores)",
+        show=_if_set("--human")))
+    allow_empty: bool = field(default=False, metadata=option(
+        "--allow-empty", action="store_true", order=2.5,
+        help="accept empty hypothesis lines (scored as sacreBLEU scores them)"))
 
     def validate(self, *, trusted: bool = False) -> None:
-        from robustlab.metrics.mt import MT_METRICS
-
         bad = [m for m in self.metrics if m not in MT_METRICS]
         if bad:
             raise InputError(f"--metrics: unknown {bad}; choose from {', '.join(MT_METRICS)}")
         if self.score not in self.metrics:
             raise InputError(f"--score {self.score!r} must be one of --metrics "
                              f"({', '.join(self.metrics)})")
+        if self.wmt22_dir and (self.systems or self.refs or self.domains):
+            raise InputError("--wmt22-dir reads systems, refs and domains itself; drop "
+                             "--systems/--refs/--domains (or drop --wmt22-dir)")
         self.consistency.validate()
         files = [*(s.split("=", 1)[-1] for s in self.systems), *self.refs,
                  *([self.domains] if self.domains else []), *([self.human] if self.human else [])]
@@ -113,25 +197,6 @@ class MTStudy(CrossDomainConfig):
 
     def describe(self) -> str:
         return f"cross-domain mt: {self.pair if self.wmt22_dir else 'files'}"
-
-    def argv(self) -> list[str]:
-        argv = ["cross-domain", "mt"]
-        if self.wmt22_dir:
-            argv += ["--wmt22-dir", self.wmt22_dir, "--pair", self.pair,
-                     "--wmt22-refs", *self.wmt22_refs]
-        else:
-            argv += ["--systems", *self.systems, "--refs", *self.refs]
-            if self.domains:
-                argv += ["--domains", self.domains]
-        if self.human:
-            argv += ["--human", self.human]
-        argv += ["--score", self.score, "--metrics", *self.metrics]
-        if self.tokenize:
-            argv += ["--tokenize", self.tokenize]
-        if self.allow_empty:
-            argv.append("--allow-empty")
-        return argv + self.consistency.argv()
-
 
 
 def data_fingerprint(data: Any) -> str:
@@ -269,8 +334,9 @@ class MT(CrossDomainRun):
                         **{m: float(v[i]) for m, v in seg.items()}}
                        for i in range(len(labels))]
             return CellOutput(result=results[name], records=records,
-                              signature=consistency_signature(cfg, score=score, sacrebleu=results[name]
-                                                   ["corpus"]["signature"][score]))
+                              signature=consistency_signature(
+                                  cfg, **cell_parts(MTStudy, {"score": score}),
+                                  sacrebleu=results[name]["corpus"]["signature"][score]))
 
         return Plan(cells=system_cells(list(results)), cell_fn=cell_fn,
                     name=f"cross-domain mt: {len(results)} systems",
@@ -300,10 +366,10 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
     return run_study(MT(study, data=data, origin=origin), out_dir, ctx).summary
 
 
-def consistency_signature(cfg: ConsistencyConfig, **fields: Any) -> str:
-
-    return make_signature(KIND, **fields, eps=",".join(f"{e:g}" for e in cfg.eps),
-                          bags=f"{cfg.n_bags}x{cfg.fraction:g}", rs=cfg.seed)
+def consistency_signature(cfg: ConsistencyConfig, **parts: Any) -> str:
+    """A cell's signature: the study's own ``parts`` (its fields' :func:`cell_parts` and what
+    it computed, e.g. sacreBLEU's signature), then the consistency fields'."""
+    return make_signature(KIND, **parts, **cell_parts(ConsistencyConfig, cfg))
 
 
 # ---- precomputed score tables --------------------------------------------------------------------
@@ -361,15 +427,27 @@ class ScoresStudy(CrossDomainConfig):
 
     TASK: ClassVar[str] = "scores"
 
-    file: str = ""
-    score_column: str = "score"
-    system_column: str = "system"
-    domain_column: str = "domain"
-    wmt_da: bool = False
-    da_column: str = "RAW.SCR"
-    domains: str | None = None
-    human: str | None = None
-    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig)
+    file: str = field(default="", metadata=option(
+        add=lambda g: g.add_argument("file", metavar="FILE", help="CSV/TSV/JSONL with a header: "
+                                     "system, domain, score (one row per sample or per domain)"),
+        read=lambda a: absolute(a.file) or "", always=True, show=lambda v, _: [v],
+        argv_order=-1))
+    score_column: str = field(default="score", metadata=option("--score-column"))
+    system_column: str = field(default="system", metadata=option("--system-column"))
+    domain_column: str = field(default="domain", metadata=option("--domain-column"))
+    wmt_da: bool = field(default=False, metadata=option(
+        "--wmt-da", action="store_true", argv_order=7.5,
+        help="FILE is WMT segment-level DA (ad-seg-scores: SYS SID RAW.SCR Z.SCR N); needs "
+        "--domains (γ on human scores, the paper's Figure 5 / Table 7)"))
+    da_column: str = field(default="RAW.SCR", metadata=option(
+        "--da-column", help="DA column with --wmt-da"))
+    domains: str | None = field(default=None, metadata=option(
+        "--domains", metavar="FILE", parse=absolute,
+        help="with --wmt-da: the domain of each segment (line = SID)"))
+    human: str | None = field(default=None, metadata=option(
+        "--human", metavar="FILE", parse=absolute, order=3.5, help="human scores per system"))
+    consistency: ConsistencyConfig = field(default_factory=ConsistencyConfig,
+                                           metadata=consistency_option())
 
     def validate(self, *, trusted: bool = False) -> None:
         self.consistency.validate()
@@ -381,19 +459,6 @@ class ScoresStudy(CrossDomainConfig):
         for f in (self.file, self.domains, self.human):
             if f:
                 regular_input(f)
-
-    def argv(self) -> list[str]:
-        argv = ["cross-domain", "scores", self.file]
-        for flag, v, default in (("--score-column", self.score_column, "score"),
-                                 ("--system-column", self.system_column, "system"),
-                                 ("--domain-column", self.domain_column, "domain"),
-                                 ("--da-column", self.da_column, "RAW.SCR"),
-                                 ("--domains", self.domains, None), ("--human", self.human, None)):
-            if v != default:
-                argv += [flag, str(v)]
-        if self.wmt_da:
-            argv.append("--wmt-da")
-        return argv + self.consistency.argv()
 
 
 @dataclass

@@ -35,7 +35,7 @@ from robustlab.perturbations.presets import PAPER_PERTURBATIONS, expand
 from robustlab.perturbations.registry import parse_spec
 from robustlab.runs import fields as field_options
 from robustlab.runs import payloads
-from robustlab.runs.fields import option
+from robustlab.runs.fields import in_cell, option
 from robustlab.runs.store import Cell
 from robustlab.runs.study import StudyConfig
 
@@ -84,33 +84,40 @@ class LearnabilityStudy(StudyConfig):
 
     # the fields' order is the signature's; ``order`` places an option in --help. p_grid,
     # experiments, estimate and estimate_p are options of ``learnability`` only (``robustness``
-    # fixes them), resolved together with the models by derive_options
-    models: tuple[str, ...] = field(metadata=option(
+    # fixes them), resolved together with the models by derive_options. ``in_cell``: each
+    # cell's signature is exp, model, pert, p, seed, steps, data — the cell's own value of
+    # these fields, in the order stored runs have (study.py's cell function gives the values)
+    models: tuple[str, ...] = field(metadata={**option(
         add=lambda g: add_model_option(g, multi=True),
-        show=lambda v, _: [x for m in v for x in ("--model", m)], always=True))
-    perturbations: tuple[str, ...] = field(default=PAPER_PERTURBATIONS, metadata=option(
+        show=lambda v, _: [x for m in v for x in ("--model", m)], always=True),
+        **in_cell("model", 1)})
+    perturbations: tuple[str, ...] = field(default=PAPER_PERTURBATIONS, metadata={**option(
         "--perturbations", default=",".join(PAPER_PERTURBATIONS), metavar="LIST",
         help="comma-separated perturbation specs (default: the paper's eight as robustlab's "
         "built-ins; 'papers': the eight as the papers ran them)",
         parse=lambda v: tuple(split_specs(v)), argv_order=2.5,
-        show=lambda v, _: ["--perturbations", ",".join(v)], always=True))
-    dataset: dict[str, Any] = field(default_factory=lambda: {"name": "demo"}, metadata=option(
+        show=lambda v, _: ["--perturbations", ",".join(v)], always=True),
+        **in_cell("pert", 2)})
+    dataset: dict[str, Any] = field(default_factory=lambda: {"name": "demo"}, metadata={**option(
         add=lambda g: add_dataset_options(g, test=True, split=False), read=dataset_spec,
-        order=0.5, show=lambda v, _: dataset_argv(v), always=True))
-    p_grid: tuple[float, ...] = field(default=DEFAULT_P_GRID, metadata=option(
+        order=0.5, show=lambda v, _: dataset_argv(v), always=True), **in_cell("data", 6)})
+    p_grid: tuple[float, ...] = field(default=DEFAULT_P_GRID, metadata={**option(
         "--p-grid", default=",".join(str(p) for p in DEFAULT_P_GRID), metavar="LIST",
         help=lambda d: f"perturbation probabilities (default {d})", when=_learn,
-        show=lambda v, c: c.learnability_argv(), always=True))
-    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata=option(
+        show=lambda v, c: c.learnability_argv(), always=True),
+        **in_cell("p", 3, lambda v, _: format_p(v))})
+    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata={**option(
         add=lambda g: add_seeds_option(g, default="0,1,2"), read=lambda a: ints(a.seeds, "--seeds"),
-        show=lambda v, _: ["--seeds", ",".join(str(s) for s in v)], always=True))
-    experiments: tuple[str, ...] = field(default=EXPERIMENTS, metadata=option(
+        show=lambda v, _: ["--seeds", ",".join(str(s) for s in v)], always=True),
+        **in_cell("seed", 4)})
+    experiments: tuple[str, ...] = field(default=EXPERIMENTS, metadata={**option(
         "--experiments", default=",".join(EXPERIMENTS), metavar="LIST", order=3.3, when=_learn,
         help="which of exp 0/1/2/3-4 to run (default all; 'learnability' alone gives CENT "
-        "without the robustness side)", show=lambda v, _: []))
-    steps: int = field(default=200, metadata=option(
+        "without the robustness side)", show=lambda v, _: []), **in_cell("exp", 0)})
+    steps: int = field(default=200, metadata={**option(
         "--steps", type=int, always=True,
-        help=lambda d: f"training steps, the same for every experiment (default {d})"))
+        help=lambda d: f"training steps, the same for every experiment (default {d})"),
+        **in_cell("steps", 5)})
     max_train: int | None = field(default=None, metadata=option(
         "--max-train", type=int, metavar="N", help="balanced subsample of the train set"))
     max_test: int | None = field(default=None, metadata=option(

@@ -48,6 +48,7 @@ import numpy as np
 from robustlab.errors import InputError
 from robustlab.metrics.learnability import learnability_ate, learnability_prob
 from robustlab.outputs import refuse_link
+from robustlab.runs import fields as field_options
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.predictions import prediction_rows
 from robustlab.runs.store import Cell
@@ -296,9 +297,10 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
         raise InputError(f"unknown experiment {exp!r}")
     res["seconds"] = time.perf_counter() - t_start
     res["model_seconds"] = t_model
-    sig = make_signature(kind, exp=exp, model=params["model"], pert=pert.signature(),
-                         p=format_p(params["p"]), seed=seed, steps=steps,
-                         data=f"{splits.name}#{splits.fingerprint}")
+    sig = make_signature(kind, **field_options.cell_parts(LearnabilityStudy, {
+        "experiments": exp, "models": params["model"], "perturbations": pert.signature(),
+        "p_grid": params["p"], "seeds": seed, "steps": steps,
+        "dataset": f"{splits.name}#{splits.fingerprint}"}))
     res["signature"] = sig
     return CellOutput(result=res, records=records, signature=sig, predictions=predictions)
 
