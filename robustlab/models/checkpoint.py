@@ -40,8 +40,10 @@ def checked_checkpoint(spec: str, where: str) -> tuple[Any, Any]:
     if Path(where).is_dir():
         check_model_folder(Path(where))
         if not (Path(where) / "config.json").is_file():
-            raise InputError(f"{spec}: a directory without robustlab_model.json or config.json; "
-                             "pass a directory written by `robustlab train` or a HF checkpoint")
+            raise InputError(f"--model {spec}: cannot load a sequence-classification checkpoint "
+                             "from local files (a directory without robustlab_model.json or "
+                             "config.json: pass a directory written by `robustlab train` or a "
+                             "HF checkpoint); a hub checkpoint must be in the local cache")
     hit = CHECKED.get(where)
     if hit is not None:
         return hit
