@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 DIR = Path(__file__).parent / "fixtures" / "judgements"
@@ -88,8 +89,8 @@ def make_rule(rule: str):
     return make(rule)
 
 
-def read(rule: str) -> list[dict[str, str]]:
-    path = DIR / f"{rule}.tsv"
+def read(rule: str, folder: Path = DIR) -> list[dict[str, str]]:
+    path = folder / f"{rule}.tsv"
     return [dict(zip(COLUMNS, ln.split("\t"), strict=True))
             for ln in path.read_text(encoding="utf-8").splitlines()
             if ln and not ln.startswith("#")]
@@ -100,19 +101,26 @@ def precision(rows: list[dict[str, str]]) -> float:
     return c["correct"] / (c["correct"] + c["incorrect"])
 
 
-def main(argv: list[str]) -> int:
+def write_new(rules: Sequence[str], generate: Callable[[str, Path], list[dict[str, str]]],
+              folder: Path) -> int:
+    """Draw each rule's rows with ``generate`` and write them, unjudged, to ``RULE.new.tsv``
+    in ``folder`` (the judge fills the judgement column by hand and renames the file)."""
     from robustlab.resources import shared_data_dir
 
-    for rule in argv or RULES:
+    for rule in rules:
         rows = generate(rule, shared_data_dir())
-        DIR.mkdir(parents=True, exist_ok=True)
-        path = DIR / f"{rule}.new.tsv"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{rule}.new.tsv"
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(HEADER.format(rule=rule))
             for r in rows:
                 fh.write("\t".join(r[c] for c in COLUMNS) + "\n")
         print(f"{rule}: {len(rows)} rows -> {path}")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return write_new(argv or RULES, generate, DIR)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ import random
 import sys
 from pathlib import Path
 
-from judged_fixtures import COLUMNS, HEADER, make_rule, precision
+import judged_fixtures
+from judged_fixtures import COLUMNS, make_rule, precision
 
 DIR = Path(__file__).parent / "fixtures" / "judgements" / "realtext"
 RULES = ("negation", "verb_tense", "singular_plural_verb", "word_synonym")
@@ -63,25 +64,11 @@ def generate(rule: str, shared: Path, per_half: int = PER_HALF) -> list[dict[str
 
 
 def read(rule: str) -> list[dict[str, str]]:
-    path = DIR / f"{rule}.tsv"
-    return [dict(zip(COLUMNS, ln.split("\t"), strict=True))
-            for ln in path.read_text(encoding="utf-8").splitlines()
-            if ln and not ln.startswith("#")]
+    return judged_fixtures.read(rule, DIR)
 
 
 def main(argv: list[str]) -> int:
-    from robustlab.resources import shared_data_dir
-
-    for rule in argv or RULES:
-        rows = generate(rule, shared_data_dir())
-        DIR.mkdir(parents=True, exist_ok=True)
-        path = DIR / f"{rule}.new.tsv"
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(HEADER.format(rule=rule))
-            for r in rows:
-                fh.write("\t".join(r[c] for c in COLUMNS) + "\n")
-        print(f"{rule}: {len(rows)} rows -> {path}")
-    return 0
+    return judged_fixtures.write_new(argv or RULES, generate, DIR)
 
 
 if __name__ == "__main__":
