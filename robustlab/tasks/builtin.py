@@ -130,20 +130,12 @@ class Classification(Task):
         return self._perturb_fields(examples, perturbation, seed, ["text"], field)
 
 
-class PairClassification(Classification):
-    """Two texts with a class (SNLI premise/hypothesis)."""
+class _TextPairs:
+    """What pair classification and similarity share: a model reads (first, second) and a
+    perturbation changes the fields ``--perturb-field`` names (default both)."""
 
-    name = "pair"
-    aliases = ("nli", "snli", "pair-classification")
-    summary = "two texts, one class (SNLI entailment/neutral/contradiction)"
-    formats = ("snli",)
-    paper_metric = "accuracy (SNLI is not in paper 001)"
     fields = FIELDS
     default_field = "both"
-
-    def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
-        _check_format(self, fmt)
-        return read_snli(path, **options)
 
     def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
         return [(ex.first, ex.second) for ex in examples]
@@ -153,7 +145,21 @@ class PairClassification(Classification):
         return self._perturb_fields(examples, perturbation, seed, ["first", "second"], field)
 
 
-class Similarity(Task):
+class PairClassification(_TextPairs, Classification):
+    """Two texts with a class (SNLI premise/hypothesis)."""
+
+    name = "pair"
+    aliases = ("nli", "snli", "pair-classification")
+    summary = "two texts, one class (SNLI entailment/neutral/contradiction)"
+    formats = ("snli",)
+    paper_metric = "accuracy (SNLI is not in paper 001)"
+
+    def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
+        _check_format(self, fmt)
+        return read_snli(path, **options)
+
+
+class Similarity(_TextPairs, Task):
     """Two texts with a similarity score in a declared range (STS-B: 0-5)."""
 
     name = "similarity"
@@ -163,15 +169,10 @@ class Similarity(Task):
     prediction = "a score"
     metric_names = ("pearson", "spearman")
     paper_metric = "pearson"
-    fields = FIELDS
-    default_field = "both"
     #: a perturbed pair fails when its score moves by more than this (a tenth of STS's 0-5)
     tolerance = 0.5
     score_range = (0.0, 5.0)
     predict_method = "predict_scores"
-
-    def model_inputs(self, examples: Sequence[Any]) -> list[Any]:
-        return [(ex.first, ex.second) for ex in examples]
 
     def read(self, path: str | os.PathLike[str], fmt: str | None = None, **options: Any) -> Corpus:
         _check_format(self, fmt)
@@ -194,10 +195,6 @@ class Similarity(Task):
         """The score moved by more than ``tolerance`` (default :attr:`tolerance`)."""
         tol = self.tolerance if tolerance is None else tolerance
         return abs(float(after) - float(before)) > tol
-
-    def perturb(self, examples: Sequence[Any], perturbation: Any, seed: int = 0,
-                field: str | None = None) -> list[Perturbed]:
-        return self._perturb_fields(examples, perturbation, seed, ["first", "second"], field)
 
 
 class Ner(Task):
