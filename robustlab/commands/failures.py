@@ -98,6 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         # the share of those that failed the cell's test (INV, DIR; docs/eval.md)
         results = {c.key: c.result or {} for c in store.cells("done")} \
             if info is not None and info.kind == "eval" else None
+    from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.study import fmt
 
     head = ["model", "perturbation", "seed", "test", "n", "pass", "fail", "fail rate"]
@@ -106,8 +107,11 @@ def _run(args: argparse.Namespace) -> int:
     table, keys = [], []
     for s in summary:
         r = (results or {}).get(s["cell"], {})
-        row = [_short_model(s["model"]), s["perturbation"], s["seed"], s.get("test", "INV"),
-               s["n"], s["pass"], s["fail"], fmt(s["fail_rate"])]
+        changed_test = s.get("test") == "changed"  # no pass/fail: only changed predictions
+        row = [_short_model(s["model"]), s["perturbation"], s["seed"],
+               header(s.get("test", "INV"), s.get("expectation")), s["n"],
+               "-" if changed_test else s["pass"], "-" if changed_test else s["fail"],
+               fmt(None if changed_test else s["fail_rate"])]
         n = r.get("changed")
         rate = s["fail"] / n if n else None
         if results is not None:
