@@ -260,3 +260,27 @@ async def test_no_runs_yet_is_an_empty_list_with_a_hint(tmp_path):
         await wait_for(pilot, lambda: "No runs yet" in text_of(
             app.screen.query_one("#run-detail", Static)))
         assert app.screen.query_one("#runs", DataTable).row_count == 0
+
+
+async def test_a_finished_learnability_run_without_its_summary_is_not_in_progress(settings,
+                                                                                  tmp_path):
+    """Issue 32's "62/62 … run in progress": every cell of a learnability run done but its
+    summary.json not written yet (a resume writing it, a worker stopped before) must not say
+    "run in progress", and the screen must pick the summary up when it comes."""
+    from tui import fixtures
+
+    run = fixtures.learnability(tmp_path / "runs" / "learn-resumed")
+    summary = (run / "summary.json").read_bytes()
+    (run / "summary.json").unlink()
+    app = RobustlabApp([run.parent], settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_run(pilot, app, run.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, LearnabilityScreen)
+                       and app.screen.view is not None, timeout=60)
+        status = text_of(app.screen.query_one("#status"))
+        assert "every cell done; summary not written yet" in status
+        assert "in progress" not in status
+        (run / "summary.json").write_bytes(summary)
+        await wait_for(pilot, lambda: not app.screen.view.partial, timeout=60)
+        status = text_of(app.screen.query_one("#status"))
+        assert "summary not written" not in status and "pairs" in status
