@@ -58,8 +58,7 @@ class LearnabilityScreen(RunScreen):
                          + (f", ρ(estimate, robustness)={fmt(c['rho'])}"
                             if c.get("rho") is not None else ""))
         if view.partial:  # RunScreen reloads it until the summary exists
-            parts.append(in_progress(view.unfinished)
-                         + (": per-p means so far" if view.unfinished else ""))
+            parts.append(in_progress(view.unfinished))
         self.set_status(" · ".join(parts))
         self.query_one("#pairs", HeatTable).show(view.table, keep_cursor=True)
         self._plots()
