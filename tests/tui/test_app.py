@@ -41,6 +41,15 @@ async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
         await pilot.pause(0.05)
 
 
+async def settled(pilot) -> None:
+    """Wait until what a key started is drawn: scheduled animations done, then the screen's
+    message queue processed (Textual's own events, not a fixed clock). Loaders are waited on
+    by the callers' conditions (``view is not None``): the runs list polls forever, so "every
+    worker finished" never comes."""
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
 async def open_run(pilot, app, name: str) -> None:
     screen = app.screen
     assert isinstance(screen, RunsScreen)
