@@ -30,8 +30,37 @@ def test_every_builtin_kind_is_declared_once():
     assert studies.find("nope") is None and studies.find(None) is None
     for kind in kinds.values():  # every declared part exists (a typo fails here, not in a UI)
         assert kind.part("study") and kind.part("section") and kind.part("screen")
+        assert kind.part("command")
     with pytest.raises(InputError, match="unknown study kind 'nope'; robustlab runs attack"):
         studies.study_from_config("nope", {})
+
+
+def test_builtin_kinds_commands_sections_and_screens_come_from_their_packages():
+    """Every part of a built-in kind lives in its own package and is found only through the
+    registry: robustlab.commands holds no study command, and ``robustlab <kind>`` registers just
+    the command its package declares."""
+    import argparse
+    import pkgutil
+
+    import robustlab.commands
+    from robustlab.cli import _command_module, build_parser
+
+    tools = {m.name for m in pkgutil.iter_modules(robustlab.commands.__path__)}
+    for kind in studies.kinds().values():
+        key = kind.name.replace("-", "_")
+        assert key not in tools, f"robustlab/commands/{key}.py: {kind.name}'s command"
+        for part in ("study", "section", "screen", "command"):
+            obj = kind.part(part)
+            assert getattr(obj, "__module__", getattr(obj, "__name__", "")).startswith(
+                kind.package + "."), (kind.name, part)
+        assert _command_module([kind.name]) == key
+        for alias in kind.aliases:
+            assert _command_module([alias]) == key
+        sub = next(a for a in build_parser(key)._actions
+                   if isinstance(a, argparse._SubParsersAction))
+        assert kind.name in sub.choices
+    full = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(full.choices)[:3] == ["attack", "augment", "bias"]  # one order: by name
 
 
 def test_a_new_kind_from_one_package_is_everywhere(toy, tmp_path, capsys):
