@@ -127,3 +127,64 @@ def test_resume_continues_as_the_run_last_ran_unless_told(toy, tmp_path, capsys)
         store.set_meta(RUN_CONTEXT_KEY, '{"executor": "rm -rf", "workers": -1, "device": 7}')
     assert main(["resume", str(run)]) == 0
     assert "as it last ran" not in capsys.readouterr().err
+
+
+def _kind_dispatches(tree):
+    """(line, kinds) of each dict literal keyed by, and each function comparing a run's kind
+    with, names of two or more registered kinds (aliases and ``cross_domain`` spellings count
+    as their kind): a dispatch table or an if/elif chain over kinds."""
+    import ast
+
+    def kind_of(value):
+        kind = studies.find(value.replace("_", "-")) if isinstance(value, str) else None
+        return kind.name if kind is not None else None
+
+    def kindish(e):
+        return (isinstance(e, ast.Name) and "kind" in e.id) or \
+            (isinstance(e, ast.Attribute) and "kind" in e.attr) or \
+            (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant)
+             and e.slice.value == "kind")
+
+    def constants(e):
+        items = e.elts if isinstance(e, (ast.Tuple, ast.Set, ast.List)) else [e]
+        return [i.value for i in items if isinstance(i, ast.Constant)]
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            named = {kind_of(k.value) for k in node.keys if isinstance(k, ast.Constant)} - {None}
+            if len(named) >= 2:
+                found.append((node.lineno, sorted(named)))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            named = set()
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Compare) and any(
+                        kindish(e) for e in (sub.left, *sub.comparators)):
+                    named |= {kind_of(v) for e in (sub.left, *sub.comparators)
+                              for v in constants(e)}
+                if isinstance(sub, ast.Match) and kindish(sub.subject):
+                    named |= {kind_of(v) for c in sub.cases
+                              for v in constants(getattr(c.pattern, "value", c.pattern))}
+            named -= {None}
+            if len(named) >= 2 and not isinstance(node, ast.Module):
+                found.append((node.lineno, sorted(named)))
+    return found
+
+
+def test_nothing_outside_the_registry_dispatches_on_kind():
+    """Issue 30: no table keyed by kind (or if/elif chain over kinds) outside the registry:
+    every place that depends on a run's kind reads :func:`robustlab.studies.kinds`."""
+    import ast
+
+    root = Path(studies.__file__).resolve().parents[1]
+    hits = []
+    for path in sorted(root.rglob("*.py")):
+        found = _kind_dispatches(ast.parse(path.read_text(encoding="utf-8")))
+        hits += [f"{path.relative_to(root)}:{line}: {kinds}" for line, kinds in found]
+    assert hits == [], "dispatch on kind outside the registry:\n" + "\n".join(hits)
+    planted = ast.parse("SECTIONS = {'eval': 1, 'bias': 2}\n"
+                        "def screen(run):\n"
+                        "    if run.kind == 'attack':\n        return 1\n"
+                        "    elif run.kind in ('cross_domain', 'robustness'):\n        return 2\n")
+    assert sorted(k for _, k in _kind_dispatches(planted)) == [
+        ["attack", "cross-domain", "learnability"], ["bias", "eval"]]
