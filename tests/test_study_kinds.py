@@ -188,3 +188,45 @@ def test_nothing_outside_the_registry_dispatches_on_kind():
                         "    elif run.kind in ('cross_domain', 'robustness'):\n        return 2\n")
     assert sorted(k for _, k in _kind_dispatches(planted)) == [
         ["attack", "cross-domain", "learnability"], ["bias", "eval"]]
+
+
+def test_python_wrappers_build_no_run_context_by_hand():
+    """Every Python route into a study (``robustlab.run`` and the kinds' wrappers such as
+    learnability's ``run_study``, ``evaluate``, ``run_clf``) builds its context in one place,
+    :func:`robustlab.runs.study.context`: no ``RunContext(...)`` in a study package or the API
+    (``studies/stored.py``, resume's reader, rebuilds a stored context only to show it)."""
+    import ast
+
+    root = Path(studies.__file__).resolve().parents[1]
+    calls = []
+    for path in [*sorted((root / "studies").glob("*/**/*.py")), root / "api.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(
+                    node.func, "attr", None)) == "RunContext":
+                calls.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert calls == [], f"a run context built by hand: {calls}"
+
+
+def test_kind_wrappers_run_through_the_one_entry_point(monkeypatch, tmp_path):
+    """The old per-kind functions keep their signatures and go through ``run_with``: how they
+    run becomes the same context ``robustlab.run`` would build (trusted, the given options)."""
+    from robustlab.runs import study as driver
+    from robustlab.studies.cross_domain.clf import ClfStudy, run_clf
+    from robustlab.studies.learnability.config import LearnabilityStudy
+    from robustlab.studies.learnability.study import run_study
+
+    seen = []
+
+    def fake(study, out, ctx=None):
+        seen.append((type(study).__name__, ctx))
+        return driver.Outcome({"ok": 1}, True, [], Path(out), None)
+
+    monkeypatch.setattr(driver, "run_study", fake)
+    learn = LearnabilityStudy(models=("bow",), perturbations=("leet_letters",))
+    assert run_study(learn, tmp_path / "a", workers=3, trusted=False, progress=False) == {"ok": 1}
+    assert run_clf(ClfStudy(root=str(tmp_path), domains=("a", "b")), tmp_path / "b",
+                   executor="process", workers=2) == {"ok": 1}
+    (name_a, ctx_a), (name_b, ctx_b) = seen
+    assert (name_a, ctx_a.workers, ctx_a.trusted, ctx_a.progress) == \
+        ("Learnability", 3, False, False)
+    assert (name_b, ctx_b.executor, ctx_b.workers, ctx_b.trusted) == ("Clf", "process", 2, True)
