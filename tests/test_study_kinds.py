@@ -230,3 +230,58 @@ def test_kind_wrappers_run_through_the_one_entry_point(monkeypatch, tmp_path):
     assert (name_a, ctx_a.workers, ctx_a.trusted, ctx_a.progress) == \
         ("Learnability", 3, False, False)
     assert (name_b, ctx_b.executor, ctx_b.workers, ctx_b.trusted) == ("Clf", "process", 2, True)
+
+
+def test_an_existing_kind_moves_as_one_package(monkeypatch, tmp_path, capsys):
+    """Issue 30's "move an existing kind with no other file changed", shown on cross-domain:
+    its package copied under another name (its own imports rewritten: they are inside it) and
+    the copy's line in :data:`~robustlab.studies.PACKAGES` instead of the original's is all it
+    takes: ``robustlab cross-domain``, ``report``, ``resume`` and the TUI run the copy's code.
+    Nothing in robustlab/ outside the package names it but that line (and a docstring)."""
+    import argparse
+    import re
+    import shutil
+
+    from robustlab.cli import build_parser
+
+    old = "robustlab.studies.cross_domain"
+    src = Path(studies.__file__).parent / "cross_domain"
+    root = src.parents[2]
+    outside = sorted(
+        f"{path.relative_to(root)}:{n}" for path in (root / "robustlab").rglob("*.py")
+        if src not in path.parents
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"studies[./]cross_domain\b", line)
+        and not (path.name == "__init__.py" and path.parent.name == "studies"))
+    assert outside == [], f"robustlab modules reaching into the cross-domain package: {outside}"
+
+    pkgs = tmp_path / "pkgs"
+    shutil.copytree(src, pkgs / "moved_kind", ignore=shutil.ignore_patterns("__pycache__"))
+    for f in (pkgs / "moved_kind").rglob("*.py"):
+        f.write_text(f.read_text(encoding="utf-8").replace(old, "moved_kind"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(pkgs))
+    monkeypatch.setattr(studies, "PACKAGES",
+                        ["moved_kind" if p == old else p for p in studies.PACKAGES])
+    assert studies.find("cross-domain").package == "moved_kind"
+    cd = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    scores = next(a for a in cd.choices["cross-domain"]._actions
+                  if isinstance(a, argparse._SubParsersAction)).choices["scores"]
+    assert scores.get_default("func").__module__ == "moved_kind.command"
+
+    rows = ["system,domain,score"] + [f"{s},{d},{v}" for s, vs in
+                                      {"bow": [80.2, 81.5, 79.1], "cnn": [84.0, 78.5, 81.0],
+                                       "lstm": [77.9, 78.2, 77.7]}.items()
+                                      for d, v in zip("abc", vs, strict=True)]
+    (tmp_path / "scores.csv").write_text("\n".join(rows) + "\n")
+    run = tmp_path / "run"
+    assert main(["cross-domain", "scores", str(tmp_path / "scores.csv"), "--out", str(run),
+                 "--bags", "5", "--bag-fraction", "0.5", "--no-plots"]) == 0
+    assert json.loads((run / "summary.json").read_text())["kind"] == "cross-domain"
+    assert main(["report", str(run), "--out", str(tmp_path / "r.md")]) == 0
+    assert "Cross-domain consistency (paper 004)" in (tmp_path / "r.md").read_text()
+    assert main(["resume", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    from robustlab.tui import data
+
+    assert data.read_run(run).kind == "cross-domain"
+    assert studies.find("cross-domain").part("screen").__module__ == "moved_kind.screen"
