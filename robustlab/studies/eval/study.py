@@ -323,7 +323,10 @@ def test_header(r: dict[str, Any]) -> str:
     judged."""
     from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.judge import judged_marker
+    from robustlab.tasks.stored import is_task_test, rule
 
+    if is_task_test(r.get("test")):  # a task's failure rule (robustlab.tasks.stored)
+        return rule(r["test"])
     return header(r.get("test", "INV"), r.get("expectation")) + judged_marker(r)
 
 
@@ -420,6 +423,10 @@ class Eval:
         from robustlab.models.device import check_device
 
         cfg = self.config
+        if not cfg.model.startswith(OBJECT):  # a folder for another task: refused by name
+            from robustlab.studies.eval.tasks import check_model_task
+
+            check_model_task(cfg.model, "classification")
         if cfg.model.startswith(OBJECT) and self.model is None:
             raise InputError(f"this eval run was made from Python with a model object "
                              f"({cfg.model[len(OBJECT):][:60]!r}); resume it from Python with "
@@ -526,11 +533,14 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
              num_examples: int | None = None, batch_size: int = 128,
              name: str | None = None, device: str = "auto", executor: str = "sequential",
              workers: int = 1, progress: bool = True, plots: bool = True,
-             prefetch: bool = False, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+             prefetch: bool = False, log: Callable[[str], None] | None = None,
+             task: str | None = None, perturb_field: str | None = None) -> dict[str, Any]:
     """Evaluate ``model`` as it is (the Python API of ``robustlab eval``): a model spec (str)
     or an object (a batch ``predict_proba``, a TextAttack ``ModelWrapper``, a transformers
     pipeline), on ``examples`` [(text, label)] or a ``dataset`` file/name. Returns the summary
-    (also ``out/summary.json``)."""
+    (also ``out/summary.json``). ``task`` (read from a dataset file when not given) tests a
+    model of another task (:mod:`robustlab.studies.eval.tasks`): ``examples`` are then the
+    task's examples and ``model`` an object with its batch method or a matching pipeline."""
     from robustlab.models.registry import canonical_model_spec
     from robustlab.runs.study import run_study
     from robustlab.studies.eval.config import default_perturbations
@@ -549,9 +559,12 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
     config = EvalConfig(model=spec, dataset=ds,
                         perturbations=tuple(perturbations or default_perturbations()),
                         seeds=tuple(int(s) for s in seeds), samples=samples,
-                        num_examples=num_examples, batch_size=batch_size)
-    study = Eval(config, model=obj, examples=None if examples is None else list(examples),
-                 prefetch=prefetch)
+                        num_examples=num_examples, batch_size=batch_size, task=task,
+                        perturb_field=perturb_field).resolved()
+    from robustlab.studies.eval.tasks import study_for
+
+    study = study_for(config, model=obj, examples=None if examples is None else list(examples),
+                      **({} if config.task else {"prefetch": prefetch}))
     ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
                      plots=plots, trusted=True, log=log)
     return run_study(study, out, ctx).summary
@@ -565,5 +578,7 @@ def from_stored(config: Any, trusted: bool) -> Eval:
     """The study of a configuration object from Python, or of a stored one (its
     :class:`~robustlab.studies.kind.StudyKind`)."""
     from robustlab.runs.study import study_of
+    from robustlab.studies.eval.tasks import study_for
 
-    return study_of(Eval, EvalConfig, config, trusted, python_objects=True)
+    # a task's run (NER, pairs, similarity, answer selection) is a TaskEval
+    return study_of(lambda c: study_for(c), EvalConfig, config, trusted, python_objects=True)
