@@ -131,7 +131,7 @@ def rule(test: str) -> str:
 
 def _ranking(scores: tuple[float, ...]) -> str:
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-    return ">".join(str(i) for i in order)
+    return ">".join(str(i) for i in order[:5]) + (">…" if len(order) > 5 else "")
 
 
 def describe(test: str, r: dict[str, Any]) -> list[str]:

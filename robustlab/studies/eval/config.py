@@ -112,10 +112,15 @@ class EvalConfig(StudyConfig):
         object.__setattr__(self, "perturbations", tuple(expand(self.perturbations)))
 
     def validate(self, *, trusted: bool = False) -> None:
+        check_dataset(self.dataset)
+        if not self.model.startswith(OBJECT) and Path(self.model).expanduser().is_dir():
+            from robustlab.models.task_loading import check_model_task
+
+            # a folder for another task (a tagger on sentiment data): one line naming both
+            check_model_task(self.model, self.task or "classification")
         if not (self.task is not None and Path(self.model).expanduser().is_dir()):
             # a task's folder (a baseline's arrays, a checkpoint) is checked when it loads
             check_trained_model(self.model, trusted=trusted)
-        check_dataset(self.dataset)
         if "path" in self.dataset and self.dataset.get("split") is not None:
             # a file has no splits: evaluating all of it under a split's name misled (the
             # training rows were tested as if held out)

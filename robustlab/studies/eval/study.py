@@ -423,10 +423,6 @@ class Eval:
         from robustlab.models.device import check_device
 
         cfg = self.config
-        if not cfg.model.startswith(OBJECT):  # a folder for another task: refused by name
-            from robustlab.studies.eval.tasks import check_model_task
-
-            check_model_task(cfg.model, "classification")
         if cfg.model.startswith(OBJECT) and self.model is None:
             raise InputError(f"this eval run was made from Python with a model object "
                              f"({cfg.model[len(OBJECT):][:60]!r}); resume it from Python with "

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.models.task_loading import check_model_task, load_task_model, model_tags
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs.cells import CellOutput
 from robustlab.runs.executor import RunReport
@@ -40,15 +41,9 @@ from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.signature import fingerprint
 from robustlab.studies.eval.config import KIND, EvalConfig
 
-__all__ = ["TaskEval", "TaskPredictor", "check_model_task", "declared_task",
-           "evaluate_task_cell", "load_task_model", "metric_label", "print_task_summary",
-           "study_for"]
+__all__ = ["TaskEval", "TaskPredictor", "check_task_run", "evaluate_task_cell", "metric_label",
+           "print_task_summary", "study_for"]
 
-#: baseline folders (robustlab.models.task_baselines): family -> task
-BASELINE_TASKS = {"feature-tagger": "ner", "bow-pair-classifier": "pair",
-                  "bow-pair-scorer": "similarity", "overlap-ranker": "answer-selection"}
-#: robustlab.models.hf_tasks folders: family -> task
-HF_TASK_FAMILIES = {"hf-tagger": "ner", "hf-pair-scorer": "similarity"}
 #: how the headline metric of each task is named in tables
 METRIC_LABELS = {"f1": "F1", "pearson": "Pearson", "accuracy": "accuracy"}
 
@@ -63,126 +58,6 @@ def metric_label(task_name: str | None) -> str:
 
 
 # ---- models -----------------------------------------------------------------------------------
-
-
-def _json(path: Path) -> dict[str, Any]:
-    from robustlab.data.files import load_json_bounded
-
-    data = load_json_bounded(path, path.name, max_bytes=50_000_000)
-    return data if isinstance(data, dict) else {}
-
-
-def _folder(spec: str) -> Path | None:
-    """The local folder of a model spec (a hub id in the local cache: its snapshot)."""
-    if spec.startswith(OBJECT):
-        return None
-    src = spec[3:] if spec.startswith("hf:") else spec
-    local = Path(src).expanduser()
-    if local.is_dir():
-        return local
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(src, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not in the cache: the loader says so
-        return None
-
-
-def declared_task(spec: str) -> tuple[str | None, str]:
-    """(the task a model folder is for, what said so): ``robustlab_model.json``'s ``task``,
-    a baseline's or task model's family, else its Hugging Face head (token classification ->
-    ner; one output or ``problem_type`` regression -> similarity; a sequence classifier ->
-    None, it may classify texts or pairs). (None, "") for an object or no folder."""
-    from robustlab.models.folder import META_FILE, check_model_folder
-    from robustlab.models.hf_tasks import META_FILE as HF_TASK_META
-    from robustlab.models.task_baselines import META_FILE as BASELINE_META
-    from robustlab.tasks import get_task
-
-    d = _folder(spec)
-    if d is None:
-        return None, ""
-    check_model_folder(d)
-    if (d / META_FILE).is_file():
-        task = _json(d / META_FILE).get("task")
-        if isinstance(task, str):
-            return get_task(task).name, f"{d / META_FILE} (task {task!r})"
-    for meta, families in ((BASELINE_META, BASELINE_TASKS), (HF_TASK_META, HF_TASK_FAMILIES)):
-        if (d / meta).is_file():
-            family = _json(d / meta).get("family")
-            if family in families:
-                return families[family], f"{d.name} (a {family} model)"
-    if (d / "config.json").is_file():
-        config = _json(d / "config.json")
-        arch = " ".join(str(a) for a in config.get("architectures") or [])
-        if "ForTokenClassification" in arch:
-            return "ner", f"{d.name} (a token-classification head)"
-        n = config.get("num_labels", len(config.get("id2label") or {}) or None)
-        if "ForSequenceClassification" in arch and (
-                n == 1 or config.get("problem_type") == "regression"):
-            return "similarity", f"{d.name} (a one-output regression head)"
-    return None, ""
-
-
-def _compatible(model_task: str | None, task: str) -> bool:
-    if model_task is None:
-        return task in ("classification", "pair", "answer-selection")
-    return model_task == task or (model_task == "pair" and task == "answer-selection")
-
-
-def check_model_task(spec: str, task: str) -> None:
-    """InputError (one line) when the model ``spec`` names is for another task than the data."""
-    model_task, where = declared_task(spec)
-    if not _compatible(model_task, task):
-        what = model_task or "classification"
-        raise InputError(f"--model {spec}: a {what} model ({where or 'its head'}) cannot be "
-                         f"evaluated on {task} data; use a {task} model or pass the data of "
-                         f"its task (--task {task} came from the data or the command line)")
-
-
-class _PairClasses:
-    """A Hugging Face pair classifier whose ``id2label`` names its classes."""
-
-    def __init__(self, model: Any, classes: list[str]) -> None:
-        self.model = model
-        self.classes_ = classes
-
-    def predict_proba(self, pairs: Sequence[Any]) -> Any:
-        return self.model.predict_proba(list(pairs))
-
-
-def load_task_model(spec: str, task: str, device: str | None = None) -> Any:
-    """The trained model ``spec`` names, for ``task`` (module docstring); InputError when it
-    is for another task or its head was never trained."""
-    from robustlab.models import hf_tasks, task_baselines
-    from robustlab.models.checkpoint import load_checkpoint
-    from robustlab.models.hf_tasks import META_FILE as HF_TASK_META
-    from robustlab.models.task_baselines import META_FILE as BASELINE_META
-
-    check_model_task(spec, task)
-    d = _folder(spec)
-    if d is None:
-        raise InputError(f"--model {spec}: no such model folder, and not in the local cache")
-    if (d / BASELINE_META).is_file():
-        family = _json(d / BASELINE_META).get("family")
-        cls = {c.family: c for c in (task_baselines.FeatureTagger,
-                                     task_baselines.BowPairClassifier,
-                                     task_baselines.BowPairScorer,
-                                     task_baselines.OverlapRanker)}.get(family)
-        if cls is None:
-            raise InputError(f"{d / BASELINE_META}: unknown baseline family {family!r:.60}")
-        return cls.load(d)
-    model_task, _ = declared_task(spec)
-    if model_task == "ner":
-        return hf_tasks.HFTagger.load(d, device=device or "auto")
-    if model_task == "similarity" or (task == "similarity" and not (d / HF_TASK_META).is_file()):
-        return hf_tasks.HFPairScorer.load(d, device=device or "auto")
-    clf = load_checkpoint(str(d), device)
-    config = _json(d / "config.json") if (d / "config.json").is_file() else {}
-    names = config.get("id2label") or {}
-    classes = [str(names.get(str(i), "")) for i in range(len(names))]
-    if classes and not any(c.upper().startswith("LABEL_") or not c for c in classes):
-        return _PairClasses(clf, classes)
-    return clf
 
 
 class TaskPredictor:
@@ -419,8 +294,9 @@ class TaskEval:
         ctx.say(f"loading the {task.name} model {name} on {device} (evaluated as it is)")
         model = self.model if self.model is not None else \
             load_task_model(cfg.model, task.name, device)
-        if task.name == "ner" and hasattr(model, "tags_"):
-            task.check_tag_set(list(model.tags_), examples, where=f"--model {name}")
+        tags = model_tags(model) if task.name == "ner" else None
+        if tags is not None:
+            task.check_tag_set(tags, examples, where=f"--model {name}")
         predictor = TaskPredictor(task, model, cfg.batch_size)
         clean = predictor(examples)  # the interface is checked here: a bad model stops now
         sig = cfg.signature()
@@ -554,6 +430,15 @@ def metric_figure(rows: Sequence[dict[str, Any]], clean: float | None, task_name
     return fig
 
 
+#: --perturb-field in words, per task
+_FIELD_WORDS = {("answer-selection", "first"): "the question",
+                ("answer-selection", "second"): "the candidate sentences",
+                ("answer-selection", "both"): "the question and its candidates"}
+_FIELD_WORDS.update({(t, f): w for t in ("pair", "similarity") for f, w in
+                     (("first", "the first text"), ("second", "the second text"),
+                      ("both", "both texts"))})
+
+
 def print_task_summary(summary: dict[str, Any]) -> None:
     """What ``robustlab eval`` prints for a task: the clean metric (per entity type for NER;
     MAP/MRR for answer selection), the headline, the table worst first."""
@@ -569,7 +454,7 @@ def print_task_summary(summary: dict[str, Any]) -> None:
     echo(f"{task}: clean {m} {fmt(summary.get('clean_metric'))}" + (f" ({extra})" if extra
                                                                     else "")
          + f" on {summary.get('n_examples')} examples"
-         + (f"; perturbing the {field} text{'s' if field == 'both' else ''}" if field else ""))
+         + (f"; perturbing {_FIELD_WORDS.get((task, field), field)}" if field else ""))
     if cm.get("per_type"):
         echo("  per type: " + ", ".join(f"{t} {fmt(v)}" for t, v in cm["per_type"].items()))
     rows = summary.get("perturbations") or []
