@@ -289,7 +289,6 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         parsed.append(merged)
     _check_perturbations([t["perturbation"] for t in parsed], path)
     from robustlab.models.registry import check_model_spec
-
     from robustlab.models.task_loading import declared_task
 
     for spec in models:  # before anything runs: bow:hidden=-3, a missing model directory
