@@ -477,3 +477,10 @@ def check_task_run(config: EvalConfig) -> None:
     study.read()
     if not config.model.startswith(OBJECT):
         check_model_task(config.model, study.task.name)
+
+
+def tui_labels(task_name: str) -> dict[str, str]:
+    """The TUI eval table's column labels for a task (short: the table fits 80 columns)."""
+    short = {"ner": "F1", "answer-selection": "F1", "similarity": "r", "pair": "acc"}
+    m = short.get(task_name, "acc")
+    return {"a0": f"{m} clean", "a1": f"{m} pert", "delta": "drop"}

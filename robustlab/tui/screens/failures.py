@@ -71,6 +71,10 @@ class FailuresScreen(RunScreen):
             detail.update("")
             return
         e = self.shown[int(key)]
+        lines = self.view.detail(e) if self.view is not None else None
+        if lines is not None:  # a task's example in its words: tags marked, score, ranking
+            detail.update(plain("\n".join(line.strip() for line in lines)))
+            return
         # one line each (a newline in a text is shown as \n): the -/+ layout cannot be faked
         text = append(plain("- "), e["original"])
         detail.update(append(text.append("\n+ "), e["perturbed"]))
