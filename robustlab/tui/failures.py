@@ -37,6 +37,13 @@ class FailuresView:
     #: (model, perturbation, seed) -> the cell's test (a task's is ``task:<name>``)
     tests: dict[tuple[Any, Any, Any], str] = field(default_factory=dict)
 
+    @property
+    def task_run(self) -> bool:
+        """Whether the run tested a task's model (NER, pairs, similarity, answer selection)."""
+        from robustlab.tasks.stored import is_task_test
+
+        return any(is_task_test(t) for t in self.tests.values())
+
     def detail(self, e: dict[str, Any]) -> list[str] | None:
         """A task's failing example in its words (robustlab.tasks.stored.describe), or None
         for a classifier's (the screen shows its texts)."""

@@ -350,10 +350,13 @@ class EvalView:
         d = EVAL_COLS.index("delta")
         x = [i + 1 for i in range(len(self.table.rows))]
         y = [r[d] if r[d] is not None else 0.0 for r in self.table.rows]
-        return Plot("A1 - A0 per perturbation (table row)", "perturbation",
-                    "A1 - A0", [Series("A1 - A0", x, y, "bar",
-                                       names=[str(r[0]) for r in self.table.rows])],
-                    note=f"clean A0 = {fmt(self.clean)}" if self.clean is not None else "")
+        # a task's run: its metric's drop (entity F1, Pearson ...), not accuracy's
+        name = "A1 - A0" if self.metric == "accuracy A0" else f"{self.metric} drop"
+        clean = "A0" if self.metric == "accuracy A0" else self.metric
+        return Plot(f"{name} per perturbation (table row)", "perturbation",
+                    name, [Series(name, x, y, "bar",
+                                  names=[str(r[0]) for r in self.table.rows])],
+                    note=f"clean {clean} = {fmt(self.clean)}" if self.clean is not None else "")
 
 
 def load_eval(path: str | os.PathLike[str]) -> EvalView:
