@@ -152,7 +152,7 @@ def test_ner_failures_report_check_and_resume(work, tmp_path, capsys):
     plan = tmp_path / "plan.toml"
     plan.write_text(f'model = "{work["dir"] / "ner_model"}"\ndata = "{work["ner_test"]}"\n'
                     f'seeds = [0]\nout = "{tmp_path / "gate"}"\n[[test]]\n'
-                    f'perturbation = "char_swap"\nmin_f1 = {clean - 0.3:.3f}\nmax_drop = 0.5\n'
+                    f'perturbation = "char_swap"\nmin_f1 = {clean * 0.5:.3f}\nmax_drop = 0.5\n'
                     '[[test]]\nperturbation = "word_delete"\nmin_f1 = 1.0\n', encoding="utf-8")
     rc, stdout, err = _run(["check", str(plan), "--junit-xml", str(tmp_path / "j.xml"),
                             "--quiet"], capsys)
@@ -401,7 +401,7 @@ def test_hf_heads_are_evaluated_as_they_are_and_a_missing_head_refused(work, tin
 def test_python_objects_and_a_token_classification_pipeline(work, tiny, tmp_path):
     from transformers import pipeline
 
-    from robustlab.studies.eval.study import evaluate
+    from robustlab.studies.eval.tasks import evaluate_task as evaluate
 
     tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
     d = _with_head(tiny, tmp_path, "BertForTokenClassification", num_labels=len(tags),

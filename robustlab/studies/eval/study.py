@@ -529,14 +529,12 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
              num_examples: int | None = None, batch_size: int = 128,
              name: str | None = None, device: str = "auto", executor: str = "sequential",
              workers: int = 1, progress: bool = True, plots: bool = True,
-             prefetch: bool = False, log: Callable[[str], None] | None = None,
-             task: str | None = None, perturb_field: str | None = None) -> dict[str, Any]:
+             prefetch: bool = False, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Evaluate ``model`` as it is (the Python API of ``robustlab eval``): a model spec (str)
     or an object (a batch ``predict_proba``, a TextAttack ``ModelWrapper``, a transformers
     pipeline), on ``examples`` [(text, label)] or a ``dataset`` file/name. Returns the summary
-    (also ``out/summary.json``). ``task`` (read from a dataset file when not given) tests a
-    model of another task (:mod:`robustlab.studies.eval.tasks`): ``examples`` are then the
-    task's examples and ``model`` an object with its batch method or a matching pipeline."""
+    (also ``out/summary.json``). A model of another task (NER, pairs, similarity, answer
+    selection): :func:`robustlab.studies.eval.tasks.evaluate_task`."""
     from robustlab.models.registry import canonical_model_spec
     from robustlab.runs.study import run_study
     from robustlab.studies.eval.config import default_perturbations
@@ -555,12 +553,9 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
     config = EvalConfig(model=spec, dataset=ds,
                         perturbations=tuple(perturbations or default_perturbations()),
                         seeds=tuple(int(s) for s in seeds), samples=samples,
-                        num_examples=num_examples, batch_size=batch_size, task=task,
-                        perturb_field=perturb_field).resolved()
-    from robustlab.studies.eval.tasks import study_for
-
-    study = study_for(config, model=obj, examples=None if examples is None else list(examples),
-                      **({} if config.task else {"prefetch": prefetch}))
+                        num_examples=num_examples, batch_size=batch_size)
+    study = Eval(config, model=obj, examples=None if examples is None else list(examples),
+                 prefetch=prefetch)
     ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
                      plots=plots, trusted=True, log=log)
     return run_study(study, out, ctx).summary
@@ -574,7 +569,5 @@ def from_stored(config: Any, trusted: bool) -> Eval:
     """The study of a configuration object from Python, or of a stored one (its
     :class:`~robustlab.studies.kind.StudyKind`)."""
     from robustlab.runs.study import study_of
-    from robustlab.studies.eval.tasks import study_for
 
-    # a task's run (NER, pairs, similarity, answer selection) is a TaskEval
-    return study_of(lambda c: study_for(c), EvalConfig, config, trusted, python_objects=True)
+    return study_of(Eval, EvalConfig, config, trusted, python_objects=True)

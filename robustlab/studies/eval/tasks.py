@@ -41,8 +41,9 @@ from robustlab.runs.study import Plan, RunContext, summary_base
 from robustlab.signature import fingerprint
 from robustlab.studies.eval.config import KIND, EvalConfig
 
-__all__ = ["TaskEval", "TaskPredictor", "check_task_run", "evaluate_task_cell", "metric_label",
-           "print_task_summary", "study_for"]
+__all__ = ["TaskEval", "TaskPredictor", "check_task_run", "evaluate_task",
+           "evaluate_task_cell", "from_stored", "metric_label", "print_task_summary",
+           "study_for"]
 
 #: how the headline metric of each task is named in tables
 METRIC_LABELS = {"f1": "F1", "pearson": "Pearson", "accuracy": "accuracy"}
@@ -483,3 +484,51 @@ def tui_labels(task_name: str) -> dict[str, str]:
     """The TUI eval table's column labels for a task: as short as A0/A1 so the table fits 80
     columns (the status line above names the metric)."""
     return {"a0": "clean", "a1": "pert", "delta": "drop"}
+
+
+def from_stored(config: Any, trusted: bool) -> Any:
+    """The study of a stored eval run (its :class:`~robustlab.studies.kind.StudyKind`): a
+    task's run is a :class:`TaskEval`, a classifier's the :class:`Eval` it always was."""
+    from robustlab.runs.study import study_of
+
+    return study_of(lambda c: study_for(c), EvalConfig, config, trusted, python_objects=True)
+
+
+def evaluate_task(model: Any, out: str | Path, *, task: str | None = None,
+                  examples: Sequence[Any] | None = None, dataset: str | None = None,
+                  perturbations: Sequence[str] | None = None, seeds: Sequence[int] = (0, 1, 2),
+                  samples: int = 1, perturb_field: str | None = None,
+                  num_examples: int | None = None, batch_size: int = 128,
+                  name: str | None = None, device: str = "auto", progress: bool = True,
+                  plots: bool = True, log: Any = None) -> dict[str, Any]:
+    """``robustlab eval`` on a task from Python: ``model`` a spec (a folder, ``hf:ID``) or an
+    object with the task's batch method (:mod:`robustlab.tasks.predict`) or a matching
+    ``transformers`` pipeline; ``examples`` the task's examples (``task`` then required) or a
+    ``dataset`` file (its task read from it). Returns the summary."""
+    from robustlab.models.registry import canonical_model_spec
+    from robustlab.runs.study import run_study
+    from robustlab.studies.eval.config import default_perturbations
+    from robustlab.tasks import get_task
+
+    if (examples is None) == (dataset is None):
+        raise InputError("evaluate_task: give examples=[...] (with task=) or dataset=FILE")
+    if examples is not None and task is None:
+        raise InputError("evaluate_task: examples need task= (ner, pair, similarity, "
+                         "answer-selection)")
+    obj = None if isinstance(model, str) else model
+    spec = canonical_model_spec(model) if isinstance(model, str) else \
+        OBJECT + (name or type(model).__name__)
+    ds = {"path": str(Path(dataset).resolve())} if dataset is not None else \
+        {"name": name and f"{name} examples" or "python"}
+    config = EvalConfig(model=spec, dataset=ds,
+                        perturbations=tuple(perturbations or default_perturbations()),
+                        seeds=tuple(int(s) for s in seeds), samples=samples,
+                        num_examples=num_examples, batch_size=batch_size,
+                        task=None if task is None else get_task(task).name,
+                        perturb_field=perturb_field).resolved()
+    if config.task is None:
+        raise InputError("evaluate_task: single texts are classification; use "
+                         "robustlab.studies.eval.study.evaluate")
+    study = TaskEval(config, model=obj, examples=None if examples is None else list(examples))
+    ctx = RunContext(device=device, progress=progress, plots=plots, trusted=True, log=log)
+    return run_study(study, out, ctx).summary
