@@ -384,6 +384,9 @@ def test_hf_heads_are_evaluated_as_they_are_and_a_missing_head_refused(work, tin
     assert rc == 0, err
     assert "clean Pearson" in stdout
     # the base model without a trained token-classification head: refused, nothing written
+    msg = _bad(["eval", "--model", str(tiny), "--dataset", str(work["ner_test"]),
+                "--perturbations", "char_swap", "--seeds", "0"], tmp_path / "out", capsys)
+    assert "no task head" in msg and "BertModel" in msg
     (tiny / "robustlab_model.json").write_text(json.dumps({"task": "ner"}))
     try:
         msg = _bad(["eval", "--model", str(tiny), "--dataset", str(work["ner_test"]),

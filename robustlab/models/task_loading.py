@@ -82,6 +82,8 @@ def declared_task(spec: str) -> tuple[str | None, str]:
         if "ForSequenceClassification" in arch and (
                 n == 1 or config.get("problem_type") == "regression"):
             return "similarity", f"{d.name} (a one-output regression head)"
+        if "ForSequenceClassification" not in arch:
+            return None, f"config.json names {arch or 'no architecture'}, no task head"
     return None, ""
 
 
@@ -95,6 +97,10 @@ def check_model_task(spec: str, task: str) -> None:
     """InputError (one line) when the model ``spec`` names is for another task than the data."""
     model_task, where = declared_task(spec)
     if not _compatible(model_task, task):
+        if model_task is None and "no task head" in where:  # a base checkpoint
+            raise InputError(f"--model {spec}: {where}, so a {task} head would be drawn at "
+                             "random; fine-tune it first (robustlab train --task "
+                             f"{task}) and evaluate the saved folder")
         what = model_task or "classification"
         said = f" ({where})" if where else ""
         raise InputError(f"--model {spec}: a {what} model{said} cannot be evaluated on {task} "
