@@ -21,6 +21,9 @@ _EPILOG = """examples:
       --seeds 0,1,2 -n 3 --out runs/eval-bow-2
   robustlab failures runs/eval-bow        # the failing examples
   robustlab report runs/eval-bow          # an HTML report
+  robustlab eval --model models/ner --dataset conll2003/test.txt --out runs/ner
+      # NER, similarity (STS), answer selection (WikiQA), pairs (SNLI): the task is read
+      # from the data (or --task); --perturb-field first|second|both for pairs (docs/tasks.md)
 """
 
 
