@@ -226,6 +226,9 @@ def test_answer_selection_f1_map_mrr_equal_sklearn(work, tmp_path, capsys):
                for r in rows)
     rc, stdout, _ = _run(["failures", str(out), "--limit", "2"], capsys)
     assert rc == 0 and "ranking" in stdout
+    # judging relabels a classifier's samples: a task run is refused in one line
+    rc, _, err = _run(["judge", str(out)], capsys)
+    assert rc == 2 and "a answer-selection run" in err
 
 
 def test_snli_pairs_accuracy_equals_sklearn(work, tmp_path, capsys):
