@@ -124,6 +124,7 @@ def load_task_model(spec: str, task: str, device: str | None = None) -> Any:
     is for another task or its head was never trained."""
     from robustlab.models import hf_tasks, task_baselines
     from robustlab.models.checkpoint import load_checkpoint
+    from robustlab.models.folder import META_FILE, TORCH_FAMILIES
     from robustlab.models.hf_tasks import META_FILE as HF_TASK_META
     from robustlab.models.task_baselines import META_FILE as BASELINE_META
 
@@ -145,7 +146,13 @@ def load_task_model(spec: str, task: str, device: str | None = None) -> Any:
         return hf_tasks.HFTagger.load(d, device=device or "auto")
     if model_task == "similarity" or (task == "similarity" and not (d / HF_TASK_META).is_file()):
         return hf_tasks.HFPairScorer.load(d, device=device or "auto")
-    clf = load_checkpoint(str(d), device)
+    if (d / META_FILE).is_file() and _json(d / META_FILE).get("family") in (*TORCH_FAMILIES,
+                                                                             "hf"):
+        from robustlab.models.registry import load_saved
+
+        clf = load_saved(d, device=device)  # a classifier `robustlab train` saved, on pairs
+    else:
+        clf = load_checkpoint(str(d), device)
     config = _json(d / "config.json") if (d / "config.json").is_file() else {}
     names = config.get("id2label") or {}
     classes = [str(names.get(str(i), "")) for i in range(len(names))]
