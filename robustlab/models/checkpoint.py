@@ -78,9 +78,10 @@ def checked_checkpoint(spec: str, where: str) -> tuple[Any, Any]:
 def check_checkpoint(spec: str) -> None:
     """A checkpoint spec (not a saved robustlab directory) has a trained classification head:
     loaded here, before anything is created, and kept for the study (InputError otherwise)."""
+    from robustlab.endpoints.card import is_endpoint
     from robustlab.models.registry import is_saved_model
 
-    if spec.startswith("object:") or is_saved_model(spec):
+    if spec.startswith("object:") or is_endpoint(spec) or is_saved_model(spec):
         return
     src = spec[3:] if spec.startswith("hf:") else spec
     local = Path(src).expanduser()
