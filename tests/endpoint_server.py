@@ -10,8 +10,9 @@ marked slow. Routes:
 
 * ``POST /predict`` — the JSON kind: ``{"text": str}`` -> ``{"probs": [...]}``, or
   ``{"texts": [...]}`` -> ``{"probs": [[...], ...]}``; ``POST /label`` answers label names.
+* ``POST /proba`` — ``{"text": str}`` -> the row itself (a bare ``--model URL``'s defaults).
 * ``POST /v1/chat/completions`` and ``/v1/completions`` — OpenAI-compatible: the classifier's
-  label as a word (``negative``/``positive``), ``not sure`` below 60 % confidence, with usage.
+  label as a word (``negative``/``positive``), ``not sure`` below 60 % confidence or for a text with digits, with usage.
 * ``POST /control`` ``{"faults": ["429", "500", "slow", "nonjson", "nofield", "badlabel", …],
   "delay": s}`` — the next requests fail in that order; every request waits ``delay`` s;
   ``GET /stats`` — requests received and how often each text was asked; ``POST /reset``.
@@ -109,6 +110,14 @@ def make_app(model_dir: str) -> Any:
         probs = m().model.predict_proba(texts).round(6).tolist()
         return {"probs": probs if many else probs[0]}
 
+    @app.post("/proba")
+    def proba(body: dict) -> Any:
+        """A bare URL's default: ``{"text": …}`` -> the probability row itself."""
+        bad = fault_reply(m().enter([body["text"]]))
+        if bad is not None:
+            return bad
+        return m().model.predict_proba([body["text"]]).round(6).tolist()[0]
+
     @app.post("/label")
     def label(body: dict) -> Any:
         many = "texts" in body
@@ -124,7 +133,9 @@ def make_app(model_dir: str) -> Any:
 
     def llm(text: str) -> tuple[str, int]:
         p = m().model.predict_proba([text])[0]
-        word = WORDS[int(p.argmax())] if p.max() >= 0.6 else "not sure"
+        # a text with digits (leetspeak) gets an answer that names no label
+        unsure = p.max() < 0.6 or any(ch.isdigit() for ch in text)
+        word = "not sure" if unsure else WORDS[int(p.argmax())]
         return word, len(text.split())
 
     @app.post("/v1/chat/completions")
