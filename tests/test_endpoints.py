@@ -477,3 +477,28 @@ def test_an_old_store_opens_and_takes_responses(tmp_path):
                                        "completion_tokens": 1}
         s.conn.execute("UPDATE responses SET answer='[0.9, 0.1]'")  # damage: asked again
         assert s.responses(["k"]) == {}
+
+
+def test_check_gates_an_endpoint_with_junit_and_report_shows_its_costs(data, fresh, tmp_path,
+                                                                        capsys):
+    card(tmp_path / "card.toml", f"{fresh.url}/predict")
+    plan = tmp_path / "gate.toml"
+    plan.write_text(f'model = "card.toml"\ndata = "{data / "dev.tsv"}"\nseeds = [0]\n'
+                    'out = "runs/gate"\n[[test]]\nperturbation = "leet_letters"\n'
+                    "min_accuracy = 0.0\n", encoding="utf-8")
+    rc = main(["check", str(plan), "--junit-xml", str(tmp_path / "ci.xml"), "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    xml = (tmp_path / "ci.xml").read_text()
+    assert 'tests="1"' in xml and 'failures="0"' in xml
+    run = tmp_path / "runs" / "gate"
+    assert fresh.stats()["requests"] == stored_requests(run)
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text()
+    assert f"Endpoint {fresh.url}/predict (json): {stored_requests(run)} requests" in html
+    assert main(["failures", str(run)]) == 0
+
+
+def stored_requests(run: Path) -> int:
+    with sqlite3.connect(f"file:{run / 'store.sqlite'}?mode=ro", uri=True) as c:
+        return c.execute("SELECT COUNT(DISTINCT request) FROM responses").fetchone()[0]

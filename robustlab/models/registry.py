@@ -118,6 +118,11 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     ``HFValidationError`` later) and, with ``user_class``, ``package.module:Class``.
     """
     text = str(spec).strip()
+    from robustlab.endpoints.card import is_endpoint, parse_spec
+
+    if is_endpoint(text):  # a model behind HTTP (docs/endpoints.md): its card is checked
+        parse_spec(text)
+        return text
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():
         check_params(name, params)  # unknown names, values out of range (models/params.py)
