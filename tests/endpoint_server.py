@@ -5,7 +5,8 @@ request count.
 Run as a process (``python tests/endpoint_server.py --model DIR --port P [--ray]``); the caller
 waits until ``GET /stats`` answers. With ``--ray`` it starts Ray and Serve on 127.0.0.1:P. Ray's
 start on a loaded 2-core machine timed out repeatedly here (its raylet waits ~40 s for the
-dashboard agent), so the fast suite serves the same app with uvicorn and the Ray Serve test is
+dashboard agent; plain ray.init failed the same way at load 15-19, with or without
+ray[default]'s extras), so the fast suite serves the same app with uvicorn and the Ray Serve test is
 marked slow. Routes:
 
 * ``POST /predict`` — the JSON kind: ``{"text": str}`` -> ``{"probs": [...]}``, or
