@@ -6,9 +6,11 @@ stored as it arrives.
 the API takes lists, at most ``max_concurrency`` in flight (an ``asyncio.Semaphore``), no more
 than ``rps`` per second, each with ``timeout``. A 429, a 5xx, a timeout or a dropped connection is
 retried up to ``retries`` times after ``Retry-After`` when the server sends one, else an
-exponential backoff with full jitter (0.25 s × 2^attempt, at most 30 s). Each reply's answers are
-written to the store before the next reply is read, so a crash, Ctrl-C or ``kill -9`` loses at
-most the requests in flight, and a rerun asks only what no stored answer covers.
+exponential backoff with full jitter (0.25 s × 2^attempt, at most 30 s). Each reply's answers go
+to the store the moment it is read (a writer thread commits whatever arrived during its previous
+commit in one transaction, so SQLite never holds up the requests), so a crash, Ctrl-C or ``kill
+-9`` loses at most the requests in flight and the replies of one commit, and a rerun asks only
+what no stored answer covers.
 
 httpx does the HTTP (pooling, timeouts, TLS); what is here is what it does not do: the retry
 policy, the rate limit, the budget and the store.
@@ -83,6 +85,57 @@ def parse_budget(text: str | None) -> tuple[int | None, str]:
         raise InputError(f"--budget {text}: give a number of requests (500) or tokens "
                          "(20000tokens, 20ktokens)")
     return int(t) * mult, unit
+
+
+class _Writer:
+    """Stores answers from a thread of its own, so the event loop keeps asking while SQLite
+    commits (on a loaded machine a commit took longer than a request): each batch of replies
+    that arrived during the previous commit goes in one transaction, at once. :meth:`close`
+    waits until everything handed in is stored (and raises what storing raised)."""
+
+    def __init__(self, cache: ResponseCache) -> None:
+        import queue
+        import threading
+
+        self.cache = cache
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="robustlab-endpoint-store",
+                                       daemon=True)
+        self.thread.start()
+
+    def put(self, rows: list[dict[str, Any]]) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(rows)
+
+    def _run(self) -> None:
+        import queue
+
+        done = False
+        while not done:
+            batch = [self.queue.get()]
+            while True:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            done = batch[-1] is None
+            rows = [r for part in batch if part is not None for r in part]
+            if rows and self.error is None:
+                try:
+                    self.cache.put(rows)
+                except BaseException as exc:  # raised to the asking thread
+                    self.error = exc
+        close = getattr(self.cache, "close", None)
+        if close is not None:
+            close()  # this thread's connection
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 class _RateLimit:
@@ -221,6 +274,7 @@ class EndpointModel:
         sem = asyncio.Semaphore(self.concurrency)
         rate = _RateLimit(self.card.rps)
         got: dict[str, Any] = {}
+        writer = _Writer(self.cache) if self.cache is not None else None
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -233,7 +287,7 @@ class EndpointModel:
                 async with sem:
                     self._check_budget()
                     reply = await self._post(client, rate, kinds.request_body(self.card, group))
-                    got.update(self._keep(group, reply))
+                    got.update(self._keep(group, reply, writer))
 
             tasks = [asyncio.ensure_future(one(g)) for g in groups]
             try:
@@ -242,6 +296,9 @@ class EndpointModel:
                 for t in tasks:
                     t.cancel()
                 raise
+            finally:
+                if writer is not None:
+                    writer.close()  # every answer that arrived is stored before we go on
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:
             # what arrived is stored; the first error says why the rest was not
@@ -304,8 +361,8 @@ class EndpointModel:
         raise EndpointError(f"{url}: {last} after {self.card.retries + 1} tries; every answer "
                             "so far is stored: rerun the same command to continue")
 
-    def _keep(self, group: list[Any], reply: Any) -> dict[str, Any]:
-        """Split one reply into answers and store them (before anything else is read)."""
+    def _keep(self, group: list[Any], reply: Any, writer: _Writer | None) -> dict[str, Any]:
+        """Split one reply into answers and hand them to the store's writer at once."""
         items = kinds.answers(self.card, reply, len(group))
         p, c = kinds.usage(reply)
         self.tokens += p + c
@@ -316,8 +373,8 @@ class EndpointModel:
                  "answer": item, "request": request, "prompt_tokens": p if i == 0 else 0,
                  "completion_tokens": c if i == 0 else 0}
                 for i, (t, item) in enumerate(zip(group, items, strict=True))]
-        if self.cache is not None:
-            self.cache.put(rows)
+        if writer is not None:
+            writer.put(rows)
         return {r["key"]: r["answer"] for r in rows}
 
 

@@ -108,22 +108,26 @@ def print_failed_cells(out: str | os.PathLike[str], keys: list[str], header: str
 
 
 class StoreCache:
-    """A run directory's ``responses`` as an endpoint's cache (``get``/``put``): its own
-    connection, so the study's store and each worker process write beside it (WAL)."""
+    """A run directory's ``responses`` as an endpoint's cache (``get``/``put``): a connection of
+    its own per thread (the endpoint client writes from a writer thread), so the study's store
+    and each worker process write beside it (WAL)."""
 
     def __init__(self, run_dir: Any) -> None:
+        import threading
+
         self.run_dir = run_dir
-        self._store: Any = None
+        self._local = threading.local()
 
     def _open(self) -> Any:
-        if self._store is None:
-            self._store = RunStore(self.run_dir)
-        return self._store
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = RunStore(self.run_dir)
+        return store
 
     def get(self, keys: Sequence[str]) -> dict[str, Any]:
         # no store yet: nothing stored, and nothing created until an answer arrives (a run
         # that never reached its endpoint leaves no folder that looks like a run)
-        if self._store is None and not is_run_dir(self.run_dir):
+        if getattr(self._local, "store", None) is None and not is_run_dir(self.run_dir):
             return {}
         return self._open().responses(keys)
 
@@ -131,6 +135,8 @@ class StoreCache:
         self._open().add_responses(rows)
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        """Close this thread's connection."""
+        store = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None

@@ -67,8 +67,10 @@ class ResponseOps(StoreBase):
             row = {**r, "answer": answer, "prompt_tokens": int(r.get("prompt_tokens") or 0),
                    "completion_tokens": int(r.get("completion_tokens") or 0)}
             values.append((*(row[f] for f in _FIELDS), time.time(), _crc(row)))
+        if not getattr(self, "_responses_ready", False):  # the table once per connection
+            self.conn.execute(_TABLE)
+            self._responses_ready = True
         with self.transaction() as c:
-            c.execute(_TABLE)
             c.executemany("INSERT OR IGNORE INTO responses (key, text, answer, request, "
                           "prompt_tokens, completion_tokens, at, crc) VALUES (?,?,?,?,?,?,?,?)",
                           values)
