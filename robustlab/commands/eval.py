@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "rate, every example's predictions kept (see docs/eval.md).",
                        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     EvalConfig.add_arguments(p)
+    from robustlab.endpoints import add_options
+
+    add_options(p.add_argument_group("a model behind an endpoint (docs/endpoints.md)"))
     RunContext.add_arguments(p)
     p.set_defaults(func=run, check=check)
 

@@ -94,6 +94,11 @@ def load_trained_model(spec: str, device: str | None = None) -> Any:
     """The model ``spec`` names, trained: a folder saved by ``robustlab train``, a checkpoint
     with a trained head (:func:`load_checkpoint`); a family name gives a new, untrained model
     (the callers that need a trained one refuse family names first)."""
+    from robustlab.endpoints.card import is_endpoint
+
+    if is_endpoint(spec):  # eval and check take one (their own predictor); others not yet
+        raise InputError(f"--model {spec}: a model behind an endpoint is taken by robustlab "
+                         "eval and check, not yet by this study (docs/endpoints.md)")
     from robustlab.models.registry import (
         available_models,
         is_saved_model,

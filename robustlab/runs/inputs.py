@@ -372,11 +372,9 @@ def trained_model_field(help: str) -> Any:
     from robustlab.runs.fields import option
 
     def add(g: Any) -> None:
-        from robustlab.endpoints import add_options
         from robustlab.options import add_model_option
 
         add_model_option(g, multi=False, required=True, help=help)
-        add_options(g)  # a model behind HTTP: docs/endpoints.md
 
     def read(args: argparse.Namespace) -> str:
         from robustlab.endpoints import canonical_spec, is_endpoint
