@@ -247,7 +247,9 @@ def _plan_models(raw: dict[str, Any], path: Path) -> tuple[str | None, list[str]
                              f"[\"{model}\"] to train and test it per cell")
         # resolved: a plan beside the working directory has base "." and "./bow" joined to it
         # is "bow" — the family, not the directory the plan named
-        local = model if model.startswith("hf:") or Path(model).expanduser().is_absolute() \
+        # a URL (an endpoint: docs/endpoints.md) is kept as it is, never joined to a path
+        local = model if model.startswith(("hf:", "http://", "https://", "endpoint:")) or \
+            Path(model).expanduser().is_absolute() \
             else str((base / model).resolve()) if model.startswith((".", "~")) or "/" in model \
             or (base / model).exists() else model
         models = [canonical_model_spec(local)]
