@@ -182,7 +182,7 @@ def test_robustness_runs_score_negation_by_the_same_dir_test(tmp_path, monkeypat
     view = load_failures(tmp_path / "run")
     test_col = view.summary.columns.index("test")
     assert {r[test_col] for r in view.summary.rows} == {"DIR flip", "INV"}
-    from robustlab.tui.results import load_learnability
+    from robustlab.studies.learnability.view import load_learnability
 
     table = load_learnability(tmp_path / "run").table
     tests = dict(zip((r[1] for r in table.rows),
@@ -321,8 +321,8 @@ def test_one_a0_string_in_stdout_csv_html_and_the_tui(trained, tmp_path, capsys)
     from tui.conftest import make_settings
     from tui.test_app import open_run, text_of, wait_for
 
+    from robustlab.studies.eval.screen import EvalScreen
     from robustlab.tui.app import RobustlabApp
-    from robustlab.tui.screens.eval import EvalScreen
 
     async def tui() -> tuple[str, list[str]]:
         app = RobustlabApp([run.parent], make_settings())

@@ -100,17 +100,22 @@ def _run(args: argparse.Namespace) -> int:
             if info is not None and info.kind == "eval" else None
     from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.study import fmt
+    from robustlab.tasks.stored import describe, is_task_test, rule
 
+    tests = {(s["model"], s["perturbation"], s["seed"]): s.get("test", "INV") for s in summary}
+    task_run = any(is_task_test(t) for t in tests.values())
     head = ["model", "perturbation", "seed", "test", "n", "pass", "fail", "fail rate"]
     if results is not None:
-        head += ["A1-A0", "changed texts", "fail rate of changed"]
+        head += [f"{_metric(results)} drop" if task_run else "A1-A0",
+                 "changed examples" if task_run else "changed texts", "fail rate of changed"]
     table, keys = [], []
     for s in summary:
         r = (results or {}).get(s["cell"], {})
-        changed_test = s.get("test") == "changed"  # no pass/fail: only changed predictions
+        test = s.get("test", "INV")
+        changed_test = test == "changed"  # no pass/fail: only changed predictions
         row = [_short_model(s["model"]), s["perturbation"], s["seed"],
-               header(s.get("test", "INV"), s.get("expectation")), s["n"],
-               "-" if changed_test else s["pass"], "-" if changed_test else s["fail"],
+               rule(test) if is_task_test(test) else header(test, s.get("expectation")),
+               s["n"], "-" if changed_test else s["pass"], "-" if changed_test else s["fail"],
                fmt(None if changed_test else s["fail_rate"])]
         n = r.get("changed")
         rate = s["fail"] / n if n else None
@@ -126,7 +131,18 @@ def _run(args: argparse.Namespace) -> int:
     echo("worst: " + "; ".join(f"{s['perturbation']} seed {s['seed']} (fail {s['fail']} of "
                                f"{s['n']})" for s in worst))
     echo(align(head, table, rule=True))
-    if args.limit and rows:
+    if args.limit and rows and task_run:  # in the task's words (robustlab.tasks.stored)
+        echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
+             "(entities: the entity set changed, tokens whose tag changed marked [word "
+             "before->after]; |d|>t: the score moved more than t; ranking: the top candidate "
+             "or the answers changed):")
+        for e in rows[: args.limit]:
+            test = tests.get((e["model"], e["perturbation"], e["seed"]), "INV")
+            echo(f"\n[{e['perturbation']} | {_short_model(e['model'])} | seed {e['seed']} | "
+                 f"#{e['idx']}] fails if: {rule(test)}")
+            for line in describe(test, e):
+                echo(line)
+    elif args.limit and rows:
         echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
              "(failed their test — INV: prediction changed; DIR flip: neither changed nor lost "
              "P(label); drop = P(label) before - after):")
@@ -141,6 +157,14 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0
+
+
+def _metric(results: dict[str, dict]) -> str:
+    """The headline metric of a task run's cells, as tables name it."""
+    from robustlab.studies.eval.tasks import metric_label
+
+    task = next((r.get("task") for r in results.values() if r.get("task")), None)
+    return metric_label(task)
 
 
 def _short_model(model: str | None) -> str:

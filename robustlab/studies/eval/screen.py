@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 
-from robustlab.tui.results import EvalView, load_eval
+from robustlab.studies.eval.view import EvalView, load_eval
 from robustlab.tui.screens.base import RunScreen, in_progress
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
@@ -27,7 +27,7 @@ class EvalScreen(RunScreen):
         return load_eval(self.path)
 
     def show(self, view: EvalView) -> None:
-        parts = [f"{view.model}: clean accuracy A0 {fmt(view.clean)}",
+        parts = [f"{view.model}: clean {view.metric} {fmt(view.clean)}",
                  f"{len(view.table.rows)} perturbations", "f: failing examples"]
         if view.partial:  # no summary yet: say why, from the store's counts
             parts.append(in_progress(view.unfinished))  # RunScreen reloads it until done

@@ -53,6 +53,12 @@ THRESHOLDS = {
     "max_drop": ("drop", "max", "accuracy drop A0 - A1"),
     "max_fail_rate": ("fail_rate", "max", "share of examples failing their CheckList test "
                       "(INV: prediction changed; DIR: expectation not met)"),
+    # a trained model of a task (robustlab.tasks): its own metric on the perturbed test set;
+    # max_drop is then that metric's drop, max_fail_rate the task's failures
+    "min_f1": ("f1", "min", "F1 on the perturbed test set (NER: entity F1; answer selection: "
+               "F1 of the answering sentences)"),
+    "min_pearson": ("pearson", "min", "Pearson correlation on the perturbed pairs "
+                    "(similarity)"),
 }
 _PLAN_KEYS = {"name", "dataset", "data", "test_data", "format", "encoding", "text_column",
               "text_pair_column", "label_column", "models", "model", "samples", "seeds", "steps",
@@ -145,12 +151,34 @@ def _unknown(where: str, got: dict[str, Any], known: set[str]) -> None:
 
 
 def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
-    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder)."""
-    import tomllib
+    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder).
 
+    In steps, each refusing what it reads with one line naming the plan: the TOML itself, the
+    dataset, the model(s), the run's numbers, the [[test]] tables with their thresholds, then
+    the perturbations and model specs (checked before anything runs)."""
     from robustlab.data.files import regular_input
 
     path = regular_input(path, "PLAN")  # a FIFO or /dev/zero is refused, not read forever
+    raw = _read_plan(path)
+    _unknown(str(path), raw, _PLAN_KEYS)
+    base = path.parent
+    dataset = _plan_dataset(raw, path)
+    model, models = _plan_models(raw, path)
+    samples, seeds, steps = _plan_numbers(raw, path)
+    parsed = _plan_tests(raw, path, model)
+    _check_perturbations([t["perturbation"] for t in parsed], path)
+    _check_models(models, model, path)
+    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
+    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
+                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
+                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
+                model=models[0] if model is not None else None, samples=samples)
+
+
+def _read_plan(path: Path) -> dict[str, Any]:
+    """The plan's TOML, or one line saying why it cannot be read."""
+    import tomllib
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -161,20 +189,24 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:  # tomllib recurses per nested array or table
         raise InputError(f"{path}: nests arrays or tables too deep to be a plan") from None
-    _unknown(str(path), raw, _PLAN_KEYS)
-    base = path.parent
+    return raw
 
-    def _path(v: Any, key: str) -> str:
-        if not isinstance(v, str) or not v:
-            raise InputError(f"{path}: {key} must be a file path")
-        return str((base / v).resolve())
 
+def _plan_path(path: Path, v: Any, key: str) -> str:
+    """A file the plan names, relative to the plan's folder."""
+    if not isinstance(v, str) or not v:
+        raise InputError(f"{path}: {key} must be a file path")
+    return str((path.parent / v).resolve())
+
+
+def _plan_dataset(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The dataset: a name, or a data file (and a test file) with its reading options."""
     if raw.get("data") and raw.get("dataset"):
         raise InputError(f"{path}: give either dataset (a name) or data (a file), not both")
     if raw.get("data"):
-        dataset: dict[str, Any] = {"path": _path(raw["data"], "data")}
+        dataset: dict[str, Any] = {"path": _plan_path(path, raw["data"], "data")}
         if raw.get("test_data"):
-            dataset["test_path"] = _path(raw["test_data"], "test_data")
+            dataset["test_path"] = _plan_path(path, raw["test_data"], "test_data")
         for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
             if raw.get(key) is not None:
                 dataset[key] = raw[key]
@@ -185,6 +217,13 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if not isinstance(name, str):
             raise InputError(f"{path}: dataset must be a name such as 'demo' or 'sst2'")
         dataset = {"name": name}
+    return dataset
+
+
+def _plan_models(raw: dict[str, Any], path: Path) -> tuple[str | None, list[str]]:
+    """``model`` (a trained model evaluated as it is, or None) and the model specs: that model
+    resolved, or the families trained per cell."""
+    base = path.parent
     model = raw.get("model")
     if model is not None:
         if "models" in raw:
@@ -208,7 +247,9 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
                              f"[\"{model}\"] to train and test it per cell")
         # resolved: a plan beside the working directory has base "." and "./bow" joined to it
         # is "bow" — the family, not the directory the plan named
-        local = model if model.startswith("hf:") or Path(model).expanduser().is_absolute() \
+        # a URL (an endpoint: docs/endpoints.md) is kept as it is, never joined to a path
+        local = model if model.startswith(("hf:", "http://", "https://", "endpoint:")) or \
+            Path(model).expanduser().is_absolute() \
             else str((base / model).resolve()) if model.startswith((".", "~")) or "/" in model \
             or (base / model).exists() else model
         models = [canonical_model_spec(local)]
@@ -218,6 +259,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         models = [models]
     if not models or not all(isinstance(m, str) and m for m in models):
         raise InputError(f"{path}: models must be a list of model specs, e.g. [\"bow\"]")
+    return model, models
+
+
+def _plan_numbers(raw: dict[str, Any], path: Path) -> tuple[int, list[int], int]:
+    """samples, seeds and steps; the sizes, strings and column options are checked too."""
     samples = raw.get("samples", 1)
     if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
         raise InputError(f"{path}: samples must be a positive integer")
@@ -240,6 +286,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (str, int))):
             raise InputError(f"{path}: {key} must be a column name or a 0-based index, got "
                              f"{v!r}")
+    return samples, seeds, steps
+
+
+def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict[str, Any]]:
+    """The [[test]] tables merged with [defaults], each with at least one threshold in range."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table of thresholds")
@@ -274,19 +325,22 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{where}: no threshold; set one of {', '.join(THRESHOLDS)} here "
                              "or in [defaults]")
         parsed.append(merged)
-    _check_perturbations([t["perturbation"] for t in parsed], path)
+    return parsed
+
+
+def _check_models(models: Sequence[str], model: str | None, path: Path) -> None:
+    """Every model spec parses and names what exists, before anything runs (a trained task
+    model, ``model``'s, is checked when the eval loads it)."""
     from robustlab.models.registry import check_model_spec
+    from robustlab.models.task_loading import declared_task
 
     for spec in models:  # before anything runs: bow:hidden=-3, a missing model directory
         try:
+            if model is not None and Path(spec).is_dir() and declared_task(spec)[0]:
+                continue  # a task's model (NER, similarity ...): checked when the eval loads it
             check_model_spec(spec)
         except InputError as exc:
             raise InputError(f"{path}: models: {exc}") from None
-    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
-    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
-                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
-                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
-                model=models[0] if model is not None else None, samples=samples)
 
 
 def _label_preserving(spec: str) -> bool:
@@ -313,6 +367,8 @@ def _check_perturbations(specs: Sequence[str], path: Path) -> None:
 def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     """An eval run's figures: (model, perturbation) -> mean A1, A0 − A1 and failure rate
     (among changed texts) over its seeds."""
+    from robustlab.tasks.stored import is_task_test, rule
+
     rows: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for c in store.cells("done"):
         if c.result and c.result.get("a0") is not None:
@@ -320,6 +376,8 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
     out = {}
     for key, rs in rows.items():
         test = rs[0].get("test", "INV")
+        if is_task_test(test):  # a task's failure rule: "entities", "|d|>0.5", "ranking"
+            test = rule(test)
         fr = [r["failure_rate"] for r in rs if r.get("failure_rate") is not None]
         fig: dict[str, Any] = {"test": test, "expectation": rs[0].get("expectation"),
                                "accuracy": None, "drop": None,
@@ -327,10 +385,13 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
                                # no pass/fail at all
                                "fail_rate": None if test == "changed" else
                                (sum(fr) / len(fr) if fr else 0.0)}
-        if test == "INV":  # A1 only where the label still holds
-            a1 = sum(r["a1"] for r in rs) / len(rs)
+        if test == "INV" or rs[0].get("task"):  # A1 only where the label still holds
+            a1s = [r["a1"] for r in rs if r.get("a1") is not None]
+            a1 = sum(a1s) / len(a1s) if a1s else None
             a0 = sum(r["a0"] for r in rs) / len(rs)
-            fig.update(accuracy=a1, drop=a0 - a1)
+            metric = rs[0].get("metric", "accuracy")  # a task's own headline metric
+            fig.update({"accuracy": None, metric: a1,
+                        "drop": None if a1 is None else a0 - a1})
         out[key] = fig
     # paper 001's human check: a fully judged perturbation is gated on its judged samples,
     # scored as an INV test against the corrected labels
@@ -387,7 +448,7 @@ def evaluate(store: Any, checks: Sequence[Check]) -> list[Check]:
     figures = _figures(store)
     for c in checks:
         fig = figures.get((c.model, c.perturbation))
-        value = None if fig is None else fig[c.figure]
+        value = None if fig is None else fig.get(c.figure)
         c.test = "INV" if fig is None else fig.get("test", "INV")
         if fig is not None and fig.get("expectation"):
             c.test = f"{c.test} {fig['expectation']}"
@@ -395,6 +456,11 @@ def evaluate(store: Any, checks: Sequence[Check]) -> list[Check]:
             from robustlab.metrics.judged import judged_marker
 
             c.test += judged_marker(fig)
+        if fig is not None and c.figure not in fig:  # min_pearson on a NER run, ...
+            c.value, c.passed = None, None
+            c.message = (f"no result: {c.threshold} does not apply to this run (its metric is "
+                         f"{next((k for k in ('f1', 'pearson') if k in fig), 'accuracy')})")
+            continue
         if value is None or (isinstance(value, float) and math.isnan(value)):
             c.value, c.passed = None, None
             c.message = ("no result (the cell failed or stored no predictions)"
