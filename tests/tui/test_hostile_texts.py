@@ -282,7 +282,8 @@ async def test_stop_from_the_tui_escalates_and_says_so(tmp_path):
             await pilot.press("s")
             await wait_for(pilot, lambda: proc.poll() is not None, 60)
             # Stop's third toast says how it ended (the worker is gone before it is written)
-            await wait_for(pilot, lambda: len(app._notifications) >= 3)
+            await wait_for(pilot, lambda: len(app._notifications) >= 3
+                           and "did not stop after SIGINT; sent SIGTERM" in screen_text(app))
             said = [n.message for n in app._notifications]
             assert said[0] == (f"sent SIGINT (Ctrl-C) to worker {proc.pid}; waiting up to 1 s "
                                "for it to stop")
