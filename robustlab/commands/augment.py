@@ -110,6 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_header_option(p)
     add_quiet_option(p, dest="no_progress",
                      help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
+    from robustlab.commands.task_files import add_task_options
+
+    add_task_options(p)  # CoNLL, STS, SNLI, WikiQA files in their own format
     p.set_defaults(func=run)
 
 
@@ -187,6 +190,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         perts = [build_perturbation(s, args.param, args.pps,
                                      trusted=getattr(args, "trusted", True)) for s in specs]
+        from robustlab.commands.task_files import run_task_file, task_for
+
+        task = task_for(args)
+        if task is not None:  # a task's file, written back in its format
+            return run_task_file(args, task, perts, args.n, args.exclude_original)
         plan = plan_output(args)
         train = None
         if args.label_column is not None and not args.train_file:
