@@ -198,9 +198,11 @@ class _HFTaskModel:
         with saving(d):
             self.model_.save_pretrained(d, safe_serialization=True)
         self.tokenizer_.save_pretrained(d)
-        params = {k: v for k, v in self.get_params().items() if k != "device"}
+        # the folder is the checkpoint now (it may be written under a temporary name and
+        # renamed): the params name only the checkpoint it was fine-tuned from
+        params = {k: v for k, v in self.get_params().items() if k not in ("device", "checkpoint")}
         meta = {"family": self.family, "task": self.task, **self._meta(),
-                "params": {**params, "checkpoint": str(d), "base_checkpoint": self.checkpoint},
+                "params": {**params, "base_checkpoint": self.checkpoint},
                 "steps": getattr(self, "steps_", self.steps)}
         (d / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
