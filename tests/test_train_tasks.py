@@ -185,6 +185,21 @@ def test_tagger_trained_by_the_command_learns(tiny, tmp_path):
     examples = ner.read(test).examples
     assert ner.metrics(examples, predict(ner, again, examples))["f1"] == pytest.approx(
         info["test_metrics"]["f1"])
+    # the folder is what eval takes (the contract with robustlab eval)
+    runs = tmp_path / "runs"
+    assert main(["eval", "--model", str(out), "--dataset", str(test), "--perturbations",
+                 "char_swap", "--seeds", "0", "--device", "cpu", "--out", str(runs)]) == 0
+
+
+def test_a_trained_baseline_folder_is_evaluated_on_its_heldout_split(slices, tmp_path, capsys):
+    out, runs = tmp_path / "m", tmp_path / "runs"
+    assert main(["train", "--model", "bow-pair-scorer", "--dataset", str(slices["similarity"]),
+                 "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    held = out / _info(out)["heldout"]
+    assert main(["eval", "--model", str(out), "--dataset", str(held), "--perturbations",
+                 "char_swap", "--seeds", "0", "--out", str(runs)]) == 0
+    assert "pearson" in capsys.readouterr().out.lower()
 
 
 # ---- bad inputs: one line, exit 2, nothing written ---------------------------------------------
