@@ -167,6 +167,11 @@ def run(args: argparse.Namespace) -> int:
     """``robustlab augment``: the perturbations (or recipe), the input and outputs checked
     before any work, then every row written with its copies, then the one-line report."""
     specs = _specs(args)
+    from robustlab.commands.task_files import augment_task_file, task_for
+
+    task = task_for(args)
+    if task is not None:  # a task's file (CoNLL, STS, SNLI, WikiQA), written in its format
+        return augment_task_file(args, task, specs)
     perts, plan, train, label = _prepare(args, specs)
     _check_space(args)
     report, written = _augment(args, perts, plan, train, label)
@@ -215,11 +220,6 @@ def _prepare(args: argparse.Namespace, specs: list[str]) -> tuple[list[Any], Any
     try:
         perts = [build_perturbation(s, args.param, args.pps,
                                      trusted=getattr(args, "trusted", True)) for s in specs]
-        from robustlab.commands.task_files import run_task_file, task_for
-
-        task = task_for(args)
-        if task is not None:  # a task's file, written back in its format
-            return run_task_file(args, task, perts, args.n, args.exclude_original)
         plan = plan_output(args)
         train = label = None
         if args.label_column is not None and not args.train_file:

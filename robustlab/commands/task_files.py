@@ -111,3 +111,18 @@ def run_task_file(args: argparse.Namespace, task_name: str, perts: list[Any],
          f"{len(failed)} left unperturbed with an error -> {args.output} "
          f"({len(examples)} {unit}, {corpus.fmt} format)", file=sys.stderr)
     return 1 if failed else 0
+
+
+def augment_task_file(args: argparse.Namespace, task_name: str, specs: list[str]) -> int:
+    """``robustlab augment`` on a task's file: the perturbations built from ``specs`` (a missing
+    resource is one line), then :func:`run_task_file` with ``-n`` copies."""
+    from robustlab.data.row_jobs import build_perturbation
+    from robustlab.errors import RobustlabError
+    from robustlab.resources import ResourceMissing
+
+    try:
+        perts = [build_perturbation(s, args.param, args.pps,
+                                     trusted=getattr(args, "trusted", True)) for s in specs]
+        return run_task_file(args, task_name, perts, args.n, args.exclude_original)
+    except ResourceMissing as exc:
+        raise RobustlabError(str(exc)) from None
