@@ -35,7 +35,9 @@ MUTMUT = [sys.executable, "-m", "mutmut"]
 MODULES: dict[str, tuple[list[str], list[str], float]] = {
     "metrics": (["robustlab/metrics/*"],
                 ["tests/test_metrics_consistency.py", "tests/test_metrics_facade.py",
-                 "tests/test_metrics_learnability.py", "tests/test_metrics_mt.py"], 0.90),
+                 "tests/test_metrics_learnability.py", "tests/test_metrics_mt.py",
+                 "tests/test_metrics_ranking.py", "tests/test_metrics_judged_checklist.py",
+                 "tests/test_tasks_metrics.py"], 0.90),
     "eval-predict": (["robustlab/studies/eval/predict.py"], ["tests/test_eval_predict.py"], 0.90),
     "executor": (["robustlab/runs/executor.py"],
                  ["tests/test_runs_store.py::test_run_and_resume",
@@ -75,14 +77,25 @@ STATUSES = ("killed", "survived", "no tests", "timeout", "suspicious", "skipped"
 
 def prepare(name: str) -> Path:
     """A scratch copy of the code, the tests and pyproject.toml with this module's mutmut
-    section appended."""
+    section appended. A ``mutants/`` tree left by an earlier run is kept: mutmut keeps the
+    verdict of every mutant whose function is unchanged (and, the test selection unchanged,
+    picks up new tests), so a rerun checks only what is new; the unmutated code is refreshed
+    in it."""
     only, tests, _ = MODULES[name]
     work = SCRATCH / name
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    work.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
     for d in ("robustlab", "tests"):
+        shutil.rmtree(work / d, ignore_errors=True)
         shutil.copytree(ROOT / d, work / d, ignore=ignore)
+    kept = work / "mutants" / "robustlab"
+    if kept.is_dir():  # mutmut copies unmutated files once: refresh them
+        for src in (ROOT / "robustlab").rglob("*.py"):
+            rel = src.relative_to(ROOT).as_posix()
+            if not any(Path(rel).match(pattern) for pattern in only):
+                dst = work / "mutants" / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
     toml = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     q = lambda xs: "[" + ", ".join(json.dumps(x) for x in xs) + "]"  # noqa: E731
     toml += (f"\n[tool.mutmut]\nsource_paths = [\"robustlab\"]\nonly_mutate = {q(only)}\n"
@@ -107,14 +120,24 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(name: str, children: int) -> float:
+def run(name: str, children: int, recheck: bool = False) -> float:
+    """Mutate one module; ``recheck``: only its survivors and no-tests mutants again (after new
+    tests), named one by one since mutmut keeps a verdict it already has."""
+    left: list[str] = []
+    if recheck:
+        by = results(name) or {}
+        left = sorted(by.get("survived", []) + by.get("no tests", []) + by.get("timeout", []))
+        if not left:
+            return 0.0
     work = prepare(name)
     t0 = time.time()
-    with open(work / "mutmut.log", "wb") as log:
-        subprocess.run([*MUTMUT, "run", "--max-children", str(children)], cwd=work, env=_env(),
-                       stdout=log, stderr=subprocess.STDOUT, check=False)
+    with open(work / "mutmut.log", "ab") as log:
+        subprocess.run([*MUTMUT, "run", "--max-children", str(children), *left], cwd=work,
+                       env=_env(), stdout=log, stderr=subprocess.STDOUT, check=False)
     seconds = time.time() - t0
-    (work / "seconds").write_text(f"{seconds:.0f}")
+    sec = work / "seconds"
+    before = float(sec.read_text()) if sec.exists() else 0.0
+    sec.write_text(f"{before + seconds:.0f}")
     return seconds
 
 
@@ -189,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", metavar="MODULE",
                     help=f"modules to mutate, of {', '.join(MODULES)} (default: all, one at a "
                     "time)")
-    ap.add_argument("--max-children", type=int, default=2)
+    ap.add_argument("--max-children", type=int, default=1)
+    ap.add_argument("--recheck", action="store_true",
+                    help="run only the mutants a module's last run left alive (after new tests)")
     ap.add_argument("--report", type=Path, default=ROOT / "bench" / "results" / "mutation.md")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite the report from the scratch copies, running nothing")
@@ -202,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             print(f"== {name}: mutating {', '.join(MODULES[name][0])}", flush=True)
             before = os.getloadavg()[0]
-            print(f"   {run(name, args.max_children) / 60:.1f} min", flush=True)
+            print(f"   {run(name, args.max_children, args.recheck) / 60:.1f} min", flush=True)
             (SCRATCH / name / "load").write_text(f"{before:.1f}–{os.getloadavg()[0]:.1f}")
     print(report(args.report, list(MODULES)))
     return 0
