@@ -213,6 +213,73 @@ def test_as_predictor_gives_robustlab_classifiers_many_batches_per_call():
     assert (q.batch_size, q.chunk, q.name) == (4, 4, "model")
 
 
+def _fake_module(monkeypatch, name: str, attr: str, base: type | None) -> None:
+    """``sys.modules[name]`` replaced by a module whose ``attr`` is ``base`` (None: no attr)."""
+    import sys
+    import types
+
+    mod = types.ModuleType(name)
+    if base is not None:
+        setattr(mod, attr, base)
+    monkeypatch.setitem(sys.modules, name, mod)
+
+
+@pytest.mark.parametrize("module,attr,check", [
+    ("transformers.pipelines", "Pipeline", "_is_pipeline"),
+    ("textattack.models.wrappers", "ModelWrapper", "_is_textattack_wrapper")])
+def test_pipelines_and_textattack_wrappers_are_recognised_by_their_class(monkeypatch, module,
+                                                                        attr, check):
+    import sys
+
+    is_it = getattr(P, check)
+
+    class Base:
+        pass
+
+    class Sub(Base):
+        pass
+
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    assert is_it(Sub()) is False  # the library not imported: nothing is one
+    _fake_module(monkeypatch, module, attr, None)
+    assert is_it(Sub()) is False  # imported without the class
+    _fake_module(monkeypatch, module, attr, Base)
+    assert is_it(Sub()) is True and is_it(Base()) is True
+    assert is_it(object()) is False and is_it(Recorder()) is False
+
+
+def test_a_pipeline_is_read_in_label_order_and_must_return_probabilities(monkeypatch):
+    _fake_module(monkeypatch, "transformers.pipelines", "Pipeline", FakePipeline)
+    pipe = FakePipeline({"NEG": 0, "POS": 1}, {"a": {"POS": 0.6, "NEG": 0.4},
+                                               "b": {"POS": 0.1, "NEG": 0.2}})
+    p = P.as_predictor(pipe, batch_size=3)
+    assert (p.batch_size, p.chunk, p.logits) == (3, 3, False)
+    np.testing.assert_array_equal(p(["a"]), [[0.4, 0.6]])
+    assert pipe.calls == [{"top_k": None, "batch_size": 3, "truncation": True}]
+    with pytest.raises(InputError, match="predict_proba must return probabilities"):
+        p(["b"])  # rows of a pipeline are probabilities: never softmaxed
+
+
+def test_as_predictor_softmaxes_only_what_may_be_logits():
+    class Proba:
+        def predict_proba(self, texts):
+            return np.array([[2.0, -1.0]] * len(texts))
+
+    class Logits:
+        def __call__(self, texts):
+            return np.array([[2.0, -1.0]] * len(texts))
+
+    p = P.as_predictor(Proba())
+    assert (p.logits, p.batch_size, p.chunk, p.name) == (False, 128, 128, "model")
+    with pytest.raises(InputError, match="predict_proba must return probabilities"):
+        p(["x"])
+    q = P.as_predictor(Logits(), name="wrapped")
+    assert q.logits is True
+    with pytest.raises(InputError, match="^wrapped: expected an array"):
+        P.as_predictor(lambda texts: np.ones(len(texts)), name="wrapped")(["x"])
+    np.testing.assert_allclose(q(["x"]), softmax([[2.0, -1.0]], axis=1))
+
+
 # ---- checkpoints -------------------------------------------------------------------------------
 
 
