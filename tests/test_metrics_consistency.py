@@ -414,3 +414,10 @@ def test_leave_one_out_rows_for_a_matrix_with_gamma_and_resampling() -> None:
     with pytest.raises(ValueError, match=r"^leave-one-domain-out needs at least 2 domains, got "
                                          r"\['a'\]$"):
         c.leave_one_out(x, ["a"] * 4)
+
+
+def test_scalar_eps_gives_a_scalar_and_a_small_sigma_ref_is_used() -> None:
+    assert isinstance(c.gamma_cov_scaled(X5, 2.0), float)
+    assert c.gamma_cov_scaled(X5, [2.0]).shape == (1,)
+    assert c.gamma_cov_scaled([X5, X5], 2.0).shape == (2,)
+    assert c.eps_grid([[1.0, 3.0]], "sigma", n=2, sigma_ref=0.5)[1]["sigma_ref"] == 0.5

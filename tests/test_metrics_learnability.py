@@ -242,3 +242,9 @@ def test_seed_noise_hand_computed() -> None:
     with pytest.raises(ValueError, match=r"^seed_noise: expected a pairs × seeds matrix, got "
                                          r"shape \(2,\)$"):
         L.seed_noise([1.0, 2.0])
+
+
+def test_most_discriminating_p_reads_past_rows_it_skips() -> None:
+    assert L.most_discriminating_p({"avg": {"sigma": 9.0}, 0.1: {"sigma": 0.2}})["p"] == 0.1
+    assert L.most_discriminating_p({0.5: {"sigma": None}, 0.1: {"sigma": 0.2}})["p"] == 0.1
+    assert L.most_discriminating_p({0.5: {"sigma": math.nan}, 0.2: {"sigma": 0.1}})["p"] == 0.2
