@@ -98,7 +98,7 @@ def _pair(avg: float, rob: float, delta: float, at: float, prob_at: float | None
 
 def test_correlations_tables_3_and_4_hand_computed() -> None:
     avg, rob, delta, at = [1, 2, 3, 4], [-1, -2, -3, -4], [2, 1, 4, 3], [0.1, 0.3, 0.2, 0.4]
-    pairs = [_pair(*v, prob_at=p) for v, p in zip(zip(avg, rob, delta, at), [4, 3, 2, 1])]
+    pairs = [_pair(*v, prob_at=p) for v, p in zip(zip(avg, rob, delta, at, strict=False), [4, 3, 2, 1], strict=False)]
     out = S.correlations(pairs, [0.1])
     # ρ = ±1 at n = 4: the exact two-sided p is 2/24
     assert out["learnability_vs_robustness"] == {"rho": pytest.approx(-1.0),

@@ -136,7 +136,7 @@ def test_spearman_three_pairs_is_exact_one_third() -> None:
 def test_spearman_small_n_equals_brute_force_permutations(n: int) -> None:
     rng = np.random.default_rng(n)
     x = list(rng.normal(size=n))
-    y = [v + w for v, w in zip(x, rng.normal(scale=1.0, size=n))]
+    y = [v + w for v, w in zip(x, rng.normal(scale=1.0, size=n), strict=False)]
     out = r.spearman_test(x, y)
     assert out["p_method"] == "exact" and out["n"] == n
     assert out["rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
@@ -153,7 +153,7 @@ def test_spearman_with_ties_uses_average_ranks() -> None:
 def test_spearman_middle_n_is_a_seeded_permutation_test_near_the_exact_p() -> None:
     rng = np.random.default_rng(9)
     x = list(rng.normal(size=9))
-    y = [v + w for v, w in zip(x, rng.normal(scale=1.5, size=9))]
+    y = [v + w for v, w in zip(x, rng.normal(scale=1.5, size=9), strict=False)]
     out = r.spearman_test(x, y, seed=3)
     assert out["p_method"] == "permutation" and out["n"] == 9
     exact = _exact_spearman_p(x, y)
