@@ -421,3 +421,10 @@ def test_scalar_eps_gives_a_scalar_and_a_small_sigma_ref_is_used() -> None:
     assert c.gamma_cov_scaled(X5, [2.0]).shape == (1,)
     assert c.gamma_cov_scaled([X5, X5], 2.0).shape == (2,)
     assert c.eps_grid([[1.0, 3.0]], "sigma", n=2, sigma_ref=0.5)[1]["sigma_ref"] == 0.5
+
+
+def test_dispersion_index_of_zero_mean_warns_nothing() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert c.dispersion_index([-1.0, 1.0]) == np.inf
+        assert c.cov([-1.0, 1.0]) == np.inf
