@@ -96,6 +96,8 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.metrics.tasks.x_answer_selection_metrics__mutmut_28":
         "dtype=float dropped: scores are numbers (the model's), and `>=`, isfinite and "
         "average_precision_score treat int and float arrays alike",
+    "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
+        "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":
         "`or` → `and` in the constant-side check: with one side constant scipy's pearsonr "
         "and spearmanr return NaN themselves (their warning is silenced), the same result",

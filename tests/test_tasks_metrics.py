@@ -198,3 +198,10 @@ def test_no_question_with_an_answer_is_nan_without_a_warning():
     assert math.isnan(out["map"]) and math.isnan(out["mrr"])
     assert (out["questions"], out["questions_with_answer"]) == (2, 0)
     assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
+
+
+def test_entity_scores_with_no_entities_on_one_side_are_zero():
+    out = entity_metrics([["O", "O"]], [["B-PER", "O"]])  # nothing to recall, one false positive
+    assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
+    out = entity_metrics([["B-PER", "O"]], [["O", "O"]])  # nothing predicted
+    assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
