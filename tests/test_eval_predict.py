@@ -280,6 +280,43 @@ def test_as_predictor_softmaxes_only_what_may_be_logits():
     np.testing.assert_allclose(q(["x"]), softmax([[2.0, -1.0]], axis=1))
 
 
+def test_as_predictor_passes_the_device_and_batch_size_on(monkeypatch):
+    seen = []
+
+    class Classifier:
+        predict_batch_size = 1
+
+        def predict_proba(self, texts):
+            return np.array([[0.5, 0.5]] * len(texts))
+
+    def fake_load(spec, device=None):
+        seen.append((spec, device))
+        return Classifier()
+
+    monkeypatch.setattr(P, "load_trained", fake_load)
+    p = P.as_predictor("some/model", device="cuda:1", batch_size=6)
+    assert seen == [("some/model", "cuda:1")]
+    assert (p.batch_size, p.chunk) == (6, 6 * P.CHUNK_BATCHES)
+    clf = Classifier()
+    P.as_predictor(clf, batch_size=6)
+    assert clf.predict_batch_size == 6  # the classifier batches by the batch size asked
+
+
+def test_load_trained_passes_the_device_to_either_loader(monkeypatch):
+    import robustlab.models.registry as registry
+    import robustlab.runs.inputs as inputs
+
+    seen = []
+    monkeypatch.setattr(inputs, "check_trained_model", lambda spec, trusted: seen.append(
+        ("check", spec, trusted)))
+    monkeypatch.setattr(registry, "is_saved_model", lambda spec: spec == "saved")
+    monkeypatch.setattr(registry, "load_saved", lambda spec, device=None: ("saved", device))
+    monkeypatch.setattr(P, "load_checkpoint", lambda spec, device=None: ("ckpt", spec, device))
+    assert P.load_trained("saved", device="cpu:0") == ("saved", "cpu:0")
+    assert P.load_trained("hf:x", device="cuda") == ("ckpt", "hf:x", "cuda")
+    assert seen == [("check", "saved", False), ("check", "hf:x", False)]
+
+
 # ---- checkpoints -------------------------------------------------------------------------------
 
 
