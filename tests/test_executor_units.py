@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from robustlab.errors import InputError
-from robustlab.runs import Cell, RunStore, executor as E
+from robustlab.runs import Cell, RunStore
+from robustlab.runs import executor as E
 from robustlab.runs.store import worker_id
 
 
