@@ -329,7 +329,12 @@ def report(path: Path, names: list[str]) -> str:
         detail += ["", f"## {name}", "", f"Mutates {', '.join(only)}; tests "
                    + ", ".join(f"`{t}`" for t in tests)
                    + (f"; pytest {' '.join(EXTRA_ARGS[name])}" if name in EXTRA_ARGS else "")
-                   + ".", "", f"Show one with `cd {SCRATCH / name} && mutmut show NAME`.", ""]
+                   + ".", ""]
+        runs = SCRATCH / name / "runs.txt"
+        if runs.exists():
+            detail += ["Runs (each incremental on the last):", "",
+                       *(f"* {r}" for r in runs.read_text(encoding="utf-8").splitlines()), ""]
+        detail += [f"Show one with `cd {SCRATCH / name} && mutmut show NAME`.", ""]
         for m in alive:
             status = next(k for k, v in by.items() if m in v)
             why = _equivalent(m)
@@ -363,9 +368,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         for name in names:
             print(f"== {name}: mutating {', '.join(MODULES[name][0])}", flush=True)
-            before = os.getloadavg()[0]
-            print(f"   {run(name, args.max_children, args.recheck, args.sample, args.sample_seed) / 60:.1f} min", flush=True)
-            (SCRATCH / name / "load").write_text(f"{before:.1f}–{os.getloadavg()[0]:.1f}")
+            before, start = os.getloadavg()[0], time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            sec = run(name, args.max_children, args.recheck, args.sample, args.sample_seed)
+            print(f"   {sec / 60:.1f} min", flush=True)
+            load = f"{before:.1f}–{os.getloadavg()[0]:.1f}"
+            (SCRATCH / name / "load").write_text(load)
+            opts = [f"--max-children {args.max_children}"] + (
+                [f"--sample {args.sample}"] if args.sample else []) + (
+                ["--recheck"] if args.recheck else [])
+            with open(SCRATCH / name / "runs.txt", "a", encoding="utf-8") as log:
+                log.write(f"{start}: `python bench/mutation.py {name} {' '.join(opts)}`, "
+                          f"{sec / 60:.1f} min, load {load}\n")
     print(report(args.report, list(MODULES)))
     return 0
 
