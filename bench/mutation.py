@@ -97,6 +97,14 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.metrics.tasks.x_answer_selection_metrics__mutmut_28":
         "dtype=float dropped: scores are numbers (the model's), and `>=`, isfinite and "
         "average_precision_score treat int and float arrays alike",
+    "robustlab.metrics.mt.xǁMTScorerǁ_build__mutmut_18":
+        "force=None on the corpus BLEU object: force only silences sacreBLEU's log warning "
+        "about tokenized input; it changes no score (sacreBLEU's docs)",
+    "robustlab.metrics.mt.xǁMTScorerǁscore_many__mutmut_11":
+        "np.fromiter without count=: count only preallocates; the array is the same",
+    "robustlab.metrics.ranking.x_spearman_test__mutmut_71":
+        "the rank mean over all resamples instead of per resample: every resample is a "
+        "permutation of the same ranks, so every row has the same mean",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":

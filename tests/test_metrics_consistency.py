@@ -428,3 +428,11 @@ def test_dispersion_index_of_zero_mean_warns_nothing() -> None:
         warnings.simplefilter("error")
         assert c.dispersion_index([-1.0, 1.0]) == np.inf
         assert c.cov([-1.0, 1.0]) == np.inf
+
+
+def test_design_bags_are_pinned_for_a_seed_and_order_is_indices() -> None:
+    # pinned: stored bagged figures of a run must reproduce from its seed
+    bags, order = c.design_bags(10, 3, 0.5, seed=1, return_order=True)
+    assert bags.tolist() == [[8, 2, 3, 0, 7], [5, 6, 9, 2, 8], [1, 7, 4, 5, 6]]
+    assert order.tolist() == [5, 8, 1, 6, 7, 2, 3, 9, 4, 0, 5, 2, 6, 8, 7]
+    assert order.dtype == np.int64 and bags.dtype == np.int64

@@ -205,3 +205,13 @@ def test_entity_scores_with_no_entities_on_one_side_are_zero():
     assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
     out = entity_metrics([["B-PER", "O"]], [["O", "O"]])  # nothing predicted
     assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
+
+
+def test_macro_f1_over_a_class_only_predicted_is_computed_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = classification_metrics(["a", "a"], ["a", "b"])
+    # F1(a) = 2·1·0.5/1.5 = 2/3; F1(b) = 0 (never gold): macro 1/3
+    assert out == {"accuracy": 0.5, "micro_f1": 0.5, "macro_f1": pytest.approx(1 / 3)}
