@@ -59,7 +59,8 @@ MODULES: dict[str, tuple[list[str], list[str], float]] = {
                            ["tests/test_perturbation_base.py",
                             "tests/test_perturbation_streams.py"], 0.80),
     "store": (["robustlab/runs/store/*"],
-              ["tests/test_runs_store.py", "tests/test_damaged_store.py"], 0.80),
+              ["tests/test_runs_store.py", "tests/test_damaged_store.py",
+               "tests/test_store_judgements.py"], 0.80),
 }
 
 #: pytest options of one module's runs, beyond the common ones (each with its reason)
