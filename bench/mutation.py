@@ -106,6 +106,18 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.metrics.ranking.x_spearman_test__mutmut_71":
         "the rank mean over all resamples instead of per resample: every resample is a "
         "permutation of the same ranks, so every row has the same mean",
+    "robustlab.studies.learnability.summary.x_correlations__mutmut_71":
+        "the robustness p-value is not re-set: at_p_table already computed it with the same "
+        "spearman_test (same data, same seed), so the value is the same",
+    "robustlab.studies.learnability.summary.x_correlations__mutmut_72": "as __mutmut_71",
+    "robustlab.studies.cross_domain.consistency.x_consistency_tables__mutmut_6":
+        "dtype=float dropped for the score matrix: every metrics function converts it to float "
+        "itself (consistency._arr)",
+    "robustlab.studies.cross_domain.consistency.x_consistency_tables__mutmut_29":
+        "dtype=float dropped for ε: the --eps option is type=float, and the product with σ_ref "
+        "is float either way",
+    "robustlab.studies.cross_domain.consistency.x_consistency_tables__mutmut_38":
+        "zip strict dropped: eps is computed from cfg.eps, one value each",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":

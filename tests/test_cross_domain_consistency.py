@@ -137,3 +137,12 @@ def test_pick_and_common_sigma() -> None:
     assert C.pick(row, 0) == {"left_out": "a", "n": 2, "mean": 1.0, "gamma": {"1": 0.1}}
     # sample σ of each: √2, 2√2, 3√2 → median 2√2
     assert C.common_sigma([[1.0, 3.0], [0.0, 4.0], [0.0, 6.0]]) == pytest.approx(2 * math.sqrt(2))
+
+
+def test_the_options_form_the_consistency_metrics_group() -> None:
+    p = argparse.ArgumentParser()
+    C.ConsistencyConfig.add_arguments(p)
+    group = next(g for g in p._action_groups if g.title == "consistency metrics")
+    assert [a.option_strings[0] for a in group._group_actions] == [
+        "--eps", "--eps-max", "--eps-grid", "--bags", "--bag-fraction", "--seed"]
+    assert "consistency metrics:" in p.format_help()

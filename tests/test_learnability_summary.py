@@ -139,3 +139,13 @@ def test_correlations_without_curves_or_with_too_few_pairs() -> None:
     assert two["at_p"]["avg"]["sigma"] == pytest.approx(0.5)
     assert two["at_p_prob"]["avg"]["sigma"] is None  # no probability curves stored
     assert two["at_p_prob"]["0.1"]["sigma"] is None
+
+
+def test_correlation_tables_are_keyed_by_p_as_printed() -> None:
+    pairs = [{"avg_learnability": {"mean": a}, "learnability_at": {"1": {"mean": a},
+                                                                    "0.001": {"mean": -a}}}
+             for a in (1.0, 2.0, 3.0)]
+    out = S.correlations(pairs, [0.001, 1.0])
+    assert list(out["at_p"]) == ["0.001", "1", "avg"]
+    assert out["at_p"]["1"]["rho_with_avg"] == pytest.approx(1.0)
+    assert out["at_p"]["0.001"]["rho_with_avg"] == pytest.approx(-1.0)
