@@ -310,7 +310,8 @@ def report(path: Path, names: list[str]) -> str:
              "uniform sample of its mutants was run (`--sample N`): the figures are of the sample, "
              "with a 95 % interval for the module's killed %; *not run* = mutants outside the "
              "sample or not reached.",
-             "", f"Machine: {platform.node()}, {os.cpu_count()} cores, shared with other sessions; "
+             "", f"Report written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+             f"Machine: {platform.node()}, {os.cpu_count()} cores, shared with other sessions; "
              "*load* is the 1-minute load average at the start and end of the module's last run; "
              "*minutes* adds up every run of the module (they are incremental: mutmut keeps the "
              "verdict of a mutant whose function did not change).",
