@@ -118,6 +118,9 @@ EQUIVALENT: dict[str, str] = {
         "is float either way",
     "robustlab.studies.cross_domain.consistency.x_consistency_tables__mutmut_38":
         "zip strict dropped: eps is computed from cfg.eps, one value each",
+    "robustlab.studies.cross_domain.consistency.x_consistency_tables__mutmut_120":
+        "names.get(k) without the default k: every γ key of a leave-one-out row is _key of a "
+        "value of eps, which names maps, so the default is never used",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":
