@@ -185,7 +185,11 @@ def _all_mutants(work: Path) -> dict[str, int | None]:
     """Every mutant of the module and its exit code (None: not checked), from mutmut's files."""
     out: dict[str, int | None] = {}
     for meta in sorted((work / "mutants").rglob("*.meta")):
-        out.update(json.loads(meta.read_text(encoding="utf-8")).get("exit_code_by_key", {}))
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        live = set(data.get("hash_by_function_name", {}))
+        # mutmut keeps the verdicts of functions since removed from the file: not mutants now
+        out.update({k: v for k, v in data.get("exit_code_by_key", {}).items()
+                    if k.rsplit("__mutmut_", 1)[0].rsplit(".", 1)[-1] in live})
     return out
 
 
