@@ -121,6 +121,11 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.studies.cross_domain.consistency.x_consistency_tables__mutmut_120":
         "names.get(k) without the default k: every γ key of a leave-one-out row is _key of a "
         "value of eps, which names maps, so the default is never used",
+    "robustlab.studies.eval.predict.x__is_pipeline__mutmut_7":
+        "`pipelines is not None` → always true: getattr(None, 'Pipeline', None) is None too, "
+        "so nothing is a pipeline when transformers' pipelines are not imported, as before",
+    "robustlab.studies.eval.predict.x__is_textattack_wrapper__mutmut_7":
+        "as x__is_pipeline__mutmut_7, for TextAttack's ModelWrapper",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":
