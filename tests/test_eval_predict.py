@@ -317,6 +317,44 @@ def test_load_trained_passes_the_device_to_either_loader(monkeypatch):
     assert seen == [("check", "saved", False), ("check", "hf:x", False)]
 
 
+def test_predictor_defaults():
+    p = P.Predictor(Recorder())
+    assert (p.batch_size, p.chunk, p.name, p.logits) == (128, 128, "model", True)
+    assert (p.predicted, p.model_seconds, p.cache) == (0, 0.0, {})
+
+
+def test_probabilities_with_an_exact_zero_are_kept_and_the_refusal_says_what_to_do():
+    class Proba:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def predict_proba(self, texts):
+            return np.array(self.rows * len(texts))
+
+    np.testing.assert_array_equal(P.as_predictor(Proba([[1.0, 0.0]]))(["x"]), [[1.0, 0.0]])
+    with pytest.raises(InputError, match=r"^clf: predict_proba must return probabilities \(each "
+                                         r"row >= 0, summing to 1 within 0.001\); row 0 sums to "
+                                         r"0.5 \(min 0.2\): logits\? apply softmax, or pass a "
+                                         r"callable returning logits$"):
+        P.as_predictor(Proba([[0.3, 0.2]]), name="clf")(["x"])
+
+
+def test_a_batch_size_setter_that_refuses_is_left_alone():
+    class Picky:
+        @property
+        def predict_batch_size(self):
+            return 3
+
+        @predict_batch_size.setter
+        def predict_batch_size(self, value):
+            raise TypeError("fixed")
+
+        def predict_proba(self, texts):
+            return np.array([[0.5, 0.5]] * len(texts))
+
+    np.testing.assert_array_equal(P.object_proba(Picky(), 9)(["a"]), [[0.5, 0.5]])
+
+
 # ---- checkpoints -------------------------------------------------------------------------------
 
 
