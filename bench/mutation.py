@@ -131,6 +131,12 @@ EQUIVALENT: dict[str, str] = {
         "denominator is 0 only for a class in neither gold nor predictions, and macro averages "
         "over the classes in either (checked: the test with a class only predicted passes "
         "without a warning under this mutant)",
+    "robustlab.perturbations.base.x_stream_for__mutmut_14":
+        "'UTF-8' for 'utf-8': Python's codec names are case-insensitive, the same codec",
+    "robustlab.perturbations.base.xǁPerturbationǁ_ready__mutmut_4":
+        "getattr default None for False: both falsy, the check reads the same",
+    "robustlab.runs.store.run.xǁRunRowǁreplace_config__mutmut_23":
+        "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":
@@ -144,6 +150,29 @@ EQUIVALENT: dict[str, str] = {
 #: ``python bench/mutation.py --check MODULE MUTANT TEST`` (the test fails under the mutant and
 #: passes without it) until the module's next run rechecks them: mutant -> test
 KILLED_AFTER: dict[str, str] = {
+    "robustlab.runs.store.cells.xǁCellOpsǁheartbeat__mutmut_6":
+        "tests/test_store_judgements.py::test_heartbeat_touches_running_cells_and_the_run_only",
+    "robustlab.runs.store.run.xǁRunRowǁreplace_config__mutmut_19":
+        "tests/test_store_judgements.py::test_replace_config_keeps_the_run_readable",
+    "robustlab.runs.store.x_print_failed_cells__mutmut_24":
+        "tests/test_store_judgements.py::test_failed_cells_are_listed_with_their_last_error_line",
+    "robustlab.studies.eval.predict.x__checked__mutmut_34":
+        "tests/test_eval_predict.py::test_probabilities_with_an_exact_zero_are_kept_and_the_refus"
+        "al_says_what_to_do",
+    "robustlab.studies.eval.predict.x__checked__mutmut_51":
+        "tests/test_eval_predict.py::test_probabilities_with_an_exact_zero_are_kept_and_the_refus"
+        "al_says_what_to_do",
+    "robustlab.studies.eval.predict.x__checked__mutmut_52":
+        "tests/test_eval_predict.py::test_probabilities_with_an_exact_zero_are_kept_and_the_refus"
+        "al_says_what_to_do",
+    "robustlab.studies.eval.predict.x_object_proba__mutmut_14":
+        "tests/test_eval_predict.py::test_a_batch_size_setter_that_refuses_is_left_alone",
+    "robustlab.studies.eval.predict.x_object_proba__mutmut_16":
+        "tests/test_eval_predict.py::test_a_batch_size_setter_that_refuses_is_left_alone",
+    "robustlab.studies.eval.predict.xǁPredictorǁ__init____mutmut_1":
+        "tests/test_eval_predict.py::test_predictor_defaults",
+    "robustlab.studies.eval.predict.xǁPredictorǁ__init____mutmut_3":
+        "tests/test_eval_predict.py::test_predictor_defaults",
     "robustlab.metrics.consistency.x_design_bags__mutmut_27":
         "tests/test_metrics_consistency.py::test_design_bags_are_pinned_for_a_seed_and_order_is_"
         "indices",
@@ -369,15 +398,19 @@ def report(path: Path, names: list[str]) -> str:
              "*load* is the 1-minute load average at the start and end of the module's last run; "
              "*minutes* adds up every run of the module (they are incremental: mutmut keeps the "
              "verdict of a mutant whose function did not change).",
+             "* *killed after*: survivors (or no-tests mutants) of the run killed by a test "
+             "written after it, each checked with `--check` (listed below); the last column "
+             "counts them as killed.",
              "", "| module | mutants | checked | killed | survived | no tests | timeout | "
-             "equivalent | not run | killed % | target | minutes | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "equivalent | not run | killed % | target | minutes | load | killed after | "
+             "killed % with them |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     detail: list[str] = []
     for name in names:
         by = results(name)
         only, tests, target = MODULES[name]
         if by is None:
-            lines.append(f"| {name} | not run |" + " |" * 8 + f" {target:.0%} | | |")
+            lines.append(f"| {name} | not run |" + " |" * 8 + f" {target:.0%} | | | | |")
             detail += ["", f"## {name}: not run", "", f"Mutates {', '.join(only)}; tests "
                        + ", ".join(f"`{t}`" for t in tests) + "."]
             continue
@@ -392,6 +425,8 @@ def report(path: Path, names: list[str]) -> str:
         base = checked - len(equivalent)
         pct = killed / base if base else 0.0
         ci = _wilson(killed, base) if chosen is not None else ""
+        after = [m for m in alive if m in KILLED_AFTER and not _equivalent(m)]
+        pct_after = (killed + len(after)) / base if base else 0.0
         sec = SCRATCH / name / "seconds"
         minutes = f"{float(sec.read_text().strip()) / 60:.0f}" if sec.exists() else "?"
         ld = SCRATCH / name / "load"
@@ -401,7 +436,7 @@ def report(path: Path, names: list[str]) -> str:
                      f"{len(by.get('survived', []))} | {len(by.get('no tests', []))} | "
                      f"{len(by.get('timeout', []))} | {len(equivalent)} | {not_run} | "
                      f"{pct:.1%}{ci} | {target:.0%} {'met' if pct >= target else 'NOT met'} | "
-                     f"{minutes} | {load} |")
+                     f"{minutes} | {load} | {len(after)} | {pct_after:.1%} |")
         detail += ["", f"## {name}", "", f"Mutates {', '.join(only)}; tests "
                    + ", ".join(f"`{t}`" for t in tests)
                    + (f"; pytest {' '.join(EXTRA_ARGS[name])}" if name in EXTRA_ARGS else "")

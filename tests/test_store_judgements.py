@@ -119,3 +119,43 @@ def test_judged_rows_whose_texts_changed_are_stale_not_scored(store: RunStore) -
     store.add_samples([_sample(1, pert="k", original="x")])
     store.set_verdicts([("k/c1/1", "consistent", "a")])
     assert store.judged_results()["k"] == {"judging": {"judged": 0, "sampled": 1, "stale": 1}}
+
+
+# ---- store parts no selected test reached in the mutation run (bench/mutation.py store) --------
+
+
+def test_heartbeat_touches_running_cells_and_the_run_only(store: RunStore) -> None:
+    store.claim("c2", "me")
+    store.heartbeat([])  # nothing to touch: no write
+    before = {r[0]: r[1] for r in store.conn.execute("SELECT key, heartbeat FROM cells")}
+    store.heartbeat(["c1", "c2"])
+    after = {r[0]: r[1] for r in store.conn.execute("SELECT key, heartbeat FROM cells")}
+    assert after["c1"] == before["c1"]  # done: left alone
+    assert after["c2"] > (before["c2"] or 0)
+    run_hb = store.conn.execute("SELECT heartbeat FROM run WHERE id=1").fetchone()[0]
+    assert run_hb == after["c2"]
+
+
+def test_replace_config_keeps_the_run_readable(store: RunStore, tmp_path: Path) -> None:
+    store.replace_config({"n": 2, "old": "spelling"})
+    assert store.check() == []
+    again = RunStore(tmp_path, readonly=True)
+    assert again.run_info().config == {"n": 2, "old": "spelling"}
+    again.close()
+
+
+def test_failed_cells_are_listed_with_their_last_error_line(store: RunStore, tmp_path: Path,
+                                                            capsys) -> None:
+    from robustlab.runs.store import print_failed_cells
+
+    store.claim("c2", "me")
+    store.fail("c2", "Traceback\n  ...\nValueError: bad x\n")
+    store.close()
+    print_failed_cells(tmp_path, ["c2", "nope"], "2 cells failed:")
+    assert capsys.readouterr().err.splitlines() == ["2 cells failed:", "  c2: ValueError: bad x",
+                                                    "  nope: ?"]
+    print_failed_cells(tmp_path, ["c2"] * 3, "h", more=" (see the store)", shown=1)
+    assert capsys.readouterr().err.splitlines() == ["h", "  c2: ValueError: bad x",
+                                                    "  … and 2 more (see the store)"]
+    print_failed_cells(tmp_path, ["c1"], "h")
+    assert capsys.readouterr().err.splitlines() == ["h", "  c1: done"]
