@@ -137,6 +137,11 @@ EQUIVALENT: dict[str, str] = {
         "getattr default None for False: both falsy, the check reads the same",
     "robustlab.runs.store.run.xǁRunRowǁreplace_config__mutmut_23":
         "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.run.xǁRunRowǁinit_run__mutmut_19":
+        "the SELECT in upper case: SQL names are case-insensitive, and so is sqlite3.Row's "
+        "lookup by column name (row['kind'] finds KIND)",
+    "robustlab.runs.store.run.xǁRunRowǁinit_run__mutmut_64":
+        "row['KIND'] for row['kind']: sqlite3.Row looks column names up case-insensitively",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":
@@ -150,6 +155,8 @@ EQUIVALENT: dict[str, str] = {
 #: ``python bench/mutation.py --check MODULE MUTANT TEST`` (the test fails under the mutant and
 #: passes without it) until the module's next run rechecks them: mutant -> test
 KILLED_AFTER: dict[str, str] = {
+    "robustlab.runs.store.run.xǁRunRowǁ_close_invocation__mutmut_10":
+        "tests/test_store_judgements.py::test_a_resumed_run_adds_the_last_invocations_wall_time",
     "robustlab.runs.store.cells.xǁCellOpsǁheartbeat__mutmut_6":
         "tests/test_store_judgements.py::test_heartbeat_touches_running_cells_and_the_run_only",
     "robustlab.runs.store.run.xǁRunRowǁreplace_config__mutmut_19":

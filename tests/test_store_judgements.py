@@ -159,3 +159,16 @@ def test_failed_cells_are_listed_with_their_last_error_line(store: RunStore, tmp
                                                     "  … and 2 more (see the store)"]
     print_failed_cells(tmp_path, ["c1"], "h")
     assert capsys.readouterr().err.splitlines() == ["h", "  c1: done"]
+
+
+def test_a_resumed_run_adds_the_last_invocations_wall_time(tmp_path: Path) -> None:
+    s = RunStore(tmp_path)
+    s.init_run("test", "t", {})
+    heartbeat = s.conn.execute("SELECT heartbeat FROM run WHERE id=1").fetchone()[0]
+    s.set_meta("invocation_start", repr(heartbeat - 100.0))  # it ran 100 s up to its heartbeat
+    s.close()
+    again = RunStore(tmp_path)
+    again.init_run("test", "t", {})
+    assert float(again.meta("seconds")) == pytest.approx(100.0)
+    assert 100.0 <= again.elapsed() < 160.0
+    again.close()
