@@ -142,6 +142,11 @@ EQUIVALENT: dict[str, str] = {
         "lookup by column name (row['kind'] finds KIND)",
     "robustlab.runs.store.run.xǁRunRowǁinit_run__mutmut_64":
         "row['KIND'] for row['kind']: sqlite3.Row looks column names up case-insensitively",
+    "robustlab.runs.store.cells.xǁCellOpsǁfail__mutmut_6":
+        "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.recovery.xǁRecoveryǁdamaged_done__mutmut_47":
+        "the fast CRC comparison broken: it only skips the full check, and on a mismatch "
+        "payloads.load_bytes verifies the record and decides the same verdict (slower)",
     "robustlab.metrics.tasks.x_entity_metrics__mutmut_16":
         "zip strict=True dropped: _same_length has already refused lists of unequal length",
     "robustlab.metrics.tasks.x_similarity_metrics__mutmut_25":
@@ -155,6 +160,8 @@ EQUIVALENT: dict[str, str] = {
 #: ``python bench/mutation.py --check MODULE MUTANT TEST`` (the test fails under the mutant and
 #: passes without it) until the module's next run rechecks them: mutant -> test
 KILLED_AFTER: dict[str, str] = {
+    "robustlab.runs.store.cells.xǁCellOpsǁ_cell__mutmut_16":
+        "tests/test_store_judgements.py::test_an_unknown_status_is_named_in_twenty_characters",
     "robustlab.runs.store.run.xǁRunRowǁ_close_invocation__mutmut_10":
         "tests/test_store_judgements.py::test_a_resumed_run_adds_the_last_invocations_wall_time",
     "robustlab.runs.store.cells.xǁCellOpsǁheartbeat__mutmut_6":

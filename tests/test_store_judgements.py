@@ -172,3 +172,10 @@ def test_a_resumed_run_adds_the_last_invocations_wall_time(tmp_path: Path) -> No
     assert float(again.meta("seconds")) == pytest.approx(100.0)
     assert 100.0 <= again.elapsed() < 160.0
     again.close()
+
+
+def test_an_unknown_status_is_named_in_twenty_characters(store: RunStore) -> None:
+    store.conn.execute("UPDATE cells SET status=? WHERE key='c2'", ("s" * 30,))
+    store.conn.commit()
+    assert [c.key for c in store.cells()] == ["c1"]  # the damaged cell is skipped ...
+    assert store.damaged["c2"] == f"status {'s' * 20!r} is not a cell state"  # ... and named
