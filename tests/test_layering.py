@@ -33,7 +33,9 @@ LAYERS = (
     "perturbations",  # the perturbations themselves and the table they register in
     "integrations",  # TextAttack / NL-Augmenter / CheckList perturbations both ways
     "perturbation-registry",  # perturbations.registry: loads the built-ins and integrations by name
-    "metrics", "data", "tasks", "models",
+    "metrics", "data", "tasks",
+    "endpoints",  # a model behind HTTP: its card, kinds and client (the store is handed in)
+    "models",
     "victims",  # integrations.victims: a robustlab classifier as a TextAttack model wrapper
     "options",
     "runs", "plots",

@@ -21,6 +21,9 @@ _EPILOG = """examples:
       --seeds 0,1,2 -n 3 --out runs/eval-bow-2
   robustlab failures runs/eval-bow        # the failing examples
   robustlab report runs/eval-bow          # an HTML report
+  robustlab eval --model models/ner --dataset conll2003/test.txt --out runs/ner
+      # NER, similarity (STS), answer selection (WikiQA), pairs (SNLI): the task is read
+      # from the data (or --task); --perturb-field first|second|both for pairs (docs/tasks.md)
 """
 
 
@@ -35,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "rate, every example's predictions kept (see docs/eval.md).",
                        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     EvalConfig.add_arguments(p)
+    from robustlab.endpoints import add_options
+
+    add_options(p.add_argument_group("a model behind an endpoint (docs/endpoints.md)"))
     RunContext.add_arguments(p)
     p.set_defaults(func=run, check=check)
 
@@ -42,12 +48,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 def check(args: argparse.Namespace) -> None:
     """The options (files looked at; a checkpoint is loaded to check its head): before
     anything is created."""
+    from robustlab.endpoints import set_limits
     from robustlab.studies.eval.config import EvalConfig
     from robustlab.studies.eval.predict import check_checkpoint
 
+    set_limits(args)  # --budget, --max-concurrency: checked before anything exists
     config = EvalConfig.from_args(args)
     config.validate(trusted=False)
     RunContext.from_args(args).validate()
+    if config.task:  # a task's model, data and perturbations: robustlab.studies.eval.tasks
+        from robustlab.studies.eval.tasks import check_task_run
+
+        check_task_run(config)
+        return
     check_checkpoint(config.model)  # a checkpoint's head is checked before anything exists
 
 
@@ -59,6 +72,11 @@ def print_summary(summary: dict[str, Any]) -> None:
     """A0, the headline (worst perturbations), warnings on stderr, then the table worst first."""
     from robustlab.studies.eval.study import TABLE_HEAD, fmt, table_rows
 
+    if summary.get("task"):  # NER, pairs, similarity, answer selection: the task's metric
+        from robustlab.studies.eval.tasks import print_task_summary
+
+        print_task_summary(summary)
+        return
     rows = summary.get("perturbations") or []
     clean = summary.get("clean_accuracy")
     for w in summary.get("warnings") or []:
@@ -67,6 +85,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         echo(summary["headline"])
     if clean is not None:
         echo(f"clean accuracy A0 {fmt(clean)} on {summary.get('n_examples')} examples")
+    ep = summary.get("endpoint")
+    if ep:
+        echo(endpoint_line(ep))
     if rows:
         echo(align(TABLE_HEAD, table_rows(rows), rule=True))
         echo("test: INV = prediction should not change (A1 against the original label); "
@@ -76,12 +97,21 @@ def print_summary(summary: dict[str, Any]) -> None:
              "texts the perturbation changed")
 
 
-def run(args: argparse.Namespace) -> int:
-    from robustlab.studies.eval.config import EvalConfig
-    from robustlab.studies.eval.study import Eval
+def endpoint_line(ep: dict[str, Any]) -> str:
+    """One line of an endpoint run's costs (stdout, report)."""
+    return (f"endpoint {ep['url']}: {ep['requests']} requests stored ({ep['sent_this_run']} "
+            f"sent this run, {ep['reused_this_run']} answers reused), {ep['tokens']} tokens, "
+            f"{ep['invalid']} invalid answers")
 
+
+def run(args: argparse.Namespace) -> int:
+    from robustlab.endpoints import set_limits
+    from robustlab.studies.eval.config import EvalConfig
+    from robustlab.studies.eval.tasks import study_for
+
+    set_limits(args)
     ctx = RunContext.from_args(args, log=_log)
-    outcome = run_study(Eval(EvalConfig.from_args(args)), args.out, ctx)
+    outcome = run_study(study_for(EvalConfig.from_args(args)), args.out, ctx)
     print_summary(outcome.summary)
     echo(f"wrote {args.out} ({', '.join(outcome.summary['files'])}) in "
          f"{outcome.summary['seconds']:.1f}s")
