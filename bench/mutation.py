@@ -156,10 +156,18 @@ EQUIVALENT: dict[str, str] = {
         "dtype argument dropped: as __mutmut_3",
 }
 
-#: survivors of a run killed by a test written after it, checked one by one with
+#: survivors (or no-tests mutants) of a run killed by a test written after it, or by one that
+#: runs the code in a subprocess (mutmut maps tests to functions by tracing its own process,
+#: so it finds "no tests" there), checked one by one with
 #: ``python bench/mutation.py --check MODULE MUTANT TEST`` (the test fails under the mutant and
 #: passes without it) until the module's next run rechecks them: mutant -> test
 KILLED_AFTER: dict[str, str] = {
+    "robustlab.runs.executor.x_refuse_unguarded_main__mutmut_8":
+        "tests/test_executor_units.py::test_an_unguarded_script_is_refused_naming_its_line",
+    "robustlab.runs.executor.x_refuse_unguarded_main__mutmut_11":
+        "tests/test_executor_units.py::test_an_unguarded_script_is_refused_naming_its_line",
+    "robustlab.runs.executor.x_refuse_unguarded_main__mutmut_32":
+        "tests/test_executor_units.py::test_an_unguarded_script_is_refused_naming_its_line",
     "robustlab.runs.store.cells.xǁCellOpsǁ_cell__mutmut_16":
         "tests/test_store_judgements.py::test_an_unknown_status_is_named_in_twenty_characters",
     "robustlab.runs.store.run.xǁRunRowǁ_close_invocation__mutmut_10":
@@ -413,8 +421,9 @@ def report(path: Path, names: list[str]) -> str:
              "*minutes* adds up every run of the module (they are incremental: mutmut keeps the "
              "verdict of a mutant whose function did not change).",
              "* *killed after*: survivors (or no-tests mutants) of the run killed by a test "
-             "written after it, each checked with `--check` (listed below); the last column "
-             "counts them as killed.",
+             "written after it, or by a test that runs the code in a subprocess (mutmut's "
+             "test mapping cannot see those), each checked with `--check MODULE MUTANT TEST` "
+             "(listed below); the last column counts them as killed.",
              "", "| module | mutants | checked | killed | survived | no tests | timeout | "
              "equivalent | not run | killed % | target | minutes | load | killed after | "
              "killed % with them |",
@@ -464,8 +473,8 @@ def report(path: Path, names: list[str]) -> str:
             status = next(k for k, v in by.items() if m in v)
             why, after = _equivalent(m), KILLED_AFTER.get(m)
             detail.append(f"* `{m}` ({status})" + (f" — equivalent: {why}" if why else "")
-                          + (f" — killed by `{after}`, written after the run (checked with "
-                             "`--check`; counted as the run found it)" if after else ""))
+                          + (f" — killed by `{after}` (checked with `--check`; counted here as "
+                             "the run found it)" if after else ""))
     text = "\n".join(lines + detail) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
