@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from robustlab.cli import main
+from robustlab.errors import InputError
 from robustlab.runs.store import RunStore
 from robustlab.studies.eval.judge import draw_sample, judged_scores, needs_judging
 from robustlab.studies.eval.study import evaluate
@@ -332,3 +333,40 @@ def test_drawing_again_keeps_verdicts_and_replaces_stale_samples(run):
         assert store.add_samples([{**row, "perturbed": "a film"}]) == 1  # recomputed cell
         (j,) = store.judgements()
         assert (j["perturbed"], j["verdict"], j["who"]) == ("a film", None, None)
+
+
+def test_check_plan_accepts_accuracy_thresholds_on_a_label_changing_perturbation_once_judged(
+        run, tmp_path):
+    """min_accuracy / max_drop on negation (label-changing: no A1) are refused when the plan
+    loads, unless the plan's run has every drawn negation sample judged; then they gate A1 on
+    the corrected labels."""
+    from robustlab.studies.learnability.thresholds import Check, load_plan
+    from robustlab.studies.learnability.thresholds import evaluate as gate
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}", encoding="utf-8")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'model = "model"\ndataset = "demo"\nout = "{run.name}"\n[[test]]\n'
+                    'perturbation = "negation"\nmin_accuracy = 0.4\nmax_drop = 0.5\n',
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="changes the label.*judge its samples first"):
+        load_plan(plan)
+    _judge(run, "--export", tmp_path / "all.csv")
+    rows = _rows(tmp_path / "all.csv")
+    neg = [r for r in rows if r["perturbation"] == "negation"]
+    half = neg[: len(neg) // 2]
+    for r in half:
+        r["verdict"] = "consistent"
+    assert _judge(run, "--import", _write(tmp_path / "h.csv", half)) == 0
+    with pytest.raises(InputError, match="changes the label"):  # partly judged: still refused
+        load_plan(plan)
+    for r in neg:  # the "good" ones, negated, relabelled 0; the "bad" ones dropped
+        r["verdict"] = "relabel:0" if r["label"] == "1" else "drop"
+    assert _judge(run, "--import", _write(tmp_path / "all2.csv", neg)) == 0
+    loaded = load_plan(plan)
+    assert {c.threshold for c in loaded.checks()} == {"min_accuracy", "max_drop"}
+    with RunStore(run, readonly=True) as store:
+        (c,) = gate(store, [Check("object:keyword", "negation", "min_accuracy", 0.4)])
+    n_good = sum(r["label"] == "1" for r in neg)
+    # by hand: every kept sample is a negated "good" one relabelled 0, all predicted 0
+    assert c.test == f"INV judged n={n_good}" and c.value == pytest.approx(1.0) and c.passed

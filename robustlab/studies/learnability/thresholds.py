@@ -267,13 +267,21 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
                                  "cannot be gated there. Gate a trained model with model = "
                                  "\"DIR\", where it is a DIR test (docs/eval.md)")
             # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
-            # thresholds are refused on it, and [defaults]' are not inherited
+            # thresholds are refused on it, and [defaults]' are not inherited -- unless the
+            # plan's run holds paper 001's human check of it (robustlab judge): then it is
+            # scored as INV on the judged samples' corrected labels, as eval and report do
             given = [k for k in ("min_accuracy", "max_drop") if k in t]
-            if given:
+            judged = model is not None and _judged_in_run(
+                Path(out) if out else base / (raw["out"] if raw.get("out") else
+                                              f"{path.stem}-run"), t["perturbation"])
+            if given and not judged:
                 raise InputError(f"{where}: {t['perturbation']} changes the label, so it has no "
                                  f"A1 and {', '.join(given)} cannot apply; gate it with "
-                                 "max_fail_rate (a CheckList DIR test, docs/eval.md)")
-            merged = {k: v for k, v in merged.items() if k not in ("min_accuracy", "max_drop")}
+                                 "max_fail_rate (a CheckList DIR test, docs/eval.md), or "
+                                 "judge its samples first (robustlab judge RUN)")
+            if not judged:
+                merged = {k: v for k, v in merged.items()
+                          if k not in ("min_accuracy", "max_drop")}
         for key in THRESHOLDS:
             if key in merged:
                 merged[key] = _limit(where, key, merged[key])
@@ -294,6 +302,21 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
                 seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
                 max_train=raw.get("max_train"), max_test=raw.get("max_test"),
                 model=models[0] if model is not None else None, samples=samples)
+
+
+def _judged_in_run(run_dir: Path, spec: str) -> bool:
+    """Whether the eval run in ``run_dir`` (if there is one yet) has every drawn sample of
+    perturbation ``spec`` judged (robustlab judge), so it is scored on corrected labels."""
+    from robustlab.runs.store import RunStore, is_run_dir
+
+    if not is_run_dir(run_dir):
+        return False
+    try:
+        with RunStore(run_dir, readonly=True) as store:
+            res = store.judged_results().get(spec)
+    except Exception:  # noqa: BLE001 - an unreadable run is not judged; the run reports it
+        return False
+    return res is not None and "judging" not in res and res.get("a1") is not None
 
 
 def _label_preserving(spec: str) -> bool:
