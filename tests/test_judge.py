@@ -131,6 +131,7 @@ def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, cap
         r["who"] = "ann"
     # the team splits the work: two files, imported one after the other
     half = len(rows) // 2
+    (run / "eval.png").write_bytes(b"stale")  # as if drawn by eval before the judging
     assert _judge(run, "--import", _write(tmp_path / "a.csv", rows[:half])) == 0
     assert _judge(run, "--import", _write(tmp_path / "b.csv", rows[half:])) == 0
     assert _judge(run, "--export", tmp_path / "back.csv") == 0
@@ -146,6 +147,10 @@ def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, cap
     assert row["test"] == "INV" and row["a1"]["mean"] == pytest.approx(1.0)
     assert row["a0"]["mean"] == pytest.approx(1.0)
     assert row["raw"]["test"] != "INV"  # negation's own test, kept beside
+    # eval.csv and eval.png follow at once, not on the next resume
+    csv_row = next(r for r in _rows(run / "eval.csv") if r["perturbation"] == "negation")
+    assert f"judged n={n_good}" in csv_row["test"], csv_row
+    assert (run / "eval.png").read_bytes().startswith(b"\x89PNG")
     # ... and a resume keeps the judgements and prints the marker
     summary = _run(run)
     row = next(r for r in summary["perturbations"] if r["perturbation"] == "negation")

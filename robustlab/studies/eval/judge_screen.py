@@ -125,8 +125,11 @@ class JudgeScreen(RunScreen):
         from robustlab.runs.store import RunStore
 
         try:
+            from robustlab.studies.eval.judge import refresh_outputs
+
             with RunStore(self.path) as store:
                 store.set_verdicts([(sample, verdict, getpass.getuser())])
+                refresh_outputs(store)  # eval.csv/png and summary.json follow the judgements
             self.saved += 1
         except Exception as exc:  # noqa: BLE001 - shown, never lost silently
             self.app.call_from_thread(self.notify, f"not saved: {exc}", severity="error",
