@@ -375,3 +375,26 @@ def test_check_plan_accepts_accuracy_thresholds_on_a_label_changing_perturbation
     n_good = sum(r["label"] == "1" for r in neg)
     # by hand: every kept sample is a negated "good" one relabelled 0, all predicted 0
     assert c.test == f"INV judged n={n_good}" and c.value == pytest.approx(1.0) and c.passed
+
+
+def test_labels_are_shown_by_name_where_the_model_has_them(tmp_path):
+    """A checkpoint's id2label names the labels (judge's line mode and TUI show "1
+    (positive)"); generic LABEL_k names, or none, leave the integers."""
+    from types import SimpleNamespace
+
+    from robustlab.studies.eval.judge import label_names_of, label_text, labels_help
+
+    def store(model: str):
+        return SimpleNamespace(run_info=lambda: SimpleNamespace(config={"model": model}))
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text(json.dumps({"id2label": {"0": "negative", "1": "positive"}}))
+    names = label_names_of(store(str(ckpt)), 2)
+    assert names == ["negative", "positive"]
+    assert label_names_of(store(f"hf:{ckpt}"), 2) == names
+    assert label_text(1, names) == "1 (positive)" and label_text("0", None) == "0"
+    assert labels_help(2, names) == "0 negative, 1 positive" and labels_help(3, None) == "0..2"
+    (ckpt / "config.json").write_text(json.dumps({"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}))
+    assert label_names_of(store(str(ckpt)), 2) is None
+    assert label_names_of(store("object:keyword"), 2) is None

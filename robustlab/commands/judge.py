@@ -96,14 +96,17 @@ def _status(samples: list[dict[str, Any]]) -> None:
 
 def _interactive(store: Any, samples: list[dict[str, Any]], n_classes: int, who: str) -> int:
     """Line mode: each unjudged sample, original beside perturbed, one answer each."""
-    from robustlab.studies.eval.judge import parse_verdict
+    from robustlab.studies.eval.judge import label_names_of, label_text, labels_help, parse_verdict
 
+    names = label_names_of(store, n_classes)
     todo = [s for s in samples if s["verdict"] is None]
     echo(f"{len(todo)} samples to judge. c = consistent with the label, r<label> = relabel "
-         f"(labels 0..{n_classes - 1}), d = drop (not meaningful), s = skip, q = quit")
+         f"(labels {labels_help(n_classes, names)}), d = drop (not meaningful), s = skip, "
+         "q = quit")
     saved = 0
     for i, s in enumerate(todo, 1):
-        echo(f"\n[{i}/{len(todo)}] {s['perturbation']}  label {s['label']}\n"
+        echo(f"\n[{i}/{len(todo)}] {s['perturbation']}  label "
+             f"{label_text(s['label'], names)}\n"
              f"  original : {s['original']}\n  perturbed: {s['perturbed']}")
         while True:
             try:
