@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "check", help="run a TOML robustness test plan; pass/fail table, JUnit XML, exit 1 on "
         "a failed threshold",
         description="Run the robustness tests of PLAN.toml (perturbations with thresholds: "
-        "min_accuracy, max_drop, max_fail_rate) and fail (exit 1) when one is not met.",
+        "min_accuracy, max_drop, max_fail_rate; min_f1, min_pearson for a task's model) and fail (exit 1) when one is not met.",
         epilog="example plan:\n  dataset = \"demo\"\n  models = [\"bow\"]\n  seeds = [0]\n"
         "  [defaults]\n  max_drop = 0.05\n  [[test]]\n  perturbation = \"leet_letters\"\n"
         "  min_accuracy = 0.8\n\nexample:\n  robustlab check robustness.toml --junit-xml "
@@ -78,12 +78,15 @@ def _run(args: argparse.Namespace, plan) -> int:
     try:
         if plan.model is not None:  # a trained model: evaluated as it is, nothing trained
             from robustlab.studies.eval.predict import check_checkpoint
-            from robustlab.studies.eval.study import Eval
+            from robustlab.studies.eval.tasks import check_task_run, study_for
 
             config = _eval_study(plan)
             config.validate(trusted=False)
-            check_checkpoint(config.model)
-            run_study(Eval(config), plan.out, ctx)
+            if config.task:  # NER, pairs, similarity, answer selection (read from the data)
+                check_task_run(config)
+            else:
+                check_checkpoint(config.model)
+            run_study(study_for(config), plan.out, ctx)
         else:
             # a plan is a file, not this command line: its specs may only name registered things
             run_study(Learnability(_robustness_study(plan)), plan.out, ctx)
@@ -121,7 +124,7 @@ def _eval_study(plan):
     else:
         spec = {"name": ds["name"]}
     return EvalConfig(model=str(plan.model), dataset=spec, perturbations=plan.perturbations,
-                      seeds=plan.seeds, samples=plan.samples)
+                      seeds=plan.seeds, samples=plan.samples).resolved()
 
 
 def _robustness_study(plan):

@@ -21,6 +21,9 @@ _EPILOG = """examples:
       --seeds 0,1,2 -n 3 --out runs/eval-bow-2
   robustlab failures runs/eval-bow        # the failing examples
   robustlab report runs/eval-bow          # an HTML report
+  robustlab eval --model models/ner --dataset conll2003/test.txt --out runs/ner
+      # NER, similarity (STS), answer selection (WikiQA), pairs (SNLI): the task is read
+      # from the data (or --task); --perturb-field first|second|both for pairs (docs/tasks.md)
 """
 
 
@@ -48,6 +51,11 @@ def check(args: argparse.Namespace) -> None:
     config = EvalConfig.from_args(args)
     config.validate(trusted=False)
     RunContext.from_args(args).validate()
+    if config.task:  # a task's model, data and perturbations: robustlab.studies.eval.tasks
+        from robustlab.studies.eval.tasks import check_task_run
+
+        check_task_run(config)
+        return
     check_checkpoint(config.model)  # a checkpoint's head is checked before anything exists
 
 
@@ -59,6 +67,11 @@ def print_summary(summary: dict[str, Any]) -> None:
     """A0, the headline (worst perturbations), warnings on stderr, then the table worst first."""
     from robustlab.studies.eval.study import TABLE_HEAD, fmt, table_rows
 
+    if summary.get("task"):  # NER, pairs, similarity, answer selection: the task's metric
+        from robustlab.studies.eval.tasks import print_task_summary
+
+        print_task_summary(summary)
+        return
     rows = summary.get("perturbations") or []
     clean = summary.get("clean_accuracy")
     for w in summary.get("warnings") or []:
@@ -78,10 +91,10 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from robustlab.studies.eval.config import EvalConfig
-    from robustlab.studies.eval.study import Eval
+    from robustlab.studies.eval.tasks import study_for
 
     ctx = RunContext.from_args(args, log=_log)
-    outcome = run_study(Eval(EvalConfig.from_args(args)), args.out, ctx)
+    outcome = run_study(study_for(EvalConfig.from_args(args)), args.out, ctx)
     print_summary(outcome.summary)
     echo(f"wrote {args.out} ({', '.join(outcome.summary['files'])}) in "
          f"{outcome.summary['seconds']:.1f}s")

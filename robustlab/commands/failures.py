@@ -99,14 +99,20 @@ def _run(args: argparse.Namespace) -> int:
         results = {c.key: c.result or {} for c in store.cells("done")} \
             if info is not None and info.kind == "eval" else None
     from robustlab.studies.eval.study import fmt
+    from robustlab.tasks.stored import describe, is_task_test, rule
 
+    tests = {(s["model"], s["perturbation"], s["seed"]): s.get("test", "INV") for s in summary}
+    task_run = any(is_task_test(t) for t in tests.values())
     head = ["model", "perturbation", "seed", "test", "n", "pass", "fail", "fail rate"]
     if results is not None:
-        head += ["A1-A0", "changed texts", "fail rate of changed"]
+        head += [f"{_metric(results)} drop" if task_run else "A1-A0",
+                 "changed examples" if task_run else "changed texts", "fail rate of changed"]
     table, keys = [], []
     for s in summary:
         r = (results or {}).get(s["cell"], {})
-        row = [_short_model(s["model"]), s["perturbation"], s["seed"], s.get("test", "INV"),
+        test = s.get("test", "INV")
+        row = [_short_model(s["model"]), s["perturbation"], s["seed"],
+               rule(test) if is_task_test(test) else test,
                s["n"], s["pass"], s["fail"], fmt(s["fail_rate"])]
         n = r.get("changed")
         rate = s["fail"] / n if n else None
@@ -122,7 +128,18 @@ def _run(args: argparse.Namespace) -> int:
     echo("worst: " + "; ".join(f"{s['perturbation']} seed {s['seed']} (fail {s['fail']} of "
                                f"{s['n']})" for s in worst))
     echo(align(head, table, rule=True))
-    if args.limit and rows:
+    if args.limit and rows and task_run:  # in the task's words (robustlab.tasks.stored)
+        echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
+             "(entities: the entity set changed, tokens whose tag changed marked [word "
+             "before->after]; |d|>t: the score moved more than t; ranking: the top candidate "
+             "or the answers changed):")
+        for e in rows[: args.limit]:
+            test = tests.get((e["model"], e["perturbation"], e["seed"]), "INV")
+            echo(f"\n[{e['perturbation']} | {_short_model(e['model'])} | seed {e['seed']} | "
+                 f"#{e['idx']}] fails if: {rule(test)}")
+            for line in describe(test, e):
+                echo(line)
+    elif args.limit and rows:
         echo(f"\nworst {min(args.limit, len(rows))} of {len(rows)} failing examples "
              "(failed their test — INV: prediction changed; DIR flip: neither changed nor lost "
              "P(label); drop = P(label) before - after):")
@@ -137,6 +154,14 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0
+
+
+def _metric(results: dict[str, dict]) -> str:
+    """The headline metric of a task run's cells, as tables name it."""
+    from robustlab.studies.eval.tasks import metric_label
+
+    task = next((r.get("task") for r in results.values() if r.get("task")), None)
+    return metric_label(task)
 
 
 def _short_model(model: str | None) -> str:

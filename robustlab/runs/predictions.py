@@ -57,7 +57,10 @@ def _fails(test: str, r: dict[str, Any]) -> bool:
     """Whether a stored prediction row fails its cell's test (a text the perturbation left
     unchanged is not tested; a "changed" test has no failures)."""
     from robustlab.metrics.checklist_tests import INV, example_fails
+    from robustlab.tasks.stored import is_task_test, row_failed
 
+    if is_task_test(test):  # a task's own rule (robustlab.tasks.stored)
+        return row_failed(test, r)
     if test == INV:
         return r["pred_after"] != r["pred_before"]
     if r["original"] == r["perturbed"]:
@@ -126,10 +129,20 @@ def failing_examples(store: Any, *, perturbation: str | None = None, model: str 
                         "seed": params.get("seed"), "idx": r["idx"], "label": r["label"],
                         "pred_before": r["pred_before"], "pred_after": r["pred_after"],
                         "prob_before": r["prob_before"], "prob_after": r["prob_after"],
-                        "drop": round(r["prob_before"] - r["prob_after"], 6),
+                        "drop": _drop(params["test"], r),
                         "original": r["original"], "perturbed": r["perturbed"]})
     out.sort(key=lambda e: -e["drop"])  # stable: cell, then example order among ties
     return out[:limit] if limit is not None else out
+
+
+def _drop(test: str, r: dict[str, Any]) -> float:
+    """The probability of the label lost, or a task's own measure of how far the prediction
+    moved (:func:`robustlab.tasks.stored.drop`)."""
+    from robustlab.tasks.stored import drop, is_task_test
+
+    if is_task_test(test):
+        return drop(test, r)
+    return round(r["prob_before"] - r["prob_after"], 6)
 
 
 def export_examples(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], *,

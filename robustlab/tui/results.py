@@ -340,6 +340,8 @@ class EvalView:
     headline: str = ""
     #: cells pending or running (a partial view with none left is finished, not in progress)
     unfinished: int = 0
+    #: what ``clean`` is: "accuracy A0", or a task's metric ("entity F1", "Pearson")
+    metric: str = "accuracy A0"
 
     def accuracy_plot(self) -> Plot:
         """A1 − A0 per perturbation (bars numbered as the table's rows), the sign the table and
@@ -348,10 +350,13 @@ class EvalView:
         d = EVAL_COLS.index("delta")
         x = [i + 1 for i in range(len(self.table.rows))]
         y = [r[d] if r[d] is not None else 0.0 for r in self.table.rows]
-        return Plot("A1 - A0 per perturbation (table row)", "perturbation",
-                    "A1 - A0", [Series("A1 - A0", x, y, "bar",
-                                       names=[str(r[0]) for r in self.table.rows])],
-                    note=f"clean A0 = {fmt(self.clean)}" if self.clean is not None else "")
+        # a task's run: its metric's drop (entity F1, Pearson ...), not accuracy's
+        name = "A1 - A0" if self.metric == "accuracy A0" else f"{self.metric} drop"
+        clean = "A0" if self.metric == "accuracy A0" else self.metric
+        return Plot(f"{name} per perturbation (table row)", "perturbation",
+                    name, [Series(name, x, y, "bar",
+                                  names=[str(r[0]) for r in self.table.rows])],
+                    note=f"clean {clean} = {fmt(self.clean)}" if self.clean is not None else "")
 
 
 def load_eval(path: str | os.PathLike[str]) -> EvalView:
@@ -373,7 +378,9 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                          list(dict.fromkeys(r["perturbation"] for r in results)))
         clean, model = (results[0]["a0"] if results else None), str(config.get("model", "?"))
     else:
-        rows, clean = summary["perturbations"], summary.get("clean_accuracy")
+        rows = summary["perturbations"]
+        # a task's run (NER, pairs, similarity, answer selection): its own clean metric
+        clean = summary.get("clean_metric", summary.get("clean_accuracy"))
         model = str(summary.get("model", "?"))
     from robustlab.studies.eval.judge import apply_judgements
 
@@ -384,6 +391,16 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                    _num(r.get("change_rate")), _num(r["noop_rate"]), len(r["seeds"])]
                   for r in rows]
     title = "the model as it is, worst first" + (" (finished cells so far)" if partial else "")
+    from robustlab.tasks.stored import TEST_PREFIX, is_task_test
+
+    task = rows[0]["test"][len(TEST_PREFIX):] if rows and is_task_test(rows[0].get("test")) \
+        else None
+    labels, metric, line = EVAL_LABELS, "accuracy A0", headline(rows)
+    if task:
+        from robustlab.studies.eval.tasks import metric_label, task_headline, tui_labels
+
+        labels, metric, line = ({**EVAL_LABELS, **tui_labels(task)}, metric_label(task),
+                                task_headline(rows, task))
     return EvalView(Table(title, EVAL_COLS, table_rows,
-                          heat=["a1", "delta", "failure_rate"], labels=EVAL_LABELS),
-                    clean, short_model(model), partial, headline(rows), unfinished)
+                          heat=["a1", "delta", "failure_rate"], labels=labels),
+                    clean, short_model(model), partial, line, unfinished, metric)

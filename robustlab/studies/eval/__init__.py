@@ -13,14 +13,16 @@ no-op rate, and keeps every example's predictions in the run store.
   text predicted once;
 * :mod:`robustlab.studies.eval.study` — the cells, their function, the summary and outputs
   (:class:`Eval`, :func:`evaluate` for Python);
-* :mod:`robustlab.studies.eval.report` — its report section.
+* :mod:`robustlab.studies.eval.report` — its report section;
+* :mod:`robustlab.studies.eval.tasks` — the same study on NER, sentence pairs, similarity and
+  answer selection (:mod:`robustlab.tasks`), and the stored run's study of either kind.
 """
 
 from robustlab.studies.kind import StudyKind
 
 #: the kind this package runs (robustlab.studies.kind)
 KINDS = (
-    StudyKind("eval", __name__, "study:from_stored",
+    StudyKind("eval", __name__, "tasks:from_stored",
               title="A trained model under perturbations (robustlab eval)",
               section="report:eval_section", screen="screen:EvalScreen"),
 )

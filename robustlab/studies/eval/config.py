@@ -97,14 +97,30 @@ class EvalConfig(StudyConfig):
         "--strict", action="store_true", show=lambda v, _: ["--strict"] if v else [],
         help="refuse a dataset that overlaps the model's training data (default: a warning with "
         "the count)")})
+    #: the task (robustlab.tasks): None is classification of single texts (every run made
+    #: before tasks); read from the data when not given (:meth:`resolved`)
+    task: str | None = field(default=None, metadata={"added": True, **option(
+        "--task", metavar="TASK", help="the task: classification, pair, similarity, ner or "
+        "answer-selection (default: read from the data file)")})
+    #: which text of a pair a perturbation changes (robustlab.tasks.FIELDS); None for one text
+    perturb_field: str | None = field(default=None, metadata={"added": True, **option(
+        "--perturb-field", metavar="FIELD", help="for pairs: perturb the first text, the second "
+        "or both (default: both; the question for answer selection)")})
 
     def __post_init__(self) -> None:
         # a preset ("papers") becomes its concrete specs: the stored config names what ran
         object.__setattr__(self, "perturbations", tuple(expand(self.perturbations)))
 
     def validate(self, *, trusted: bool = False) -> None:
-        check_trained_model(self.model, trusted=trusted)
         check_dataset(self.dataset)
+        if not self.model.startswith(OBJECT) and Path(self.model).expanduser().is_dir():
+            from robustlab.models.task_loading import check_model_task
+
+            # a folder for another task (a tagger on sentiment data): one line naming both
+            check_model_task(self.model, self.task or "classification")
+        if not (self.task is not None and Path(self.model).expanduser().is_dir()):
+            # a task's folder (a baseline's arrays, a checkpoint) is checked when it loads
+            check_trained_model(self.model, trusted=trusted)
         if "path" in self.dataset and self.dataset.get("split") is not None:
             # a file has no splits: evaluating all of it under a split's name misled (the
             # training rows were tested as if held out)
@@ -112,6 +128,17 @@ class EvalConfig(StudyConfig):
                              f"--dataset {self.dataset['path']} is a file, evaluated whole. "
                              "Evaluate the split `robustlab train` held out (MODEL/heldout.tsv) "
                              "or a file of your own test rows")
+        if self.task is not None:
+            from robustlab.tasks import get_task
+
+            task = get_task(self.task)
+            if task.name != self.task or task.name == "classification":
+                raise InputError(f"task {self.task!r}: not a stored task name")
+            if task.field(self.perturb_field) != self.perturb_field:
+                raise InputError(f"--perturb-field {self.perturb_field}: not a field of "
+                                 f"{task.name}")
+        elif self.perturb_field is not None:
+            raise InputError(f"--perturb-field {self.perturb_field}: the option is for pairs")
         if not self.perturbations:
             raise InputError("--perturbations: give at least one perturbation (e.g. leet_letters)")
         if len(set(self.perturbations)) != len(self.perturbations):
@@ -137,6 +164,31 @@ class EvalConfig(StudyConfig):
             raise InputError(f"-n/--samples: {self.samples} perturbed samples per text, more "
                              f"than the {MAX_SAMPLES} eval draws")
 
+    def resolved(self) -> EvalConfig:
+        """The config with its task named: ``--task`` checked, or the task of the data file
+        (:func:`robustlab.tasks.detect_task`; a file read with column or format options is
+        single texts), and the field a perturbation changes made explicit (it is in the
+        signature). Classification stays ``task=None`` so its signatures are those of runs
+        made before tasks."""
+        from dataclasses import replace
+
+        from robustlab.tasks import detect_task, get_task
+
+        name = self.task
+        path = self.dataset.get("path")
+        if name is None and path and Path(path).is_file() and not (
+                {"text_column", "label_column"} & set(self.dataset) or
+                self.dataset.get("format") not in (None, "conll", "sts", "snli", "wikiqa")):
+            name = detect_task(path, encoding=self.dataset.get("encoding") or "utf-8")
+        task = get_task(name) if name is not None else None
+        if task is None or task.name == "classification":
+            if self.perturb_field is not None:
+                raise InputError(f"--perturb-field {self.perturb_field}: the data holds single "
+                                 "texts; the option is for pairs (--task pair, similarity or "
+                                 "answer-selection)")
+            return replace(self, task=None)
+        return replace(self, task=task.name, perturb_field=task.field(self.perturb_field))
+
     def describe(self) -> str:
         name = self.model.removeprefix(OBJECT)
         return f"eval {Path(name).name if '/' in name else name}"
@@ -148,8 +200,9 @@ class EvalConfig(StudyConfig):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> EvalConfig:
-        """The config of a parsed command line (paths made absolute); not yet validated."""
-        return fields.from_args(cls, args)
+        """The config of a parsed command line (paths made absolute, the task named:
+        :meth:`resolved`); not yet validated."""
+        return fields.from_args(cls, args).resolved()
 
     def argv(self) -> list[str]:
         return fields.argv(self, ["eval"])

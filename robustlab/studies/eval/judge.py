@@ -94,6 +94,7 @@ def draw_into(store: Any, seed: int = 0, per: int = PER_PERTURBATION) -> tuple[i
     judged."""
     if per < 1:
         raise InputError(f"--per {per}: must be at least 1")
+    refuse_task_run(store)
     cells = {c.key: c.params["perturbation"] for c in store.cells("done")}
     drawn = draw_sample(store.predictions(), cells, seed, per)
     if not drawn:
@@ -102,8 +103,19 @@ def draw_into(store: Any, seed: int = 0, per: int = PER_PERTURBATION) -> tuple[i
     return len(drawn), store.add_samples(drawn)
 
 
+def refuse_task_run(store: Any) -> None:
+    """InputError for the run of a task's model (robustlab.tasks): its labels are tags,
+    scores or candidate rankings, not a class a person relabels here."""
+    task = next(((c.result or {}).get("task") for c in store.cells("done")
+                 if (c.result or {}).get("task")), None)
+    if task:
+        raise InputError(f"{store.run_dir}: a {task} run; robustlab judge relabels the samples "
+                         "of a text classifier's run (its labels are classes)")
+
+
 def n_classes_of(store: Any) -> int:
     """The model's number of labels, from the run's finished cells."""
+    refuse_task_run(store)
     for c in store.cells("done"):
         if c.result and c.result.get("n_classes"):
             return int(c.result["n_classes"])
@@ -283,7 +295,7 @@ def read_csv(path: str | Path, samples: Sequence[Mapping[str, Any]], n_classes: 
 
 
 __all__ = ["CSV_COLUMNS", "PAPER_JUDGED", "PER_PERTURBATION", "apply_judgements",
-           "corrected_label", "draw_into", "draw_sample", "export_csv", "judged_marker",
+           "corrected_label", "draw_into", "refuse_task_run", "draw_sample", "export_csv", "judged_marker",
            "judged_scores", "n_classes_of", "needs_judging", "parse_verdict", "read_csv",
            "label_names_of", "label_text", "labels_help", "refresh_outputs",
            "sample_id"]

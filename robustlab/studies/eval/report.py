@@ -125,6 +125,11 @@ def eval_section(runs: Sequence[RunData]) -> Blocks:
         if not rows:
             out.append(Para(f"{run.path.name}: no perturbation finished yet.", "warning"))
             continue
+        if s.get("task"):  # NER, pairs, similarity, answer selection: the task's metric
+            from robustlab.studies.eval.task_report import task_blocks
+
+            out += task_blocks(run, rows, gate_blocks(run))
+            continue
         from robustlab.studies.eval.study import headline, test_header
 
         ds = run.config.get("dataset") or {}

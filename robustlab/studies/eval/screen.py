@@ -30,7 +30,7 @@ class EvalScreen(RunScreen):
         return load_eval(self.path)
 
     def show(self, view: EvalView) -> None:
-        parts = [f"{view.model}: clean accuracy A0 {fmt(view.clean)}",
+        parts = [f"{view.model}: clean {view.metric} {fmt(view.clean)}",
                  f"{len(view.table.rows)} perturbations", "f: failing examples"]
         if view.partial:  # no summary yet: say why, from the store's counts
             parts.append(f"run in progress: {view.unfinished} cells to go" if view.unfinished

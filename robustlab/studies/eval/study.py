@@ -323,7 +323,10 @@ def test_header(r: dict[str, Any]) -> str:
     judged."""
     from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.judge import judged_marker
+    from robustlab.tasks.stored import is_task_test, rule
 
+    if is_task_test(r.get("test")):  # a task's failure rule (robustlab.tasks.stored)
+        return rule(r["test"])
     return header(r.get("test", "INV"), r.get("expectation")) + judged_marker(r)
 
 
@@ -530,7 +533,8 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
     """Evaluate ``model`` as it is (the Python API of ``robustlab eval``): a model spec (str)
     or an object (a batch ``predict_proba``, a TextAttack ``ModelWrapper``, a transformers
     pipeline), on ``examples`` [(text, label)] or a ``dataset`` file/name. Returns the summary
-    (also ``out/summary.json``)."""
+    (also ``out/summary.json``). A model of another task (NER, pairs, similarity, answer
+    selection): :func:`robustlab.studies.eval.tasks.evaluate_task`."""
     from robustlab.models.registry import canonical_model_spec
     from robustlab.runs.study import run_study
     from robustlab.studies.eval.config import default_perturbations

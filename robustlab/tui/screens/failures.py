@@ -43,6 +43,10 @@ class FailuresScreen(RunScreen):
         fails = sum(r[5] for r in view.summary.rows)
         status = (f"{fails} of {n} examples fail their CheckList test (INV: prediction "
                   "changed; DIR: expectation not met) · worst first by drop in P(label)")
+        if view.task_run:
+            status = (f"{fails} of {n} examples fail the task's rule (entities: the entity "
+                      "set changed; |d|>t: the score moved more than t; ranking: the top "
+                      "candidate or the answers changed) · worst first by how far they moved")
         if not view.summary.rows:
             status = ("no stored predictions: only robustness cells of runs made by this "
                       "robustlab version keep them")
@@ -71,6 +75,13 @@ class FailuresScreen(RunScreen):
             detail.update("")
             return
         e = self.shown[int(key)]
+        lines = self.view.detail(e) if self.view is not None else None
+        if lines is not None:  # a task's example in its words: tags marked, score, ranking
+            text = plain("")
+            for i, line in enumerate(lines):  # each line escaped; the breaks are ours
+                append(text.append("\n") if i else text, line.strip())
+            detail.update(text)
+            return
         # one line each (a newline in a text is shown as \n): the -/+ layout cannot be faked
         text = append(plain("- "), e["original"])
         detail.update(append(text.append("\n+ "), e["perturbed"]))
