@@ -9,6 +9,7 @@ handle is listed in docs/perturbations.md.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import random
@@ -760,9 +761,12 @@ def _sentences(text: str) -> list[int]:
     the text's end closes the last one)."""
     ends = []
     for m in SENTENCE_END.finditer(text):
-        before = text[: m.start()].rstrip()[-1:]
-        after = text[m.end():].lstrip()[:1]
-        if m.group() == "." and (before == "." or after == "."):
+        a, b = m.start() - 1, m.end()  # the nearest characters that are not spaces
+        while a >= 0 and text[a].isspace():
+            a -= 1
+        while b < len(text) and text[b].isspace():
+            b += 1
+        if m.group() == "." and (a >= 0 and text[a] == "." or b < len(text) and text[b] == "."):
             continue  # ". . ." in the middle of a sentence
         ends.append(m.end())
     return [*ends, len(text) + 1]
@@ -838,32 +842,35 @@ class VerbTense(_VerbPerturbation):
             return text
         titles = quoted_titles(text)
         verbs = [v for v in find_verbs(text, toks) if not inside(titles, toks[v.i].start)]
-        ends = _sentences(text)
+        ends = _sentences(text)  # computed once: a text may hold thousands of sentences
+        starts = [t.start for t in toks]
         groups: dict[int, list[Verb]] = {}
         for v in verbs:
-            k = next(k for k, e in enumerate(ends) if toks[v.i].start < e)
-            groups.setdefault(k, []).append(v)
+            groups.setdefault(bisect.bisect_right(ends, toks[v.i].start), []).append(v)
         options = []
         for k, vs in groups.items():
-            edits = self.sentence_edits(text, toks, vs, ends[k - 1] if k else 0)
+            start = ends[k - 1] if k else 0
+            edits = self.sentence_edits(text, toks, vs, (start, ends[k]),
+                                        bisect.bisect_left(starts, start), titles)
             if edits:
                 options.append(edits)
         return replace_spans(text, [_spaced(text, e) for group in self.pick(rng, options)
                                     for e in group])
 
     def sentence_edits(self, text: str, toks: list[Token], vs: list[Verb],
-                       start: int) -> list[Edit] | None:
-        """The edits that shift every verb of one sentence (``vs``, beginning at offset
-        ``start``), or None when the sentence is left alone (see the class docstring)."""
-        first = next(j for j, t in enumerate(toks) if t.start >= start)
-        end = _sentences(text)
-        stop = next((e for e in end if e > start), len(text) + 1)
+                       span: tuple[int, int], first: int,
+                       titles: list[tuple[int, int]]) -> list[Edit] | None:
+        """The edits that shift every verb of one sentence (``vs``; offsets ``span``, its first
+        token ``first``), or None when the sentence is left alone (see the class docstring)."""
+        stop = span[1]
         by_i = {v.i: v for v in vs}
-        titles = quoted_titles(text)
-        if any(_unread_verb(text, toks, j, first) for j in range(first, len(toks))
-               if toks[j].start < stop and j not in by_i and not inside(titles, toks[j].start)
-               and toks[j].low not in MODALS and not toks[j].low.startswith("'")):
-            return None  # a verb left in the old tense: "has decided to remarry and *returns*"
+        j = first
+        while j < len(toks) and toks[j].start < stop:
+            if j not in by_i and not inside(titles, toks[j].start) and \
+                    toks[j].low not in MODALS and not toks[j].low.startswith("'") and \
+                    _unread_verb(text, toks, j, first):
+                return None  # a verb left in the old tense: "has decided to remarry and *returns*"
+            j += 1
         tenses, out = set(), []
         for v in vs:
             t = toks[v.i]
