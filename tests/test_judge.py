@@ -157,7 +157,7 @@ def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, cap
     assert row["judged"]["n"] == n_good and row["a1"]["mean"] == pytest.approx(1.0)
     with RunStore(run, readonly=True) as store:
         assert all(j["verdict"] and j["who"] == "ann" for j in store.judgements())
-    from robustlab.commands.eval import print_summary
+    from robustlab.studies.eval.command import print_summary
 
     print_summary(summary)
     assert f"INV judged n={n_good}" in capsys.readouterr().out

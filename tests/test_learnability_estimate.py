@@ -231,7 +231,7 @@ def _mean(x):
 
 
 def test_tui_shows_the_estimate(tmp_path):
-    from robustlab.tui.results import load_learnability, with_estimate
+    from robustlab.studies.learnability.view import load_learnability, with_estimate
 
     clear_caches()
     out = tmp_path / "quick"
@@ -256,8 +256,8 @@ def test_tui_screen_status_names_the_estimate_and_its_cost(tmp_path):
     pytest.importorskip("textual", reason="the TUI tests need textual")
     import asyncio
 
+    from robustlab.studies.learnability.screen import LearnabilityScreen
     from robustlab.tui.app import RobustlabApp, Settings
-    from robustlab.tui.screens.learnability import LearnabilityScreen
     from robustlab.tui.screens.runs import RunsScreen
 
     clear_caches()

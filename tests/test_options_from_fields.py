@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from robustlab import studies
 from robustlab.cli import build_parser, main
+from robustlab.endpoints import add_options as add_endpoint_options
 from robustlab.runs import fields
 from robustlab.runs.study import RunContext
 from robustlab.studies.cross_domain.clf import ClfStudy
@@ -18,8 +20,6 @@ from robustlab.studies.eval.config import EvalConfig
 from robustlab.studies.learnability.config import LearnabilityStudy
 from robustlab.studies.learnability.thresholds import add_threshold_options
 from robustlab.studies.second_order.config import AttackConfig, BiasConfig
-
-COMMANDS = Path(__file__).resolve().parents[1] / "robustlab" / "commands"
 
 #: every study command, its config and the context its options depend on
 STUDY_COMMANDS = [
@@ -57,25 +57,29 @@ def _scratch(add) -> set[str]:
                          ids=[" ".join(c[0]) for c in STUDY_COMMANDS])
 def test_a_study_command_has_only_field_and_run_options(path, config, context):
     """Each option of a study command is one its config's fields make, a run-context option
-    (RunContext) or, for learnability, a CI gate (add_threshold_options): an option added by hand
-    in commands/ fails here."""
+    (RunContext), for learnability a CI gate (add_threshold_options) or, for eval, how an
+    endpoint is asked (robustlab.endpoints.add_options: runtime limits, and the kind folded
+    into the model field): an option added by hand in commands/ fails here."""
     command = _sub(build_parser(), path)
     own = _scratch(lambda p: fields.add_arguments(config, p, **context))
     run = _scratch(lambda p: RunContext.add_arguments(p, threads=True))
     gates = _scratch(add_threshold_options) if config is LearnabilityStudy else set()
+    endpoint = _scratch(add_endpoint_options) if config is EvalConfig else set()
     names = _names(command)
-    assert names - own - run - gates == set()
+    assert names - own - run - gates - endpoint == set()
     assert own <= names  # and every field option is there
 
 
-@pytest.mark.parametrize("module", ["eval", "attack", "bias", "cross_domain"])
-def test_study_command_modules_add_no_option_by_hand(module):
-    """The grep of issue 30: the command modules whose every command is a study call no
-    ``add_argument`` (learnability's module also holds ``correlate``, checked above)."""
-    tree = ast.parse((COMMANDS / f"{module}.py").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("kind", ["eval", "attack", "bias", "cross-domain"])
+def test_study_command_modules_add_no_option_by_hand(kind):
+    """The grep of issue 30: the command modules (found through the registry) whose every
+    command is a study call no ``add_argument`` (learnability's also holds ``correlate``,
+    checked above)."""
+    path = Path(studies.find(kind).part("command").__file__)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     calls = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"]
-    assert calls == [], f"commands/{module}.py adds options by hand at lines {calls}"
+    assert calls == [], f"{path.name} of {kind} adds options by hand at lines {calls}"
 
 
 WMT = "/nonexistent/wmt22"

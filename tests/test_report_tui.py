@@ -28,9 +28,9 @@ async def _until(pilot, cond, timeout=20.0):
 
 
 def test_w_writes_the_report_and_v_shows_advice(tmp_path):
+    from robustlab.studies.learnability.screen import LearnabilityScreen
     from robustlab.tui.app import RobustlabApp
     from robustlab.tui.screens.base import TextScreen
-    from robustlab.tui.screens.learnability import LearnabilityScreen
 
     run = fixtures.learnability(tmp_path / "learn-done")
 
@@ -60,7 +60,7 @@ def test_w_writes_the_report_and_v_shows_advice(tmp_path):
 
 
 def test_tui_plot_export_uses_the_paper_style(tmp_path):
-    from robustlab.tui.results import load_learnability
+    from robustlab.studies.learnability.view import load_learnability
     from robustlab.tui.specs import export_plot
 
     run = fixtures.learnability(tmp_path / "learn-done")

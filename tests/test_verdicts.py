@@ -263,8 +263,8 @@ def test_one_a0_string_in_stdout_csv_html_and_the_tui(trained, tmp_path, capsys)
     from tui.conftest import make_settings
     from tui.test_app import open_run, text_of, wait_for
 
+    from robustlab.studies.eval.screen import EvalScreen
     from robustlab.tui.app import RobustlabApp
-    from robustlab.tui.screens.eval import EvalScreen
 
     async def tui() -> tuple[str, list[str]]:
         app = RobustlabApp([run.parent], make_settings())

@@ -78,9 +78,10 @@ def checked_checkpoint(spec: str, where: str) -> tuple[Any, Any]:
 def check_checkpoint(spec: str) -> None:
     """A checkpoint spec (not a saved robustlab directory) has a trained classification head:
     loaded here, before anything is created, and kept for the study (InputError otherwise)."""
+    from robustlab.endpoints.card import is_endpoint
     from robustlab.models.registry import is_saved_model
 
-    if spec.startswith("object:") or is_saved_model(spec):
+    if spec.startswith("object:") or is_endpoint(spec) or is_saved_model(spec):
         return
     src = spec[3:] if spec.startswith("hf:") else spec
     local = Path(src).expanduser()
@@ -93,6 +94,11 @@ def load_trained_model(spec: str, device: str | None = None) -> Any:
     """The model ``spec`` names, trained: a folder saved by ``robustlab train``, a checkpoint
     with a trained head (:func:`load_checkpoint`); a family name gives a new, untrained model
     (the callers that need a trained one refuse family names first)."""
+    from robustlab.endpoints.card import is_endpoint
+
+    if is_endpoint(spec):  # eval and check take one (their own predictor); others not yet
+        raise InputError(f"--model {spec}: a model behind an endpoint is taken by robustlab "
+                         "eval and check, not yet by this study (docs/endpoints.md)")
     from robustlab.models.registry import (
         available_models,
         is_saved_model,

@@ -118,6 +118,11 @@ def check_model_spec(spec: str, *, user_class: bool = False) -> str:
     ``HFValidationError`` later) and, with ``user_class``, ``package.module:Class``.
     """
     text = str(spec).strip()
+    from robustlab.endpoints.card import is_endpoint, parse_spec
+
+    if is_endpoint(text):  # a model behind HTTP (docs/endpoints.md): its card is checked
+        parse_spec(text)
+        return text
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():
         check_params(name, params)  # unknown names, values out of range (models/params.py)
@@ -160,6 +165,10 @@ def model_input(spec: str, option: str = "--model") -> tuple[str | None, str]:
     origin)`` for a hub checkpoint; ``(None, …)`` for a family trained from scratch (no file).
     Nothing is loaded or downloaded."""
     text = str(spec).strip()
+    from robustlab.endpoints.card import PREFIX, is_endpoint
+
+    if is_endpoint(text):  # a card is a file (pinned); a bare URL names none
+        return (None, option) if text.startswith(PREFIX) else (text, option)
     name, _ = parse_model_spec(text)
     if name == "minilm":
         from robustlab.resources import ResourceMissing, minilm_path
@@ -293,8 +302,13 @@ def saved_params(directory: str | os.PathLike[str]) -> tuple[type, dict[str, Any
 def canonical_model_spec(spec: str) -> str:
     """The form a run stores: a model directory (a saved model, a checkpoint, ``hf:DIR``) by
     its absolute path, so the run resumes from any working directory; families, their
-    parameters and hub ids unchanged."""
+    parameters and hub ids unchanged; an endpoint as :func:`robustlab.endpoints.canonical_spec`
+    stores it."""
     text = str(spec).strip()
+    from robustlab.endpoints.card import canonical_spec, is_endpoint
+
+    if is_endpoint(text):
+        return canonical_spec(text)
     name, _ = parse_model_spec(text)
     if name in available_models():
         return text

@@ -327,6 +327,11 @@ def check_trained_model(spec: str, *, trusted: bool) -> None:
 
     if spec.startswith(OBJECT):  # a model object given from Python: the caller's to check
         return
+    from robustlab.endpoints.card import is_endpoint, parse_spec
+
+    if is_endpoint(spec):  # a model behind HTTP: its card (or URL) is checked, nothing sent
+        parse_spec(spec)
+        return
     local = Path(spec).expanduser()
     if not spec.startswith("hf:") and (os.sep in spec or "/" in spec or
                                        spec.startswith((".", "~"))) and not local.exists():
@@ -372,8 +377,12 @@ def trained_model_field(help: str) -> Any:
         add_model_option(g, multi=False, required=True, help=help)
 
     def read(args: argparse.Namespace) -> str:
+        from robustlab.endpoints import canonical_spec, is_endpoint
         from robustlab.models.registry import canonical_model_spec
 
+        kind = getattr(args, "endpoint_kind", None)
+        if kind or is_endpoint(args.model):
+            return canonical_spec(args.model, kind)
         return canonical_model_spec(args.model)
 
     return dataclasses.field(metadata=option(add=add, read=read,

@@ -8,12 +8,12 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from robustlab.cli import build_parser
+from robustlab.studies.cross_domain.screen import CrossDomainScreen
+from robustlab.studies.learnability.screen import LearnabilityScreen
+from robustlab.studies.second_order.attack_screen import AttackScreen
+from robustlab.studies.second_order.bias_screen import BiasScreen
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.messages import RunProgress
-from robustlab.tui.screens.attack import AttackScreen
-from robustlab.tui.screens.bias import BiasScreen
-from robustlab.tui.screens.crossdomain import CrossDomainScreen
-from robustlab.tui.screens.learnability import LearnabilityScreen
 from robustlab.tui.screens.progress import ProgressScreen
 from robustlab.tui.screens.runs import RunsScreen
 from robustlab.tui.widgets.heat_table import HeatTable

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from robustlab.runs.store import RunStore
+from robustlab.studies.eval.screen import EvalScreen
 from robustlab.studies.learnability.predictions import failing_examples
 from robustlab.tui.app import RobustlabApp
-from robustlab.tui.screens.eval import EvalScreen
 from robustlab.tui.screens.failures import FailuresScreen
 from robustlab.tui.specs import fmt
 

@@ -148,8 +148,8 @@ async def test_new_study_forms_of_the_real_commands(tmp_path):
 @pytest.mark.slow
 async def test_launch_a_real_learnability_study_on_the_demo_data(tmp_path):
     """The form of the real ``robustlab learnability`` → detached worker → done → results."""
+    from robustlab.studies.learnability.screen import LearnabilityScreen
     from robustlab.tui.app import Settings
-    from robustlab.tui.screens.learnability import LearnabilityScreen
 
     app = RobustlabApp([tmp_path / "runs"], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.5))
     async with app.run_test(size=(100, 30)) as pilot:

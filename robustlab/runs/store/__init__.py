@@ -22,6 +22,8 @@ Contract (what callers and the TUI may rely on):
   ``predictions.crc``); older rows keep none (NULL), and a writer adds the columns in place.
 * **Judgements** (``robustlab judge``, paper 001's human check) live in a ``judgements``
   table created on demand (:mod:`.judgements`): older stores need no migration.
+* **Endpoint answers** (a model behind HTTP, :mod:`robustlab.endpoints`) live in a
+  ``responses`` table created on demand (:mod:`.responses`), each written as it arrives.
 * Readers (the TUI) open the store read-only and never block writers.
 * **Damage is caught, not computed on.** Resuming (:meth:`RunStore.init_run` on an existing run)
   runs SQLite's ``PRAGMA quick_check`` first and refuses a damaged file with the way to recover
@@ -46,11 +48,14 @@ Contract (what callers and the TUI may rely on):
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import Any
 
 from robustlab.runs.store.cells import CellOps
 from robustlab.runs.store.judgements import JudgementOps
 from robustlab.runs.store.records import RecordReads
 from robustlab.runs.store.recovery import Recovery
+from robustlab.runs.store.responses import ResponseOps
 from robustlab.runs.store.run import RunRow
 from robustlab.runs.store.schema import (
     CELL_STATES,
@@ -70,14 +75,14 @@ from robustlab.textfmt import echo
 
 __all__ = ["CELL_STATES", "PREDICTION_FIELDS", "SCHEMA_VERSION", "STORE_NAME", "Cell",
            "DamagedCell", "RunInfo", "RunStore", "StoreError", "is_run_dir", "print_failed_cells",
-           "recovery_hint", "run_files", "worker_id"]
+           "recovery_hint", "run_files", "worker_id", "StoreCache"]
 
 
-class RunStore(RunRow, CellOps, RecordReads, Recovery, JudgementOps):
+class RunStore(RunRow, CellOps, RecordReads, Recovery, JudgementOps, ResponseOps):
     """Read and write one run directory's ``store.sqlite`` (see the module docstring): the
     connection (:mod:`.base`), the run row (:mod:`.run`), cells (:mod:`.cells`), records and
     predictions (:mod:`.records`), recovery (:mod:`.recovery`), judgements
-    (:mod:`.judgements`)."""
+    (:mod:`.judgements`), endpoint answers (:mod:`.responses`)."""
 
     def __enter__(self) -> RunStore:
         return self
@@ -100,3 +105,38 @@ def print_failed_cells(out: str | os.PathLike[str], keys: list[str], header: str
             echo(f"  {key}: {last}", file=sys.stderr)
     if len(keys) > shown:
         echo(f"  … and {len(keys) - shown} more{more}", file=sys.stderr)
+
+
+class StoreCache:
+    """A run directory's ``responses`` as an endpoint's cache (``get``/``put``): a connection of
+    its own per thread (the endpoint client writes from a writer thread), so the study's store
+    and each worker process write beside it (WAL)."""
+
+    def __init__(self, run_dir: Any) -> None:
+        import threading
+
+        self.run_dir = run_dir
+        self._local = threading.local()
+
+    def _open(self) -> Any:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = RunStore(self.run_dir)
+        return store
+
+    def get(self, keys: Sequence[str]) -> dict[str, Any]:
+        # no store yet: nothing stored, and nothing created until an answer arrives (a run
+        # that never reached its endpoint leaves no folder that looks like a run)
+        if getattr(self._local, "store", None) is None and not is_run_dir(self.run_dir):
+            return {}
+        return self._open().responses(keys)
+
+    def put(self, rows: Sequence[dict[str, Any]]) -> None:
+        self._open().add_responses(rows)
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        store = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None

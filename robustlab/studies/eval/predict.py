@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from robustlab.endpoints.card import is_endpoint
 from robustlab.errors import InputError
 from robustlab.models.checkpoint import check_checkpoint, load_checkpoint
 
@@ -45,6 +46,8 @@ class Predictor:
         #: the model returns scores that may be logits (softmax applied), not probabilities
         self.logits = logits
         self.cache: dict[str, np.ndarray] = {}
+        #: the model object behind ``proba`` (an endpoint's answers and counts), when known
+        self.model: Any = None
         #: texts sent to the model, and seconds spent in it
         self.predicted = 0
         self.model_seconds = 0.0
@@ -187,8 +190,13 @@ def load_trained(spec: str, device: str | None = None) -> Any:
 
 
 def as_predictor(model: Any, *, device: str | None = None, batch_size: int = 128,
-                 name: str = "model") -> Predictor:
-    """A :class:`Predictor` over a model spec (str) or a Python model object."""
+                 name: str = "model", run_dir: Any = None, trusted: bool = False) -> Predictor:
+    """A :class:`Predictor` over a model spec (str) or a Python model object. An endpoint
+    (:mod:`robustlab.endpoints`) stores its answers in ``run_dir``'s store as they arrive and
+    reads the key its card names only when ``trusted`` (the spec was typed on this command
+    line)."""
+    if isinstance(model, str) and is_endpoint(model):
+        return endpoint_predictor(model, run_dir=run_dir, trusted=trusted, name=name)
     if isinstance(model, str):
         model = load_trained(model, device)
     # robustlab's classifiers batch (by token length) inside predict_proba: give them many
@@ -196,12 +204,31 @@ def as_predictor(model: Any, *, device: str | None = None, batch_size: int = 128
     chunk = batch_size * CHUNK_BATCHES if hasattr(model, "predict_batch_size") else batch_size
     # predict_proba promises probabilities: anything else is an error, not softmaxed
     logits = not (callable(getattr(model, "predict_proba", None)) or _is_pipeline(model))
-    return Predictor(object_proba(model, batch_size), batch_size, name, chunk=chunk,
+    pred = Predictor(object_proba(model, batch_size), batch_size, name, chunk=chunk,
                      logits=logits)
+    pred.model = model
+    return pred
 
 
 #: batches per call of a robustlab classifier's predict_proba
 CHUNK_BATCHES = 32
+#: texts per call of an endpoint's predict_proba: every text a cell needs, so its requests
+#: run ``--max-concurrency`` at a time (each answer is stored as it arrives, however many)
+ENDPOINT_CHUNK = 1 << 20
+
+
+def endpoint_predictor(spec: str, *, run_dir: Any, trusted: bool, name: str) -> Predictor:
+    """A :class:`Predictor` over the endpoint ``spec`` names, its answers cached in
+    ``run_dir``'s store (none: Python without a run)."""
+    from robustlab.endpoints import LIMITS, open_endpoint
+    from robustlab.runs.store import StoreCache
+
+    cache = StoreCache(run_dir) if run_dir is not None else None
+    model = open_endpoint(spec, cache=cache, trusted=trusted, limits=LIMITS)
+    pred = Predictor(model.predict_proba, ENDPOINT_CHUNK, name, chunk=ENDPOINT_CHUNK,
+                     logits=False)
+    pred.model = model
+    return pred
 
 
 __all__ = ["Predictor", "as_predictor", "check_checkpoint", "load_checkpoint", "load_trained", "object_proba",

@@ -117,6 +117,19 @@ def failing_blocks(run: RunData, rows: Sequence[Mapping[str, Any]]) -> Blocks:
                   f"{_path(run)}` lists them all.", numeric=False)]
 
 
+def _endpoint_blocks(summary: dict) -> Blocks:
+    """What a model behind an endpoint cost (docs/endpoints.md): requests, tokens, invalid
+    answers; nothing for a local model."""
+    ep = summary.get("endpoint")
+    if not isinstance(ep, dict):
+        return []
+    model = f", server model {ep['server_model']}" if ep.get("server_model") else ""
+    return [Para(f"Endpoint {ep.get('url')} ({ep.get('kind')}{model}): "
+                 f"{ep.get('requests')} requests, {ep.get('answers')} answers stored, "
+                 f"{ep.get('tokens')} tokens, {ep.get('invalid')} invalid answers (an answer "
+                 "naming no label: counted wrong, never as a class).")]
+
+
 def eval_section(runs: Sequence[RunData]) -> Blocks:
     out: Blocks = _comparison(runs) if len(runs) > 1 else []
     for run in runs:
@@ -140,6 +153,7 @@ def eval_section(runs: Sequence[RunData]) -> Blocks:
                 Para(f"Model {_model(run)} evaluated as it is (nothing trained) on "
                      f"{ds.get('path') or ds.get('name')}: {s.get('n_examples', rows[0]['n'])} "
                      f"examples, clean accuracy A0 {num(s.get('clean_accuracy'))}."),
+                *_endpoint_blocks(s),
                 Table(["perturbation", "test (INV / DIR flip / changed)", "A0", "A1",
                        "A1 − A0", "failure rate", "predictions changed", "no-op rate",
                        "seeds × samples"],

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 
-from robustlab.tui.results import EvalView, load_eval
+from robustlab.studies.eval.view import EvalView, load_eval
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable

@@ -115,6 +115,11 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
     n = len(texts)
     clean = predictor(texts)
     pred0 = clean.argmax(axis=1)
+    # an endpoint's answer that names no label (an LLM's): invalid, never a class
+    is_invalid = getattr(predictor.model, "is_invalid", None)
+    if is_invalid is not None:
+        pred0 = np.asarray([-1 if is_invalid(t) else int(p) for t, p in zip(texts, pred0,
+                                                                            strict=True)])
     pert = parse_spec(spec)
     outcomes: list[list[Any]] = [[None] * n for _ in range(samples)]
     chunks = _perturbed_chunks(pert, texts, seed, samples)
@@ -131,13 +136,16 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
         predictor.fill([o.text for o in outs if o.changed])  # no-ops reuse the clean row
     test, expectation = checklist_type(pert, clean.shape[1] if n else 2)
     predictions, records = [], []
-    correct = changed = failed = flipped = errors = 0
+    correct = changed = failed = flipped = errors = invalid = 0
     for i in range(n):
         y = int(labels[i])
         for s in range(samples):
             o = outcomes[s][i]
             p_after = predictor.cache[o.text] if o.changed else clean[i]
             pa = int(p_after.argmax())
+            if is_invalid is not None and is_invalid(o.text):
+                pa = -1
+                invalid += 1
             correct += pa == y
             errors += o.error is not None
             if o.changed:
@@ -174,6 +182,8 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
               "failure_rate": failed / changed if changed and test != CHANGED else None,
               "change_rate": flipped / changed if changed else None,
               "noop_rate": (rows - changed) / rows if rows else None, "errors": errors,
+              **({"invalid": invalid, "invalid_clean": int(np.sum(pred0 < 0))}
+                 if is_invalid is not None else {}),
               "perturb_wait_seconds": perturb_wait, "seconds": time.perf_counter() - t0}
     return CellOutput(result=result, records=records, predictions=predictions)
 
@@ -189,7 +199,7 @@ class EvalCells:
 
     def __init__(self, examples: Sequence[tuple[str, int]], model: Any, *, device: str,
                  batch_size: int, signature: str, predictor: Predictor | None = None,
-                 prefetch: bool = False) -> None:
+                 prefetch: bool = False, run_dir: Any = None, trusted: bool = False) -> None:
         import uuid
 
         self.examples = list(examples)
@@ -199,6 +209,8 @@ class EvalCells:
         self.signature = signature
         self.predictor = predictor
         self.prefetch = prefetch
+        #: an endpoint's answers go to this run's store; its key is read only when trusted
+        self.run_dir, self.trusted = run_dir, trusted
         self.key = uuid.uuid4().hex
 
     def __getstate__(self) -> dict[str, Any]:
@@ -209,7 +221,8 @@ class EvalCells:
             return self.predictor
         hit = _PREDICTORS.get(self.key)
         if hit is None:
-            hit = as_predictor(self.model, device=self.device, batch_size=self.batch_size)
+            hit = as_predictor(self.model, device=self.device, batch_size=self.batch_size,
+                               run_dir=self.run_dir, trusted=self.trusted)
             _PREDICTORS.clear()  # one study per process at a time
             _PREDICTORS[self.key] = hit
         return hit
@@ -444,7 +457,8 @@ class Eval:
         name = cfg.model.removeprefix(OBJECT)
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
-                                 device=device, batch_size=cfg.batch_size, name=name)
+                                 device=device, batch_size=cfg.batch_size, name=name,
+                                 run_dir=out, trusted=ctx.trusted)
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])
@@ -454,7 +468,7 @@ class Eval:
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
                        device=device, batch_size=cfg.batch_size, signature=sig,
                        predictor=predictor if ctx.executor == "sequential" else None,
-                       prefetch=self.prefetch)
+                       prefetch=self.prefetch, run_dir=out, trusted=ctx.trusted)
         ctx.say(f"{len(examples)} examples x {len(cfg.perturbations)} perturbations "
                 f"({len(cells)} cells) -> {out}")
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
@@ -518,9 +532,30 @@ class Eval:
                    if labels else None,
                    "headline": headline(rows), "warnings": warnings,
                    "perturbations": rows, "files": files,
-                   "texts_predicted": getattr(predictor, "predicted", None)}
+                   "texts_predicted": getattr(predictor, "predicted", None),
+                   **endpoint_summary(store, plan.state.get("predictor"), results)}
         write_json(out / "summary.json", summary)
         return summary
+
+
+def endpoint_summary(store: RunStore, predictor: Any, results: Sequence[dict[str, Any]]
+                     ) -> dict[str, Any]:
+    """``{"endpoint": …}`` for a model behind HTTP: the requests and tokens the run's store
+    holds, this process's share, retries, and the invalid answers (:mod:`robustlab.endpoints`);
+    nothing for a local model."""
+    model = getattr(predictor, "model", None)
+    card = getattr(model, "card", None)
+    if card is None:
+        return {}
+    totals = store.response_totals()
+    return {"endpoint": {
+        "url": card.url, "kind": card.kind, "server_model": model.server_model,
+        "template": card.template if card.kind.startswith("openai") else None,
+        **totals, "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
+        "sent_this_run": model.sent, "tokens_this_run": model.tokens,
+        "tries_this_run": model.attempts, "reused_this_run": model.reused,
+        "invalid": sum(int(r.get("invalid") or 0) for r in results),
+        "invalid_clean": max((int(r.get("invalid_clean") or 0) for r in results), default=0)}}
 
 
 def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]] | None = None,
@@ -536,7 +571,7 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
     (also ``out/summary.json``). A model of another task (NER, pairs, similarity, answer
     selection): :func:`robustlab.studies.eval.tasks.evaluate_task`."""
     from robustlab.models.registry import canonical_model_spec
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
     from robustlab.studies.eval.config import default_perturbations
 
     if (examples is None) == (dataset is None):
@@ -556,9 +591,8 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
                         num_examples=num_examples, batch_size=batch_size)
     study = Eval(config, model=obj, examples=None if examples is None else list(examples),
                  prefetch=prefetch)
-    ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
-                     plots=plots, trusted=True, log=log)
-    return run_study(study, out, ctx).summary
+    return run_with(study, out, executor=executor, workers=workers, device=device,
+                    progress=progress, plots=plots, log=log).summary
 
 
 __all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate",

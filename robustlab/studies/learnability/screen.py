@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from robustlab.tui.results import LearnabilityView, load_learnability, with_estimate
+from robustlab.studies.learnability.view import LearnabilityView, load_learnability, with_estimate
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable

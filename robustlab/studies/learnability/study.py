@@ -425,16 +425,15 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               progress: bool = True, plots: bool = True, threads: int | None = 1,
               device: str = "auto", log: Callable[[str], None] | None = None,
               trusted: bool = True) -> dict[str, Any]:
-    """Run (or resume) ``study`` into ``out_dir`` with :func:`robustlab.runs.study.run_study`;
+    """Run (or resume) ``study`` into ``out_dir`` as :func:`robustlab.run` does;
     returns the summary (also in ``out_dir/summary.json``). The Python API of earlier versions:
     ``command`` is ignored (the stored command is derived from the configuration)."""
-    from robustlab.runs.study import RunContext
-    from robustlab.runs.study import run_study as drive
+    from robustlab.runs.study import run_with
 
-    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
-                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task, device=device,
-                     threads=threads, progress=progress, plots=plots, trusted=trusted, log=log)
-    return drive(Learnability(study), out_dir, ctx).summary
+    return run_with(Learnability(study), out_dir, executor=executor, workers=workers,
+                    ray_address=ray_address, gpus_per_task=gpus_per_task,
+                    cpus_per_task=cpus_per_task, device=device, threads=threads,
+                    progress=progress, plots=plots, trusted=trusted, log=log).summary
 
 
 def warn_retrained(models: Sequence[str]) -> list[str]:

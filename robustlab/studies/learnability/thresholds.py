@@ -151,12 +151,34 @@ def _unknown(where: str, got: dict[str, Any], known: set[str]) -> None:
 
 
 def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
-    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder)."""
-    import tomllib
+    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder).
 
+    In steps, each refusing what it reads with one line naming the plan: the TOML itself, the
+    dataset, the model(s), the run's numbers, the [[test]] tables with their thresholds, then
+    the perturbations and model specs (checked before anything runs)."""
     from robustlab.data.files import regular_input
 
     path = regular_input(path, "PLAN")  # a FIFO or /dev/zero is refused, not read forever
+    raw = _read_plan(path)
+    _unknown(str(path), raw, _PLAN_KEYS)
+    base = path.parent
+    dataset = _plan_dataset(raw, path)
+    model, models = _plan_models(raw, path)
+    samples, seeds, steps = _plan_numbers(raw, path)
+    parsed = _plan_tests(raw, path, model)
+    _check_perturbations([t["perturbation"] for t in parsed], path)
+    _check_models(models, model, path)
+    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
+    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
+                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
+                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
+                model=models[0] if model is not None else None, samples=samples)
+
+
+def _read_plan(path: Path) -> dict[str, Any]:
+    """The plan's TOML, or one line saying why it cannot be read."""
+    import tomllib
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -167,20 +189,24 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:  # tomllib recurses per nested array or table
         raise InputError(f"{path}: nests arrays or tables too deep to be a plan") from None
-    _unknown(str(path), raw, _PLAN_KEYS)
-    base = path.parent
+    return raw
 
-    def _path(v: Any, key: str) -> str:
-        if not isinstance(v, str) or not v:
-            raise InputError(f"{path}: {key} must be a file path")
-        return str((base / v).resolve())
 
+def _plan_path(path: Path, v: Any, key: str) -> str:
+    """A file the plan names, relative to the plan's folder."""
+    if not isinstance(v, str) or not v:
+        raise InputError(f"{path}: {key} must be a file path")
+    return str((path.parent / v).resolve())
+
+
+def _plan_dataset(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The dataset: a name, or a data file (and a test file) with its reading options."""
     if raw.get("data") and raw.get("dataset"):
         raise InputError(f"{path}: give either dataset (a name) or data (a file), not both")
     if raw.get("data"):
-        dataset: dict[str, Any] = {"path": _path(raw["data"], "data")}
+        dataset: dict[str, Any] = {"path": _plan_path(path, raw["data"], "data")}
         if raw.get("test_data"):
-            dataset["test_path"] = _path(raw["test_data"], "test_data")
+            dataset["test_path"] = _plan_path(path, raw["test_data"], "test_data")
         for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
             if raw.get(key) is not None:
                 dataset[key] = raw[key]
@@ -191,6 +217,13 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if not isinstance(name, str):
             raise InputError(f"{path}: dataset must be a name such as 'demo' or 'sst2'")
         dataset = {"name": name}
+    return dataset
+
+
+def _plan_models(raw: dict[str, Any], path: Path) -> tuple[str | None, list[str]]:
+    """``model`` (a trained model evaluated as it is, or None) and the model specs: that model
+    resolved, or the families trained per cell."""
+    base = path.parent
     model = raw.get("model")
     if model is not None:
         if "models" in raw:
@@ -214,7 +247,9 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
                              f"[\"{model}\"] to train and test it per cell")
         # resolved: a plan beside the working directory has base "." and "./bow" joined to it
         # is "bow" — the family, not the directory the plan named
-        local = model if model.startswith("hf:") or Path(model).expanduser().is_absolute() \
+        # a URL (an endpoint: docs/endpoints.md) is kept as it is, never joined to a path
+        local = model if model.startswith(("hf:", "http://", "https://", "endpoint:")) or \
+            Path(model).expanduser().is_absolute() \
             else str((base / model).resolve()) if model.startswith((".", "~")) or "/" in model \
             or (base / model).exists() else model
         models = [canonical_model_spec(local)]
@@ -224,6 +259,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         models = [models]
     if not models or not all(isinstance(m, str) and m for m in models):
         raise InputError(f"{path}: models must be a list of model specs, e.g. [\"bow\"]")
+    return model, models
+
+
+def _plan_numbers(raw: dict[str, Any], path: Path) -> tuple[int, list[int], int]:
+    """samples, seeds and steps; the sizes, strings and column options are checked too."""
     samples = raw.get("samples", 1)
     if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
         raise InputError(f"{path}: samples must be a positive integer")
@@ -246,6 +286,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (str, int))):
             raise InputError(f"{path}: {key} must be a column name or a 0-based index, got "
                              f"{v!r}")
+    return samples, seeds, steps
+
+
+def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict[str, Any]]:
+    """The [[test]] tables merged with [defaults], each with at least one threshold in range."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table of thresholds")
@@ -295,7 +340,12 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{where}: no threshold; set one of {', '.join(THRESHOLDS)} here "
                              "or in [defaults]")
         parsed.append(merged)
-    _check_perturbations([t["perturbation"] for t in parsed], path)
+    return parsed
+
+
+def _check_models(models: Sequence[str], model: str | None, path: Path) -> None:
+    """Every model spec parses and names what exists, before anything runs (a trained task
+    model, ``model``'s, is checked when the eval loads it)."""
     from robustlab.models.registry import check_model_spec
     from robustlab.models.task_loading import declared_task
 
@@ -306,11 +356,6 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             check_model_spec(spec)
         except InputError as exc:
             raise InputError(f"{path}: models: {exc}") from None
-    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
-    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
-                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
-                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
-                model=models[0] if model is not None else None, samples=samples)
 
 
 def _judged_in_run(run_dir: Path, spec: str) -> bool:

@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "rate, every example's predictions kept (see docs/eval.md).",
                        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     EvalConfig.add_arguments(p)
+    from robustlab.endpoints import add_options
+
+    add_options(p.add_argument_group("a model behind an endpoint (docs/endpoints.md)"))
     RunContext.add_arguments(p)
     p.set_defaults(func=run, check=check)
 
@@ -45,9 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def check(args: argparse.Namespace) -> None:
     """The options (files looked at; a checkpoint is loaded to check its head): before
     anything is created."""
+    from robustlab.endpoints import set_limits
     from robustlab.studies.eval.config import EvalConfig
     from robustlab.studies.eval.predict import check_checkpoint
 
+    set_limits(args)  # --budget, --max-concurrency: checked before anything exists
     config = EvalConfig.from_args(args)
     config.validate(trusted=False)
     RunContext.from_args(args).validate()
@@ -80,6 +85,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         echo(summary["headline"])
     if clean is not None:
         echo(f"clean accuracy A0 {fmt(clean)} on {summary.get('n_examples')} examples")
+    ep = summary.get("endpoint")
+    if ep:
+        echo(endpoint_line(ep))
     if rows:
         echo(align(TABLE_HEAD, table_rows(rows), rule=True))
         echo("test: INV = prediction should not change (A1 against the original label); "
@@ -89,10 +97,19 @@ def print_summary(summary: dict[str, Any]) -> None:
              "texts the perturbation changed")
 
 
+def endpoint_line(ep: dict[str, Any]) -> str:
+    """One line of an endpoint run's costs (stdout, report)."""
+    return (f"endpoint {ep['url']}: {ep['requests']} requests stored ({ep['sent_this_run']} "
+            f"sent this run, {ep['reused_this_run']} answers reused), {ep['tokens']} tokens, "
+            f"{ep['invalid']} invalid answers")
+
+
 def run(args: argparse.Namespace) -> int:
+    from robustlab.endpoints import set_limits
     from robustlab.studies.eval.config import EvalConfig
     from robustlab.studies.eval.tasks import study_for
 
+    set_limits(args)
     ctx = RunContext.from_args(args, log=_log)
     outcome = run_study(study_for(EvalConfig.from_args(args)), args.out, ctx)
     print_summary(outcome.summary)

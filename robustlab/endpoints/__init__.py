@@ -1,0 +1,55 @@
+"""Models behind HTTP endpoints (docs/endpoints.md): a model card (:mod:`.card`), what each kind
+sends and reads (:mod:`.kinds`) and the client that asks (:mod:`.client`). ``robustlab eval
+--model card.toml`` (or ``--model http://… --endpoint-kind json``) tests such a model like a
+local one; :func:`robustlab.studies.eval.predict.as_predictor` opens it with the run's store as
+its response cache.
+
+:data:`LIMITS` holds this process's command-line limits (``--max-concurrency``, ``--budget``):
+how hard an endpoint may be asked is no part of a run's identity, so it is not stored with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robustlab.endpoints.card import KINDS, Card, canonical_spec, is_endpoint, load_card, parse_spec
+from robustlab.endpoints.client import (
+    BudgetSpent,
+    EndpointError,
+    EndpointModel,
+    Limits,
+    open_endpoint,
+    parse_budget,
+)
+
+#: this process's limits (set from the command line by :func:`set_limits`)
+LIMITS = Limits()
+
+
+def set_limits(args: Any) -> None:
+    """``--max-concurrency`` and ``--budget`` of a parsed command line, for every endpoint this
+    process opens."""
+    budget, unit = parse_budget(getattr(args, "budget", None))
+    conc = getattr(args, "max_concurrency", None)
+    if conc is not None and int(conc) < 1:
+        from robustlab.errors import InputError
+
+        raise InputError(f"--max-concurrency must be >= 1, got {conc}")
+    LIMITS.max_concurrency, LIMITS.budget, LIMITS.budget_unit = conc, budget, unit
+
+
+def add_options(g: Any) -> None:
+    """``--endpoint-kind``, ``--max-concurrency`` and ``--budget`` (with ``--model``)."""
+    g.add_argument("--endpoint-kind", choices=KINDS, default=None,
+                   help="with --model http(s)://URL: what the endpoint speaks (default json; "
+                   "the LLM kinds need a model card: docs/endpoints.md)")
+    g.add_argument("--max-concurrency", type=int, default=None, metavar="N",
+                   help="endpoint requests in flight at once (default: the card's, else 4)")
+    g.add_argument("--budget", default=None, metavar="N[tokens]",
+                   help="stop cleanly after N endpoint requests (or N tokens: 20000tokens) "
+                   "this run; a rerun continues from the stored answers")
+
+
+__all__ = ["KINDS", "LIMITS", "BudgetSpent", "Card", "EndpointError", "EndpointModel", "Limits",
+           "add_options", "canonical_spec", "is_endpoint", "load_card", "open_endpoint",
+           "parse_budget", "parse_spec", "set_limits"]

@@ -1,0 +1,107 @@
+"""The ``responses`` table of a run store: every answer an HTTP endpoint gave, as it arrived.
+
+A model behind an endpoint (:mod:`robustlab.endpoints`) is slow and may be paid for, so each
+reply is written here the moment it is read, one row per text, keyed by the request (a hash of
+the endpoint's identity and the text: :meth:`robustlab.endpoints.EndpointModel.request_key`). A
+rerun after a crash, Ctrl-C or ``kill -9`` reads the answers back instead of asking again, and
+the same text under two perturbations is one row. ``request`` ties the texts one request asked
+together (a batch), so the requests a run sent are ``COUNT(DISTINCT request)``; the tokens a
+reply reports are on its first row.
+
+The table is created on demand by the first writer (like ``judgements``): an older store opens
+and resumes unchanged, and a reader of a store without it sees no responses. Each row carries a
+CRC-32 of its values, verified when read; a damaged row is not used (the text is asked again),
+and an answer larger than :data:`MAX_ANSWER` characters is refused, never stored.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from robustlab.runs import payloads
+from robustlab.runs.store.base import StoreBase
+
+#: the most characters one stored answer may hold (a class-probability row or an LLM's few
+#: words are far smaller; anything larger is not an answer robustlab can read)
+MAX_ANSWER = 1 << 20
+
+_TABLE = """CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    request TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    at REAL NOT NULL,
+    crc INTEGER NOT NULL
+)"""
+
+_FIELDS = ("key", "text", "answer", "request", "prompt_tokens", "completion_tokens")
+
+
+def _crc(row: dict[str, Any]) -> int:
+    return payloads.checksum(row["key"], row["text"], row["answer"], row["request"],
+                             str(int(row["prompt_tokens"])), str(int(row["completion_tokens"])))
+
+
+class ResponseOps(StoreBase):
+    """Endpoint answers (module docstring)."""
+
+    def has_responses_table(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                                 "name='responses'").fetchone() is not None
+
+    def add_responses(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Store one reply's answers (one transaction; a key already stored keeps its row)."""
+        values = []
+        for r in rows:
+            answer = json.dumps(r["answer"], ensure_ascii=False, sort_keys=True)
+            if len(answer) > MAX_ANSWER:
+                from robustlab.errors import InputError
+
+                raise InputError(f"an endpoint answer of {len(answer)} characters, more than "
+                                 f"the {MAX_ANSWER} a run stores")
+            row = {**r, "answer": answer, "prompt_tokens": int(r.get("prompt_tokens") or 0),
+                   "completion_tokens": int(r.get("completion_tokens") or 0)}
+            values.append((*(row[f] for f in _FIELDS), time.time(), _crc(row)))
+        if not getattr(self, "_responses_ready", False):  # the table once per connection
+            self.conn.execute(_TABLE)
+            self._responses_ready = True
+        with self.transaction() as c:
+            c.executemany("INSERT OR IGNORE INTO responses (key, text, answer, request, "
+                          "prompt_tokens, completion_tokens, at, crc) VALUES (?,?,?,?,?,?,?,?)",
+                          values)
+
+    def responses(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The stored answers of ``keys`` (those stored and verified)."""
+        if not keys or not self.has_responses_table():
+            return {}
+        out: dict[str, Any] = {}
+        keys = list(keys)
+        for s in range(0, len(keys), 500):
+            part = keys[s: s + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(f"SELECT {', '.join(_FIELDS)}, crc FROM responses "
+                                       f"WHERE key IN ({marks})", part):
+                row = dict(r)
+                try:
+                    ok = _crc(row) == row["crc"]
+                    value = json.loads(row["answer"]) if ok else None
+                except (TypeError, ValueError, AttributeError):
+                    ok = False
+                if ok:  # a damaged answer is asked again, never read
+                    out[row["key"]] = value
+        return out
+
+    def response_totals(self) -> dict[str, int]:
+        """Requests, answers and tokens stored (zeros without the table)."""
+        if not self.has_responses_table():
+            return {"requests": 0, "answers": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        r = self.conn.execute("SELECT COUNT(DISTINCT request), COUNT(*), "
+                              "COALESCE(SUM(prompt_tokens), 0), "
+                              "COALESCE(SUM(completion_tokens), 0) FROM responses").fetchone()
+        return {"requests": int(r[0]), "answers": int(r[1]), "prompt_tokens": int(r[2]),
+                "completion_tokens": int(r[3])}
