@@ -20,7 +20,11 @@ def test_generic_check(name: str, check: str) -> None:
 #: verb_tense (v4) shifts a whole sentence, so its seed only picks among a text's sentences:
 #: its corpus holds texts of several sentences too
 CORPUS = {"verb_tense": (*SAMPLE_CORPUS, "The film drags. The actors try hard. It ends well.",
-                         "She smiled. He laughed. They left early.")}
+                         "She smiled. He laughed. They left early."),
+          # word_synonym (v5) leaves most words of the sample alone: texts with several
+          # replaceable words, so that the seed picks among them
+          "word_synonym": (*SAMPLE_CORPUS, "we watched the movie , and i liked the story very much .",
+                           "the film tells a story that is absolutely wonderful .")}
 
 
 # fraction of SST-2 train sentences each changes (measured on all 6,920: verb ones 0.63-0.72,

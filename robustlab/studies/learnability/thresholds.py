@@ -165,10 +165,10 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     dataset = _plan_dataset(raw, path)
     model, models = _plan_models(raw, path)
     samples, seeds, steps = _plan_numbers(raw, path)
-    parsed = _plan_tests(raw, path, model)
+    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
+    parsed = _plan_tests(raw, path, model, out_dir)
     _check_perturbations([t["perturbation"] for t in parsed], path)
     _check_models(models, model, path)
-    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
     return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
                 seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
                 max_train=raw.get("max_train"), max_test=raw.get("max_test"),
@@ -289,7 +289,8 @@ def _plan_numbers(raw: dict[str, Any], path: Path) -> tuple[int, list[int], int]
     return samples, seeds, steps
 
 
-def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict[str, Any]]:
+def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
+                run_dir: Path) -> list[dict[str, Any]]:
     """The [[test]] tables merged with [defaults], each with at least one threshold in range."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
@@ -322,9 +323,7 @@ def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict
             # plan's run holds paper 001's human check of it (robustlab judge): then it is
             # scored as INV on the judged samples' corrected labels, as eval and report do
             given = [k for k in ("min_accuracy", "max_drop") if k in t]
-            judged = model is not None and _judged_in_run(
-                Path(out) if out else base / (raw["out"] if raw.get("out") else
-                                              f"{path.stem}-run"), t["perturbation"])
+            judged = model is not None and _judged_in_run(run_dir, t["perturbation"])
             if given and not judged:
                 raise InputError(f"{where}: {t['perturbation']} changes the label, so it has no "
                                  f"A1 and {', '.join(given)} cannot apply; gate it with "
