@@ -482,6 +482,10 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
                        inputs=plan.pins)
         store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
         store.set_meta(RUN_CONTEXT_KEY, json.dumps(ctx.stored()))
+        from robustlab.resources import SHARED_KEY, recorded_shared
+
+        if store.meta(SHARED_KEY) is None:  # the first start's: a resume reads it back
+            store.set_meta(SHARED_KEY, json.dumps(recorded_shared()))
         report = run_cells(store, plan.cells, plan.cell_fn, executor=ctx.executor,
                            workers=ctx.workers, progress=ctx.progress, desc=study.kind,
                            **backend)

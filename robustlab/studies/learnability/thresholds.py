@@ -311,13 +311,6 @@ def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
             raise InputError(f"{where}: perturbation = \"NAME\" is required")
         merged = {**defaults, **t}
         if not _label_preserving(t["perturbation"]):
-            if model is None and "max_fail_rate" in merged:
-                # a train-then-test run counts a changed prediction as a failure (INV): for a
-                # label-changing perturbation that calls correct behaviour a failure
-                raise InputError(f"{where}: {t['perturbation']} changes the label; a models = "
-                                 "[...] plan scores every perturbation as CheckList INV, so it "
-                                 "cannot be gated there. Gate a trained model with model = "
-                                 "\"DIR\", where it is a DIR test (docs/eval.md)")
             # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
             # thresholds are refused on it, and [defaults]' are not inherited -- unless the
             # plan's run holds paper 001's human check of it (robustlab judge): then it is
@@ -445,18 +438,30 @@ def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
         return _eval_figures(store)
 
     acc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    tests: dict[tuple[str, str], tuple[str, str | None]] = {}
     for _, r in store.done_results():
-        if r.get("experiment") == "robustness" and r.get("accuracy") is not None:
-            acc[(r["model"], r["perturbation"])].append((r["accuracy"], r["accuracy_clean"]))
+        if r.get("experiment") != "robustness":
+            continue
+        key = (r["model"], r["perturbation"])
+        # the cell's CheckList test (cells of runs older than test types are INV)
+        tests.setdefault(key, (r.get("test", "INV"), r.get("expectation")))
+        if r.get("accuracy") is not None:
+            acc[key].append((r["accuracy"], r["accuracy_clean"]))
     fails: dict[tuple[str, str], list[float]] = defaultdict(list)
     for s in failure_summary(store):
         fails[(s["model"], s["perturbation"])].append(s["fail_rate"])
     out = {}
-    for key, pairs in acc.items():
-        a1 = sum(a for a, _ in pairs) / len(pairs)
-        a0 = sum(b for _, b in pairs) / len(pairs)
-        out[key] = {"accuracy": a1, "drop": a0 - a1,
-                    "fail_rate": sum(fails[key]) / len(fails[key]) if fails[key] else math.nan}
+    for key, (test, expectation) in tests.items():
+        pairs = acc[key]
+        fig: dict[str, Any] = {
+            "test": test, "expectation": expectation, "accuracy": None, "drop": None,
+            "fail_rate": None if test == "changed" else
+            sum(fails[key]) / len(fails[key]) if fails[key] else math.nan}
+        if test == "INV" and pairs:  # A1 only where the label still holds
+            a1 = sum(a for a, _ in pairs) / len(pairs)
+            a0 = sum(b for _, b in pairs) / len(pairs)
+            fig.update(accuracy=a1, drop=a0 - a1)
+        out[key] = fig
     return out
 
 
@@ -541,8 +546,11 @@ def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> byte
                            hostname=socket.gethostname())
         for c in cs:
             # relative and stable across machines: the model by its name, not its path
+            # a test other than INV says so in its name (INV names are as they always were,
+            # so CI history of existing gates continues)
             tc = ET.SubElement(ts, "testcase", classname=junit_classname(suite, c),
-                               name=c.describe(), time="0")
+                               name=c.describe() if c.test == "INV" else
+                               f"{c.describe()} ({c.test})", time="0")
             if c.passed is False:
                 ET.SubElement(tc, "failure", message=c.message, type="ThresholdFailed").text = (
                     f"{c.name} on {model}: {c.message}")
@@ -598,8 +606,11 @@ def gate(run_dir: str | os.PathLike[str], models: Sequence[str], perturbations: 
     from robustlab.outputs import atomic_write
     from robustlab.runs.store import RunStore
 
+    # as a plan's [defaults]: accuracy thresholds do not reach a label-changing perturbation
+    # (no A1: a CheckList DIR / changed test), only max_fail_rate does
     checks = [Check(m, p, key, limit, p) for m in models for p in perturbations
-              for key, limit in thresholds.items()]
+              for key, limit in thresholds.items()
+              if key == "max_fail_rate" or _label_preserving(p)]
     with RunStore(run_dir, readonly=True) as store:
         evaluate(store, checks)
     echo()

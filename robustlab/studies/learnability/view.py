@@ -24,6 +24,8 @@ class LearnabilityView:
     partial: bool = False
     estimate: dict[str, Any] | None = None  # summary.json "estimate" (the quick estimate block)
     skipped: str | None = None  # the damaged cells left out (RunStore.skipped_line)
+    #: cells pending or running (a partial view with none left is finished, not in progress)
+    unfinished: int = 0
 
     def curve_plot(self, pair: str | None = None) -> Plot:
         names = [pair] if pair and pair in self.curves else list(self.curves)
@@ -60,14 +62,19 @@ LEARNABILITY_LABELS = {"avg_learnability": "avg L", "robustness": "A1-A0", "delt
 
 def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
     summary = read_summary(path)
-    cols = ["model", "perturbation", "avg_learnability", "std", "robustness", "delta",
+    cols = ["model", "perturbation", "avg_learnability", "std", "robustness", "test", "delta",
             "acc_standard", "acc_robustness", "acc_augmentation"]
+    # the CheckList test column only where some pair is not INV (negation: DIR flip, no A1)
+    tested = any((r.get("test") or "INV") != "INV" for r in (summary or {}).get("pairs") or [])
+    if not tested:
+        cols.remove("test")
     if summary and summary.get("pairs"):
         rows, curves, points = [], {}, []
         for r in summary["pairs"]:
             avg = r.get("avg_learnability") or {}
             rows.append([r.get("model"), r.get("perturbation"), num(avg), avg.get("std"),
-                         num(r.get("robustness")), num(r.get("delta")),
+                         num(r.get("robustness")), *([r.get("test") or "INV"] if tested else []),
+                         num(r.get("delta")),
                          num(r.get("accuracy_standard")), num(r.get("accuracy_robustness")),
                          num(r.get("accuracy_augmentation"))])
             name = f"{r.get('model')} / {r.get('perturbation')}"
@@ -86,6 +93,7 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
             if r.get("p") is not None and isinstance(v, (int, float)):
                 acc[f"{r.get('model')} / {r.get('perturbation')}"][float(r["p"])].append(v)
         skipped = store.skipped_line()
+        counts = store.counts()
     curves = {n: {p: sum(v) / len(v) for p, v in ps.items()} for n, ps in acc.items()}
     rows = [[n.split(" / ")[0], n.split(" / ")[1], None, None, None, None, None, None, None]
             for n in curves]
@@ -93,7 +101,8 @@ def load_learnability(path: str | os.PathLike[str]) -> LearnabilityView:
                                   cols, rows, heat=["avg_learnability"],
                                   labels=LEARNABILITY_LABELS), curves,
                             [(n, None, None, None) for n in curves], partial=True,
-                            skipped=skipped)
+                            skipped=skipped,
+                            unfinished=counts.get("pending", 0) + counts.get("running", 0))
 
 
 def with_estimate(view: LearnabilityView, path: str | os.PathLike[str]) -> LearnabilityView:
