@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             elif not args.sample and sys.stdin.isatty() and sys.stdout.isatty():
                 _interactive(store, samples, n_classes, who)
                 samples = store.judgements()
-        from robustlab.studies.eval.judge import refresh_outputs
+        from robustlab.studies.eval.study import refresh_outputs
 
         refresh_outputs(store)  # summary.json, eval.csv, eval.png: scored on the judgements
         _status(samples)

@@ -213,33 +213,6 @@ def apply_judgements(store: Any, rows: Sequence[dict[str, Any]]) -> list[dict[st
 # ---- CSV exchange ------------------------------------------------------------------------------
 
 
-def refresh_outputs(store: Any) -> list[str]:
-    """Rescore a finished eval run's outputs on the judgements now stored -- summary.json's
-    table, eval.csv and (when the run drew it) eval.png -- as eval writes them on a resume, so
-    they never lag the judgements (robustlab judge, the TUI's judge screen). Returns the files
-    rewritten; none when the run has no summary yet (eval writes them when it finishes)."""
-    import json
-
-    from robustlab.outputs import save_figure, write_json
-    from robustlab.studies.eval.study import accuracy_figure, by_harm, write_csv
-
-    out = Path(store.run_dir)
-    try:
-        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-        rows = summary["perturbations"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    rows = by_harm(apply_judgements(store, rows))
-    summary["perturbations"] = rows
-    write_json(out / "summary.json", summary)
-    write_csv(out / "eval.csv", rows)
-    files = ["summary.json", "eval.csv"]
-    if (out / "eval.png").exists() and rows:
-        save_figure(accuracy_figure(rows, summary.get("clean_accuracy")), out / "eval.png")
-        files.append("eval.png")
-    return files
-
-
 def export_csv(samples: Sequence[Mapping[str, Any]]) -> str:
     """The samples (with any verdicts) as CSV text, :data:`CSV_COLUMNS`."""
     buf = io.StringIO()
@@ -297,5 +270,5 @@ def read_csv(path: str | Path, samples: Sequence[Mapping[str, Any]], n_classes: 
 __all__ = ["CSV_COLUMNS", "PAPER_JUDGED", "PER_PERTURBATION", "apply_judgements",
            "corrected_label", "draw_into", "refuse_task_run", "draw_sample", "export_csv", "judged_marker",
            "judged_scores", "n_classes_of", "needs_judging", "parse_verdict", "read_csv",
-           "label_names_of", "label_text", "labels_help", "refresh_outputs",
+           "label_names_of", "label_text", "labels_help",
            "sample_id"]

@@ -131,7 +131,7 @@ class JudgeScreen(RunScreen):
         from robustlab.runs.store import RunStore
 
         try:
-            from robustlab.studies.eval.judge import refresh_outputs
+            from robustlab.studies.eval.study import refresh_outputs
 
             with RunStore(self.path) as store:
                 store.set_verdicts([(sample, verdict, getpass.getuser())])

@@ -595,7 +595,7 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
                     progress=progress, plots=plots, log=log).summary
 
 
-__all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate",
+__all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate", "refresh_outputs",
            "evaluate_cell", "sample_seed", "summarise", "table_rows"]
 
 
@@ -605,3 +605,30 @@ def from_stored(config: Any, trusted: bool) -> Eval:
     from robustlab.runs.study import study_of
 
     return study_of(Eval, EvalConfig, config, trusted, python_objects=True)
+
+
+def refresh_outputs(store: Any) -> list[str]:
+    """Rescore a finished eval run's outputs on the judgements now stored -- summary.json's
+    table, eval.csv and (when the run drew it) eval.png -- as eval writes them on a resume, so
+    they never lag the judgements (robustlab judge, the TUI's judge screen). Returns the files
+    rewritten; none when the run has no summary yet (eval writes them when it finishes)."""
+    import json
+
+    from robustlab.outputs import save_figure, write_json
+    from robustlab.studies.eval.judge import apply_judgements
+
+    out = Path(store.run_dir)
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        rows = summary["perturbations"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    rows = by_harm(apply_judgements(store, rows))
+    summary["perturbations"] = rows
+    write_json(out / "summary.json", summary)
+    write_csv(out / "eval.csv", rows)
+    files = ["summary.json", "eval.csv"]
+    if (out / "eval.png").exists() and rows:
+        save_figure(accuracy_figure(rows, summary.get("clean_accuracy")), out / "eval.png")
+        files.append("eval.png")
+    return files
