@@ -37,7 +37,8 @@ class EvalScreen(RunScreen):
                          else "every cell done; summary not written yet (resume writes it)")
             self._reload_soon()
         # the headline (worst perturbations) first: what a reader looks for
-        self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts))
+        self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts)
+                        + (f"\n{view.endpoint}" if view.endpoint else ""))
         self.query_one("#eval", HeatTable).show(view.table, keep_cursor=True)
         self.query_one("#acc", SpecPlot).show(view.accuracy_plot())
 
