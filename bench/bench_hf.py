@@ -292,8 +292,8 @@ def bert_base_dir(vocab_from: str) -> str:
 
 
 def bench_study(ckpt: str, args) -> dict:
-    from robustlab.commands.learnability import DEFAULT_PERTURBATIONS
     from robustlab.models import hf
+    from robustlab.studies.learnability.command import DEFAULT_PERTURBATIONS
     from robustlab.studies.learnability.study import LearnabilityStudy, run_study
 
     tr, dv = sst_paths()

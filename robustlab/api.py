@@ -13,14 +13,10 @@ outside every signature, so ``robustlab resume`` and the TUI continue the run th
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Any
 
-from robustlab.runs.study import Outcome, RunContext, run_study
-
-#: the keyword arguments ``how`` may hold
-HOW = tuple(f.name for f in dataclasses.fields(RunContext))
+from robustlab.runs.study import HOW, Outcome, context, run_study
 
 
 def run(config: Any, out: str | os.PathLike[str], **how: Any) -> Outcome:
@@ -29,11 +25,7 @@ def run(config: Any, out: str | os.PathLike[str], **how: Any) -> Outcome:
     from robustlab.errors import InputError
     from robustlab.studies import find
 
-    unknown = sorted(set(how) - set(HOW))
-    if unknown:
-        raise TypeError(f"robustlab.run: unknown option(s) {', '.join(unknown)}; how a study "
-                        f"runs is one of {', '.join(HOW)}")
-    ctx = RunContext(**{"trusted": True, **how})
+    ctx = context(**how)
     if hasattr(config, "plan") and hasattr(config, "config"):  # a study object
         study = config
     else:

@@ -1,8 +1,8 @@
 """The ``robustlab`` command line, in the style of ``textattack``.
 
-Each subcommand lives in its own module under :mod:`robustlab.commands`, or in a study package
-that declares its command (:class:`robustlab.studies.kind.StudyKind`), and exposes
-``register(subparsers)``; this file only discovers them, so commands stay thin adapters over the
+A practitioner tool's subcommand lives in its own module under :mod:`robustlab.commands`; a study
+kind's lives in its study package, which declares it (:class:`robustlab.studies.kind.StudyKind`,
+found through the registry :mod:`robustlab.studies`). Each exposes ``register(subparsers)``; this file only discovers them, so commands stay thin adapters over the
 Python API that the TUI uses too. Errors caused by the user's input (:class:`RobustlabError`)
 print one clear message and exit with code 2; nothing is left half-written by the commands.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import functools
 import importlib
 import os
 import pkgutil
@@ -77,8 +78,10 @@ def _prefix_hint(parser: argparse.ArgumentParser, argv: list[str], extras: list[
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The full parser, or with ``only`` the parser with just that command module registered
-    (a command then imports nothing of the others: ``robustlab perturb`` starts without numpy)."""
+    """The full parser, or with ``only`` (a key of :func:`_command_module`) the parser with just
+    that command registered (a command then imports nothing of the others: ``robustlab perturb``
+    starts without numpy). Commands are listed by key: a module of :mod:`robustlab.commands`
+    (practitioner tools) or a study kind's name (its command, declared in its package)."""
     parser = Parser(
         prog="robustlab",
         description="Robustness testing for NLP models: perturbations, learnability/CENT, "
@@ -86,34 +89,55 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"robustlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    import robustlab.commands as pkg
-
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or (only is not None and info.name != only):
-            continue
-        mod = importlib.import_module(f"robustlab.commands.{info.name}")
-        mod.register(sub)
-    if only is None:  # the commands study packages declare themselves
-        from robustlab.studies import kinds
-
-        for kind in kinds().values():
-            if kind.command is not None:
-                kind.part("command").register(sub)
+    tools = _tool_modules()
+    commands: dict[str, Any] = {}
+    if only is None or only in tools:
+        commands |= {name: functools.partial(importlib.import_module,
+                                             f"robustlab.commands.{name}") for name in tools}
+    if only is None or only not in tools:  # the commands study packages declare themselves
+        for key, kind in _kind_commands().items():
+            if key in commands:
+                raise TypeError(f"study kind {kind.name!r} declares a command that "
+                                f"robustlab.commands.{key} already registers")
+            commands[key] = functools.partial(kind.part, "command")
+    for key in sorted(commands):
+        if only is None or key == only:
+            commands[key]().register(sub)
     # the TUI's forms are built from the whole parser: handed to it here, so robustlab.tui
     # never imports this module (layering: cli -> commands -> tui)
     parser.set_defaults(build_parser=build_parser)
     return parser
 
 
-def _command_module(argv: list[str]) -> str | None:
-    """The module of the command ``argv`` names when it is one (``cross-domain`` -> cross_domain)."""
+def _tool_modules() -> list[str]:
+    """The practitioner tools' command modules (:mod:`robustlab.commands`)."""
     import robustlab.commands as pkg
 
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def _kind_commands() -> dict[str, Any]:
+    """The study kinds that declare a command (the registry), by key (``cross-domain`` ->
+    cross_domain)."""
+    from robustlab.studies import kinds
+
+    return {kind.name.replace("-", "_"): kind for kind in kinds().values()
+            if kind.command is not None}
+
+
+def _command_module(argv: list[str]) -> str | None:
+    """The key of the command ``argv`` names when it is one: a tool module (``perturb``) or a
+    study kind by name or alias (``cross-domain`` -> cross_domain, ``robustness`` ->
+    learnability); None when it takes the whole parser to know."""
     if not argv or argv[0].startswith("-"):
         return None
     name = argv[0].replace("-", "_")
-    known = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
-    return name if name in known and not name.startswith("_") else None
+    if name in _tool_modules():
+        return name
+    from robustlab.studies import find
+
+    kind = find(argv[0])
+    return kind.name.replace("-", "_") if kind is not None and kind.command is not None else None
 
 
 #: the command running in this process (for the line printed on a Ctrl-C at shutdown)

@@ -439,6 +439,41 @@ def shared_dir_origin() -> tuple[Path, str]:
     return (cwd.parent / "shared").resolve(), "../shared of the current directory (missing)"
 
 
+#: the run-store meta key of the shared folder a run started with (:func:`recorded_shared`)
+SHARED_KEY = "shared_dir"
+
+
+def recorded_shared() -> dict[str, str] | None:
+    """The shared folder as this process resolves it, for a run's meta at its first start:
+    a resumed run (the TUI starts it in a private directory, a shell may be elsewhere) then
+    reads its resources where the run first found them. None when there is no shared folder."""
+    path, origin = shared_dir_origin()
+    return {"path": str(path), "origin": origin} if path.is_dir() else None
+
+
+def use_recorded_shared(data: object) -> str | None:
+    """Point ``$ROBUSTLAB_SHARED`` at the folder a run recorded at its start (data from a run
+    directory: only an absolute path to an existing directory is used; its files are still
+    checked against the run's recorded input checksums). Returns a note for the log, or None
+    when nothing changed."""
+    import json
+
+    try:
+        data = json.loads(data) if isinstance(data, str) else data
+    except ValueError:
+        return None
+    path = data.get("path") if isinstance(data, dict) else None
+    if not isinstance(path, str) or not path.isprintable() or not os.path.isabs(path) \
+            or not Path(path).is_dir():
+        return None
+    now = os.environ.get("ROBUSTLAB_SHARED")
+    if now and Path(now).resolve() == Path(path).resolve():
+        return None
+    os.environ["ROBUSTLAB_SHARED"] = path
+    return (f"shared folder {path}, as recorded when the run started"
+            + (f" ($ROBUSTLAB_SHARED named {now})" if now else ""))
+
+
 def shared_data_dir() -> Path:
     """``../shared/data`` (or ``$ROBUSTLAB_SHARED/data``); may not exist."""
     return shared_dir() / "data"

@@ -356,8 +356,8 @@ def test_cross_domain_clf_comma_models_run_both(tmp_path, capsys):
 
 
 def test_old_learnability_command_lines_parse_into_the_same_configuration(tmp_path, parser):
-    from robustlab.commands.learnability import study_from_args
     from robustlab.runs.study import command_line
+    from robustlab.studies.learnability.command import study_from_args
 
     train, test = tmp_path / "train.txt", tmp_path / "test.txt"
     train.write_text("1 good\n0 bad\n")

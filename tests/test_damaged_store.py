@@ -320,13 +320,16 @@ def test_a_damaged_run_row_is_one_line_for_every_reader(robustness_run, tmp_path
 
 
 def test_tui_loaders_skip_damaged_cells_and_say_so(tmp_path):
-    from robustlab.tui import results
+    from robustlab.studies.cross_domain.view import load_cross_domain
+    from robustlab.studies.second_order.attack_view import load_attack
+    from robustlab.studies.second_order.bias_view import load_bias
     from robustlab.tui.failures import load_failures
+    from robustlab.tui.results import load_example
     from robustlab.tui.screens.generic import load_generic
 
     runs = {kind: getattr(tui_fixtures, kind)(tmp_path / kind)
             for kind in ("attack", "bias", "cross_domain", "learnability")}
-    systems = len(results.load_cross_domain(runs["cross_domain"]).systems.rows)
+    systems = len(load_cross_domain(runs["cross_domain"]).systems.rows)
     cases = []
     for kind, table in (("attack", "cells"), ("bias", "records"), ("cross_domain", "cells"),
                         ("learnability", "predictions")):
@@ -349,14 +352,14 @@ def test_tui_loaders_skip_damaged_cells_and_say_so(tmp_path):
         cases.append((kind, path, key))
     (_, attack, akey), (_, bias, bkey), (_, cross, ckey), (_, learn, lkey) = cases
 
-    view = results.load_attack(attack)
+    view = load_attack(attack)
     assert akey not in view.table.keys and akey in view.skipped
-    assert results.load_example(attack, akey) is None
-    bview = results.load_bias(bias)
+    assert load_example(attack, akey) is None
+    bview = load_bias(bias)
     pair, k = next(pk for pk, key in bview.cells.items() if key == bkey)
     plot = bview.histogram(bias, pair, k)
     assert plot.series[0].y == [] and bkey in plot.note and "fails its checksum" in plot.note
-    cview = results.load_cross_domain(cross)
+    cview = load_cross_domain(cross)
     assert ckey in cview.skipped and len(cview.systems.rows) == systems - 1
     table = load_generic(cross)
     assert ckey not in table.keys and ckey in table.skipped

@@ -213,6 +213,148 @@ def test_as_predictor_gives_robustlab_classifiers_many_batches_per_call():
     assert (q.batch_size, q.chunk, q.name) == (4, 4, "model")
 
 
+def _fake_module(monkeypatch, name: str, attr: str, base: type | None) -> None:
+    """``sys.modules[name]`` replaced by a module whose ``attr`` is ``base`` (None: no attr)."""
+    import sys
+    import types
+
+    mod = types.ModuleType(name)
+    if base is not None:
+        setattr(mod, attr, base)
+    monkeypatch.setitem(sys.modules, name, mod)
+
+
+@pytest.mark.parametrize("module,attr,check", [
+    ("transformers.pipelines", "Pipeline", "_is_pipeline"),
+    ("textattack.models.wrappers", "ModelWrapper", "_is_textattack_wrapper")])
+def test_pipelines_and_textattack_wrappers_are_recognised_by_their_class(monkeypatch, module,
+                                                                        attr, check):
+    import sys
+
+    is_it = getattr(P, check)
+
+    class Base:
+        pass
+
+    class Sub(Base):
+        pass
+
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    assert is_it(Sub()) is False  # the library not imported: nothing is one
+    _fake_module(monkeypatch, module, attr, None)
+    assert is_it(Sub()) is False  # imported without the class
+    _fake_module(monkeypatch, module, attr, Base)
+    assert is_it(Sub()) is True and is_it(Base()) is True
+    assert is_it(object()) is False and is_it(Recorder()) is False
+
+
+def test_a_pipeline_is_read_in_label_order_and_must_return_probabilities(monkeypatch):
+    _fake_module(monkeypatch, "transformers.pipelines", "Pipeline", FakePipeline)
+    pipe = FakePipeline({"NEG": 0, "POS": 1}, {"a": {"POS": 0.6, "NEG": 0.4},
+                                               "b": {"POS": 0.1, "NEG": 0.2}})
+    p = P.as_predictor(pipe, batch_size=3)
+    assert (p.batch_size, p.chunk, p.logits) == (3, 3, False)
+    np.testing.assert_array_equal(p(["a"]), [[0.4, 0.6]])
+    assert pipe.calls == [{"top_k": None, "batch_size": 3, "truncation": True}]
+    with pytest.raises(InputError, match="predict_proba must return probabilities"):
+        p(["b"])  # rows of a pipeline are probabilities: never softmaxed
+
+
+def test_as_predictor_softmaxes_only_what_may_be_logits():
+    class Proba:
+        def predict_proba(self, texts):
+            return np.array([[2.0, -1.0]] * len(texts))
+
+    class Logits:
+        def __call__(self, texts):
+            return np.array([[2.0, -1.0]] * len(texts))
+
+    p = P.as_predictor(Proba())
+    assert (p.logits, p.batch_size, p.chunk, p.name) == (False, 128, 128, "model")
+    with pytest.raises(InputError, match="predict_proba must return probabilities"):
+        p(["x"])
+    q = P.as_predictor(Logits(), name="wrapped")
+    assert q.logits is True
+    with pytest.raises(InputError, match="^wrapped: expected an array"):
+        P.as_predictor(lambda texts: np.ones(len(texts)), name="wrapped")(["x"])
+    np.testing.assert_allclose(q(["x"]), softmax([[2.0, -1.0]], axis=1))
+
+
+def test_as_predictor_passes_the_device_and_batch_size_on(monkeypatch):
+    seen = []
+
+    class Classifier:
+        predict_batch_size = 1
+
+        def predict_proba(self, texts):
+            return np.array([[0.5, 0.5]] * len(texts))
+
+    def fake_load(spec, device=None):
+        seen.append((spec, device))
+        return Classifier()
+
+    monkeypatch.setattr(P, "load_trained", fake_load)
+    p = P.as_predictor("some/model", device="cuda:1", batch_size=6)
+    assert seen == [("some/model", "cuda:1")]
+    assert (p.batch_size, p.chunk) == (6, 6 * P.CHUNK_BATCHES)
+    clf = Classifier()
+    P.as_predictor(clf, batch_size=6)
+    assert clf.predict_batch_size == 6  # the classifier batches by the batch size asked
+
+
+def test_load_trained_passes_the_device_to_either_loader(monkeypatch):
+    import robustlab.models.registry as registry
+    import robustlab.runs.inputs as inputs
+
+    seen = []
+    monkeypatch.setattr(inputs, "check_trained_model", lambda spec, trusted: seen.append(
+        ("check", spec, trusted)))
+    monkeypatch.setattr(registry, "is_saved_model", lambda spec: spec == "saved")
+    monkeypatch.setattr(registry, "load_saved", lambda spec, device=None: ("saved", device))
+    monkeypatch.setattr(P, "load_checkpoint", lambda spec, device=None: ("ckpt", spec, device))
+    assert P.load_trained("saved", device="cpu:0") == ("saved", "cpu:0")
+    assert P.load_trained("hf:x", device="cuda") == ("ckpt", "hf:x", "cuda")
+    assert seen == [("check", "saved", False), ("check", "hf:x", False)]
+
+
+def test_predictor_defaults():
+    p = P.Predictor(Recorder())
+    assert (p.batch_size, p.chunk, p.name, p.logits) == (128, 128, "model", True)
+    assert (p.predicted, p.model_seconds, p.cache) == (0, 0.0, {})
+
+
+def test_probabilities_with_an_exact_zero_are_kept_and_the_refusal_says_what_to_do():
+    class Proba:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def predict_proba(self, texts):
+            return np.array(self.rows * len(texts))
+
+    np.testing.assert_array_equal(P.as_predictor(Proba([[1.0, 0.0]]))(["x"]), [[1.0, 0.0]])
+    with pytest.raises(InputError, match=r"^clf: predict_proba must return probabilities \(each "
+                                         r"row >= 0, summing to 1 within 0.001\); row 0 sums to "
+                                         r"0.5 \(min 0.2\): logits\? apply softmax, or pass a "
+                                         r"callable returning logits$"):
+        P.as_predictor(Proba([[0.3, 0.2]]), name="clf")(["x"])
+
+
+def test_a_batch_size_setter_that_refuses_is_left_alone():
+    class Picky:
+        @property
+        def predict_batch_size(self):
+            return 3
+
+        @predict_batch_size.setter
+        def predict_batch_size(self, value):
+            raise TypeError("fixed")
+
+        def predict_proba(self, texts):
+            return np.array([[0.5, 0.5]] * len(texts))
+
+    np.testing.assert_array_equal(P.object_proba(Picky(), 9)(["a"]), [[0.5, 0.5]])
+
+
 # ---- checkpoints -------------------------------------------------------------------------------
 
 

@@ -37,7 +37,10 @@ def test_building_the_cli_parser_stays_light():
 
 
 def test_tui_headless_parts_do_not_import_textual():
-    """data/launch/results/specs/forms are shared with tests and the benchmark: no textual."""
+    """data/launch/results/specs/forms and the kinds' views are shared with tests and the
+    benchmark: no textual."""
     assert "textual" not in loaded_after(
         "import robustlab.tui.data, robustlab.tui.launch, robustlab.tui.results, "
-        "robustlab.tui.specs, robustlab.tui.forms")
+        "robustlab.tui.specs, robustlab.tui.forms, robustlab.studies.learnability.view, "
+        "robustlab.studies.second_order.attack_view, robustlab.studies.second_order.bias_view, "
+        "robustlab.studies.cross_domain.view, robustlab.studies.eval.view")

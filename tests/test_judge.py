@@ -151,7 +151,7 @@ def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, cap
     assert row["judged"]["n"] == n_good and row["a1"]["mean"] == pytest.approx(1.0)
     with RunStore(run, readonly=True) as store:
         assert all(j["verdict"] and j["who"] == "ann" for j in store.judgements())
-    from robustlab.commands.eval import print_summary
+    from robustlab.studies.eval.command import print_summary
 
     print_summary(summary)
     assert f"INV judged n={n_good}" in capsys.readouterr().out
@@ -242,12 +242,7 @@ def test_tui_judges_20_samples_by_keys_at_80x24(run, tmp_path):
         with RunStore(run, readonly=True) as store:
             return [j["verdict"] for j in store.judgements()]
 
-    async def until(pilot, cond, timeout=30.0):
-        for _ in range(int(timeout / 0.1)):
-            if cond():
-                return
-            await pilot.pause(0.1)
-        raise AssertionError("condition not reached")
+    from tui.test_app import wait_for as until  # an event with a generous ceiling
 
     keys = [["c"], ["d"], ["r", "0"], ["r", "1"]]
 
@@ -255,7 +250,7 @@ def test_tui_judges_20_samples_by_keys_at_80x24(run, tmp_path):
         app = RobustlabApp([run], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.2))
         async with app.run_test(size=(80, 24)) as pilot:
             app.open_results(run, "eval")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: getattr(app.screen, "view", None) is not None)
             await pilot.press("j")
             await until(pilot, lambda: isinstance(app.screen, JudgeScreen)
                         and app.screen.view is not None)

@@ -148,9 +148,9 @@ def _package(module: str) -> str:
     if module in SUBLAYERS:
         return SUBLAYERS[module]
     parts = module.split(".")
-    if len(parts) > 3 and parts[1] == "studies":  # a study package's own screen and command
-        if parts[-1] == "screen" or parts[-1].endswith("_screen"):  # are TUI / command code
-            return "tui"
+    if len(parts) > 3 and parts[1] == "studies":  # a study package's own screen, view (the
+        if parts[-1] in ("screen", "view") or parts[-1].endswith(("_screen", "_view")):  # TUI
+            return "tui"  # screen's reader) and command are TUI / command code
         if parts[-1] == "command" or parts[-1].endswith("_command"):
             return "commands"
     parts = module.split(".")

@@ -231,7 +231,7 @@ def _mean(x):
 
 
 def test_tui_shows_the_estimate(tmp_path):
-    from robustlab.tui.results import load_learnability, with_estimate
+    from robustlab.studies.learnability.view import load_learnability, with_estimate
 
     clear_caches()
     out = tmp_path / "quick"
@@ -256,8 +256,10 @@ def test_tui_screen_status_names_the_estimate_and_its_cost(tmp_path):
     pytest.importorskip("textual", reason="the TUI tests need textual")
     import asyncio
 
+    from tui.test_app import wait_for
+
+    from robustlab.studies.learnability.screen import LearnabilityScreen
     from robustlab.tui.app import RobustlabApp, Settings
-    from robustlab.tui.screens.learnability import LearnabilityScreen
     from robustlab.tui.screens.runs import RunsScreen
 
     clear_caches()
@@ -269,18 +271,12 @@ def test_tui_screen_status_names_the_estimate_and_its_cost(tmp_path):
     async def drive() -> str:
         app = RobustlabApp([out], Settings(parser=build_parser, poll_seconds=0.2, cwd=tmp_path))
         async with app.run_test(size=(160, 40)) as pilot:
-            for _ in range(200):
-                if isinstance(app.screen, RunsScreen) and app.screen.runs:
-                    break
-                await pilot.pause(0.05)
+            await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen)
+                           and app.screen.runs)
             await pilot.press("enter")
-            for _ in range(200):
-                screen = app.screen
-                if isinstance(screen, LearnabilityScreen) and \
-                        "estimate" in str(screen.query_one("#status").content):
-                    return str(screen.query_one("#status").content)
-                await pilot.pause(0.05)
-        raise AssertionError("the learnability screen never showed the estimate")
+            await wait_for(pilot, lambda: isinstance(app.screen, LearnabilityScreen)
+                           and "estimate" in str(app.screen.query_one("#status").content))
+            return str(app.screen.query_one("#status").content)
 
     status = asyncio.run(drive())
     assert "estimate = learnability@0.02 (4 trainings" in status

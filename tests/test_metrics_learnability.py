@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
+from robustlab.metrics import learnability as L
 from robustlab.metrics.learnability import (
     DEFAULT_P_GRID,
     at_p_table,
@@ -120,3 +122,129 @@ def test_at_p_table():
     assert table[0.01]["rho_with_robustness"] == pytest.approx(-1.0)
     assert table[1.0]["sigma"] == 0.0
     assert table[1.0]["rho_with_avg"] is None  # constant learnability@1: rho undefined
+
+
+# ---- values the mutation run found unchecked (bench/mutation.py): each one hand-computed -------
+
+
+def test_log_auc_trapezoid_and_messages() -> None:
+    # x = log10 p = −2, −1, 0: (0 + 1)/2 + (1 + 1)/2
+    assert L.log_auc([0.01, 0.1, 1.0], [0.0, 1.0, 1.0]) == 1.5
+    assert L.max_log_auc() == 3.0 and L.max_log_auc([0.1, 1.0]) == 1.0
+    assert L.log_auc([0.001, 1.0], [1.0, 1.0]) == 3.0
+    for grid, vals, msg in [
+        ([0.1, 1.0], [1.0], r"^p_grid and values differ in shape: \(2,\) vs \(1,\)$"),
+        ([[0.1, 1.0]], [[1.0, 1.0]], r"differ in shape: \(1, 2\) vs \(1, 2\)$"),
+        ([0.5], [1.0], "^log_auc needs at least two perturbation probabilities$"),
+        ([0.0, 1.0], [1.0, 1.0], r"^perturbation probabilities must lie in \(0, 1\]$"),
+        ([0.5, 1.5], [1.0, 1.0], r"^perturbation probabilities must lie in \(0, 1\]$"),
+        ([0.5, 0.5], [1.0, 1.0], "^p_grid must be strictly increasing$"),
+        ([0.5, 0.1], [1.0, 1.0], "^p_grid must be strictly increasing$")]:
+        with pytest.raises(ValueError, match=msg):
+            L.log_auc(grid, vals)
+
+
+def test_probability_ate_treated_half_and_shapes() -> None:
+    pp = [[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]]
+    pc = [[0.5, 0.5], [0.9, 0.1], [0.3, 0.7]]
+    # P(l'|x*) − P(l'|x): 0.8−0.5, 0.4−0.1, 0.5−0.3
+    assert L.learnability_prob(pp, pc, [1, 1, 0], [True, True, False]) == pytest.approx(0.3)
+    assert L.learnability_prob(pp, pc, [1, 1, 0]) == pytest.approx(0.8 / 3)
+    assert L.learnability_prob(pp, pc, [0, 0, 1], [1, 0, 0]) == pytest.approx(-0.3)
+    assert math.isnan(L.learnability_prob(pp, pc, [1, 1, 0], [False] * 3))
+    with pytest.raises(ValueError, match=r"^shapes differ: perturbed \(3, 2\), clean \(2, 2\), "
+                                         r"labels \(3,\)$"):
+        L.learnability_prob(pp, pc[:2], [1, 1, 0])
+    with pytest.raises(ValueError, match="shapes differ"):
+        L.learnability_prob(pp, pc, [1, 1])
+    with pytest.raises(ValueError, match="shapes differ"):
+        L.learnability_prob([0.2, 0.8], [0.5, 0.5], [1, 1])
+    with pytest.raises(ValueError, match=r"^treated mask has shape \(2,\), labels \(3,\)$"):
+        L.learnability_prob(pp, pc, [1, 1, 0], [True, False])
+
+
+def test_accuracy_ate_shapes_and_nothing_treated() -> None:
+    assert L.learnability_ate([1, 1, 0], [0, 1, 0], [1, 1, 1]) == pytest.approx(1 / 3)
+    assert L.learnability_ate([1, 1, 0], [0, 1, 0], [1, 1, 1], [1, 0, 1]) == 0.5
+    assert math.isnan(L.learnability_ate([1], [0], [1], [False]))
+    with pytest.raises(ValueError, match=r"^shapes differ: perturbed \(2,\), clean \(3,\), "
+                                         r"labels \(3,\)$"):
+        L.learnability_ate([1, 1], [0, 1, 0], [1, 1, 1])
+    with pytest.raises(ValueError, match="shapes differ"):
+        L.learnability_ate([[1]], [[0]], [[1]])
+    with pytest.raises(ValueError, match="shapes differ"):
+        L.learnability_ate([1, 1], [1, 1], [1, 1, 1])
+
+
+def test_robustness_and_delta_directions() -> None:
+    assert L.robustness(0.7, 0.9) == pytest.approx(-0.2)   # A1 − A0
+    assert L.post_augmentation_delta(0.8, 0.7) == pytest.approx(0.1)  # A2 − A1
+
+
+def test_seed_spread_cases() -> None:
+    assert L.seed_spread([1.0, 3.0, math.nan]) == {"mean": 2.0, "std": pytest.approx(math.sqrt(2)),
+                                                   "n": 2, "values": [1.0, 3.0, None]}
+    assert L.seed_spread([5]) == {"mean": 5.0, "std": 0.0, "n": 1, "values": [5.0]}
+    assert L.seed_spread([]) == {"mean": None, "std": None, "n": 0, "values": []}
+    assert L.seed_spread([math.nan, math.inf]) == {"mean": None, "std": None, "n": 0,
+                                                   "values": [None, None]}
+
+
+def test_at_p_table_sigma_and_exact_rhos() -> None:
+    vals = [0.1, 0.4, 0.2, 0.3]
+    out = L.at_p_table({"0.02": vals, 0.5: [0.1, 0.1, math.nan, 0.1]}, [1, 4, 2, 3],
+                       robustness_values=[-1, -4, -2, -3], delta_values=[4, 1, 2, 3])
+    assert list(out) == [0.02, 0.5]
+    row = out[0.02]
+    delta = stats.spearmanr(vals, [4, 1, 2, 3])
+    # σ: deviations ±0.15, ±0.05 around 0.25 → √(0.05/4); ρ = ±1 at n = 4: exact p = 2/24
+    assert row == {"sigma": pytest.approx(math.sqrt(0.05 / 4)), "rho_with_avg": pytest.approx(1.0),
+                   "p_value": pytest.approx(1 / 12), "rho_with_robustness": pytest.approx(-1.0),
+                   "p_value_robustness": pytest.approx(1 / 12),
+                   "rho_with_delta": pytest.approx(delta.statistic),
+                   "p_value_delta": pytest.approx(L.spearman(vals, [4, 1, 2, 3])["p_value"])}
+    assert out[0.5]["sigma"] == pytest.approx(0.0, abs=1e-15)  # NaN left out of σ
+    assert out[0.5]["rho_with_avg"] is None
+    bare = L.at_p_table({0.1: [math.nan, math.nan]}, [1, 2])
+    assert bare == {0.1: {"sigma": None, "rho_with_avg": None, "p_value": None}}
+
+
+def test_most_discriminating_p_largest_finite_sigma_first_on_ties() -> None:
+    table = {"0.01": {"sigma": 0.2, "rho_with_avg": 0.5},
+             0.02: {"sigma": 0.3, "rho_with_avg": 0.7},
+             "avg": {"sigma": 9.0}, None: {"sigma": 8.0},
+             0.5: {"sigma": None}, 1.0: {"sigma": math.nan}, 0.7: {"sigma": math.inf},
+             0.1: {"sigma": 0.3, "rho_with_avg": 0.1}, 0.2: {"rho_with_avg": 0.9}}
+    assert L.most_discriminating_p(table) == {"p": 0.02, "sigma": 0.3, "rho_with_avg": 0.7}
+    assert L.most_discriminating_p({"0.01": {"sigma": 0.0}}) == {"p": 0.01, "sigma": 0.0,
+                                                                 "rho_with_avg": None}
+    assert L.most_discriminating_p({}) is None
+    assert L.most_discriminating_p({0.5: {"sigma": None}, "avg": {"sigma": 1.0}}) is None
+
+
+def test_seed_noise_hand_computed() -> None:
+    m = [[1.0, 3.0], [2.0, 2.0], [5.0, math.nan], [math.nan, math.nan]]
+    # seed variances (ddof 1) of the rows with 2 seeds: 2, 0 → seed_std 1; pair means 2, 2, 5:
+    # population σ √2; k = mean seeds per pair 5/3; reliability 1 − (1/k)/2 = 0.7
+    assert L.seed_noise(m) == {"seed_std": 1.0, "sigma_pairs": pytest.approx(math.sqrt(2)),
+                               "noise_ratio": pytest.approx(1 / math.sqrt(2)),
+                               "reliability": pytest.approx(0.7), "n_pairs": 3,
+                               "n_seeds": pytest.approx(5 / 3)}
+    assert L.seed_noise([[math.nan, math.nan]]) == {"seed_std": None, "sigma_pairs": None,
+                                                    "noise_ratio": None, "reliability": None,
+                                                    "n_pairs": 0, "n_seeds": 0.0}
+    assert L.seed_noise([[1.0, 3.0]]) == {"seed_std": pytest.approx(math.sqrt(2)),
+                                          "sigma_pairs": 0.0, "noise_ratio": None,
+                                          "reliability": None, "n_pairs": 1, "n_seeds": 2.0}
+    assert L.seed_noise([[1.0], [3.0]]) == {"seed_std": None, "sigma_pairs": 1.0,
+                                            "noise_ratio": None, "reliability": None,
+                                            "n_pairs": 2, "n_seeds": 1.0}
+    with pytest.raises(ValueError, match=r"^seed_noise: expected a pairs × seeds matrix, got "
+                                         r"shape \(2,\)$"):
+        L.seed_noise([1.0, 2.0])
+
+
+def test_most_discriminating_p_reads_past_rows_it_skips() -> None:
+    assert L.most_discriminating_p({"avg": {"sigma": 9.0}, 0.1: {"sigma": 0.2}})["p"] == 0.1
+    assert L.most_discriminating_p({0.5: {"sigma": None}, 0.1: {"sigma": 0.2}})["p"] == 0.1
+    assert L.most_discriminating_p({0.5: {"sigma": math.nan}, 0.2: {"sigma": 0.1}})["p"] == 0.2

@@ -108,3 +108,81 @@ def test_wmt22_sentence_bleu_equals_plain_loop(shared_data: Path) -> None:
         plain_chrf = [sacrebleu.sentence_chrf(h, [r[i] for r in refs]).score
                       for i, h in enumerate(hyps[:n])]
         np.testing.assert_array_equal(many[name].segment["chrf"], plain_chrf)
+
+
+# ---- options and edges the mutation run found unchecked (bench/mutation.py) ---------------------
+
+UPPER = [h.upper() for h in HYPS]
+
+
+@pytest.mark.parametrize("kw", [{"lowercase": True}, {"tokenize": "char"}, {"tokenize": "none"},
+                                {"lowercase": True, "tokenize": "intl"}])
+def test_bleu_options_reach_both_levels_as_in_sacrebleu(kw: dict) -> None:
+    refs = [REF_A, REF_B]
+    scorer = MTScorer(refs, metrics=("bleu",), **kw)
+    s = scorer.score("sys", UPPER)
+    for i, h in enumerate(UPPER):
+        ref = sacrebleu.metrics.BLEU(effective_order=True, **kw).sentence_score(
+            h, [REF_A[i], REF_B[i]]).score
+        assert s.segment["bleu"][i] == ref
+    plain = sacrebleu.metrics.BLEU(**kw)
+    assert s.corpus(scorer)["bleu"] == plain.corpus_score(UPPER, refs).score
+    assert scorer.signatures()["bleu"] == plain.get_signature().format(short=True)
+    assert scorer.signature_long()["bleu"] == plain.get_signature().format(short=False)
+
+
+def test_lowercase_changes_scores_of_upper_case_output() -> None:
+    cased = MTScorer([REF_A], metrics=("bleu",)).score("s", UPPER).segment["bleu"]
+    lower = MTScorer([REF_A], metrics=("bleu",), lowercase=True).score("s", UPPER).segment["bleu"]
+    assert (lower >= cased).all() and lower.sum() > cased.sum()
+
+
+def test_each_metric_alone_and_its_long_signature() -> None:
+    for metric, plain, cls in [("chrf", sacrebleu.corpus_chrf, sacrebleu.metrics.CHRF),
+                               ("ter", sacrebleu.corpus_ter, sacrebleu.metrics.TER)]:
+        scorer = MTScorer([REF_A], metrics=(metric,))
+        assert scorer.metrics == (metric,) and scorer.n_segments == len(REF_A)
+        s = scorer.score("sys", HYPS)
+        assert list(s.segment) == [metric] and s.system == "sys"
+        assert s.corpus(scorer) == {metric: plain(HYPS, [REF_A]).score}
+        ref = cls()
+        ref.corpus_score(HYPS, [REF_A])
+        assert scorer.signature_long() == {metric: ref.get_signature().format(short=False)}
+    assert MTScorer([REF_A]).metrics == ("bleu", "chrf")
+
+
+def test_corpus_over_no_segments_is_nan_and_subsets_use_the_stats() -> None:
+    scorer = MTScorer([REF_A], metrics=("bleu", "ter"))
+    s = scorer.score("sys", HYPS)
+    empty = s.corpus(scorer, [])
+    assert np.isnan(empty["bleu"]) and np.isnan(empty["ter"])
+    idx = np.array([4, 1])
+    sub = [HYPS[i] for i in idx]
+    assert s.corpus(scorer, idx) == {
+        "bleu": sacrebleu.corpus_bleu(sub, [[REF_A[i] for i in idx]]).score,
+        "ter": sacrebleu.corpus_ter(sub, [[REF_A[i] for i in idx]]).score}
+
+
+def test_constructor_messages() -> None:
+    with pytest.raises(ValueError, match=r"^unknown MT metric\(s\) \['meteor'\]; choose from "
+                                         r"\('bleu', 'chrf', 'ter'\)$"):
+        MTScorer([REF_A], metrics=("bleu", "meteor"))
+    for refs in ([], [[]]):
+        with pytest.raises(ValueError, match="^at least one non-empty reference stream is "
+                                             "needed$"):
+            MTScorer(refs)
+    with pytest.raises(ValueError, match=r"^system 'short' has 5 segments, the references have "
+                                         r"6$"):
+        MTScorer([REF_A]).score_many({"ok": HYPS, "short": HYPS[:-1]})
+
+
+def test_convenience_wrappers_equal_sacrebleu() -> None:
+    from robustlab.metrics.mt import corpus_bleu
+
+    assert corpus_bleu(UPPER, [REF_A, REF_B]) == sacrebleu.corpus_bleu(UPPER, [REF_A, REF_B]).score
+    assert corpus_bleu(UPPER, [REF_A], lowercase=True) == sacrebleu.corpus_bleu(
+        UPPER, [REF_A], lowercase=True).score
+    assert corpus_bleu(UPPER, [REF_A], lowercase=True) > corpus_bleu(UPPER, [REF_A])
+    two = plain_sentence_bleu(HYPS, [REF_A, REF_B])
+    assert two.dtype == float and two.tolist() == [
+        sacrebleu.sentence_bleu(h, [REF_A[i], REF_B[i]]).score for i, h in enumerate(HYPS)]

@@ -118,7 +118,7 @@ def test_without_nlaugmenter_the_builtins_run_with_one_line(monkeypatch, capsys)
 def test_study_and_commands_expand_the_preset(papers):
     from robustlab.cli import build_parser
     from robustlab.commands.augment import split_specs as augment_specs
-    from robustlab.commands.learnability import study_from_args
+    from robustlab.studies.learnability.command import study_from_args
     from robustlab.studies.learnability.study import LearnabilityStudy, perturbation_inputs
 
     specs = expand(["papers"], say=None)

@@ -351,9 +351,9 @@ def test_tsv_header_with_string_labels_is_detected(tmp_path):
 
 def test_learnability_header_flag_is_stored_in_the_command(tmp_path):
     from robustlab.cli import build_parser
-    from robustlab.commands.learnability import study_from_args
     from robustlab.options import dataset_spec
     from robustlab.runs.study import command_line
+    from robustlab.studies.learnability.command import study_from_args
 
     args = build_parser().parse_args([*TINY_ARGS[:3], "--data", "x.tsv", "--no-header",
                                       *TINY_ARGS[5:], "--out", str(tmp_path / "r")])

@@ -19,18 +19,16 @@ def _settings(tmp_path):
                     clock=lambda: fixtures.T0 + 3600.0)
 
 
-async def _until(pilot, cond, timeout=20.0):
-    for _ in range(int(timeout / 0.1)):
-        if cond():
-            return
-        await pilot.pause(0.1)
-    raise AssertionError("condition not reached")
+async def _until(pilot, cond, timeout=60.0):
+    from tui.test_app import wait_for  # an event with a generous ceiling
+
+    await wait_for(pilot, cond, timeout)
 
 
 def test_w_writes_the_report_and_v_shows_advice(tmp_path):
+    from robustlab.studies.learnability.screen import LearnabilityScreen
     from robustlab.tui.app import RobustlabApp
     from robustlab.tui.screens.base import TextScreen
-    from robustlab.tui.screens.learnability import LearnabilityScreen
 
     run = fixtures.learnability(tmp_path / "learn-done")
 
@@ -38,8 +36,8 @@ def test_w_writes_the_report_and_v_shows_advice(tmp_path):
         app = RobustlabApp([run], _settings(tmp_path))
         async with app.run_test(size=(110, 32)) as pilot:
             app.open_results(run, "learnability")
-            await pilot.pause(0.3)
-            assert isinstance(app.screen, LearnabilityScreen)
+            await _until(pilot, lambda: isinstance(app.screen, LearnabilityScreen)
+                         and app.screen.view is not None)
             await pilot.press("w")
             await _until(pilot, lambda: (run / "report.html").exists())
             await _until(pilot, lambda: any("report written to" in n.message
@@ -48,19 +46,17 @@ def test_w_writes_the_report_and_v_shows_advice(tmp_path):
             assert str(run / "report.html") in note
             assert "Average learnability" in (run / "report.html").read_text()
             await pilot.press("v")
-            await pilot.pause(0.3)
-            assert isinstance(app.screen, TextScreen)
+            await _until(pilot, lambda: isinstance(app.screen, TextScreen))
             text = str(app.screen.query_one("#text").render())
             assert "augmentation advice" in text and "1  negate" in text and "measured Δ" in text
             await pilot.press("escape")
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, LearnabilityScreen)
+            await _until(pilot, lambda: isinstance(app.screen, LearnabilityScreen))
 
     asyncio.run(main())
 
 
 def test_tui_plot_export_uses_the_paper_style(tmp_path):
-    from robustlab.tui.results import load_learnability
+    from robustlab.studies.learnability.view import load_learnability
     from robustlab.tui.specs import export_plot
 
     run = fixtures.learnability(tmp_path / "learn-done")

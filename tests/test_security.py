@@ -425,7 +425,7 @@ def test_tui_form_field_naming_a_class_is_refused(tmp_path):
                 "learnability")
             await wait_for(pilot, lambda: screen.recipe is not None
                            and screen.recipe.name == "learnability")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: bool(screen.query(f"#f{screen._gen}-out")))  # form
             screen.field("model").value = "bow"
             screen.field("out").value = "runs/evil"
             for spec in (evil_spec(marker),
@@ -434,9 +434,12 @@ def test_tui_form_field_naming_a_class_is_refused(tmp_path):
                 await wait_for(pilot, lambda: screen.error is not None and
                                "accepted only when typed on the command line" in screen.error,
                                30)
+                said = len(app._notifications)
                 await pilot.press("ctrl+l")
-                await pilot.pause(0.3)
-                assert isinstance(app.screen, NewStudyScreen)  # refused, nothing launched
+                # its answer: a new "cannot launch" notification; refused, nothing launched
+                await wait_for(pilot, lambda said=said: len(app._notifications) > said and any(
+                    "cannot launch" in n.message for n in app._notifications))
+                assert isinstance(app.screen, NewStudyScreen)
             screen.field("perturbations").value = "subprocess:Popen"
             screen.field("perturbations").value = "leet_letters"
             screen.field("model").value = "subprocess:Popen"
@@ -468,7 +471,7 @@ def test_tui_resume_of_a_stored_class_path_is_refused(tmp_path):
             await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen))
             await pilot.press("r")
             await wait_for(pilot, lambda: any("accepted only when typed" in m for m in seen), 30)
-            await pilot.pause(0.3)
+            await pilot.pause()  # the refusal handled: no dialog follows it
             assert not isinstance(app.screen, ConfirmScreen)
 
     asyncio.run(scenario())

@@ -143,8 +143,8 @@ def test_correlate_prints_hostile_model_and_perturbation_names_escaped(runs):
 def test_failed_cell_lines_and_status_lines_are_escaped(runs, capsys):
     import argparse
 
-    from robustlab.commands.attack import status_printer, summary_line
     from robustlab.runs.store import print_failed_cells
+    from robustlab.studies.second_order.attack_command import status_printer, summary_line
 
     print_failed_cells(runs["died"], ["ex=000004"], f"header {PAYLOAD}")
     err = assert_terminal_safe(capsys.readouterr().err)

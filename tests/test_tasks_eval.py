@@ -250,8 +250,8 @@ def test_snli_pairs_accuracy_equals_sklearn(work, tmp_path, capsys):
 
 
 def test_tui_views_speak_the_tasks_language(work, tmp_path, capsys):
+    from robustlab.studies.eval.view import load_eval
     from robustlab.tui.failures import load_failures
-    from robustlab.tui.results import load_eval
 
     for name, metric in (("ner", "entity F1"), ("sts", "Pearson")):
         out = tmp_path / name

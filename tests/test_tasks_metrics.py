@@ -162,3 +162,56 @@ def test_task_predictions_checked():
     with pytest.raises(TaskError, match="1 scores for 2 candidates"):
         get_task("wikiqa").check_predictions([CandidatesExample("q", "?", ("a", "b"), (0, 1))],
                                              [[0.3]])
+
+
+# ---- messages and edges the mutation run found unchecked (bench/mutation.py) --------------------
+
+
+@pytest.mark.parametrize("fn,args,msg", [
+    (classification_metrics, ([1, 2], [1]), r"^classification: 2 gold values but 1 predictions$"),
+    (classification_metrics, ([], []), r"^classification: no examples$"),
+    (entity_metrics, ([["O"]], []), r"^entity F1: 1 gold values but 0 predictions$"),
+    (entity_metrics, ([["O"], ["O", "O"]], [["O"], ["O"]]),
+     r"^entity F1: sentence 1 has 2 gold tags but 1 predicted tags$"),
+    (similarity_metrics, ([1.0], [1.0, 2.0]), r"^similarity: 1 gold values but 2 predictions$"),
+    (similarity_metrics, ([], []), r"^similarity: no examples$"),
+    (similarity_metrics, ([1.0, math.nan], [1.0, 2.0]),
+     r"^similarity: scores must be finite numbers$"),
+    (answer_selection_metrics, (["q"], [1, 0], [0.1, 0.2]),
+     r"^answer selection: 1 question ids for 2 rows$"),
+    (answer_selection_metrics, (["q"], [1], [0.1, 0.2]),
+     r"^answer selection: 1 gold values but 2 predictions$"),
+    (answer_selection_metrics, (["q"], [1], [math.inf]),
+     r"^answer selection: scores must be finite numbers$"),
+])
+def test_each_refusal_names_the_metric(fn, args, msg):
+    with pytest.raises(ValueError, match=msg):
+        fn(*args)
+
+
+def test_no_question_with_an_answer_is_nan_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = answer_selection_metrics(["q1", "q1", "q2"], [0, 0, 0], [0.9, 0.1, 0.4])
+    assert math.isnan(out["map"]) and math.isnan(out["mrr"])
+    assert (out["questions"], out["questions_with_answer"]) == (2, 0)
+    assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
+
+
+def test_entity_scores_with_no_entities_on_one_side_are_zero():
+    out = entity_metrics([["O", "O"]], [["B-PER", "O"]])  # nothing to recall, one false positive
+    assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
+    out = entity_metrics([["B-PER", "O"]], [["O", "O"]])  # nothing predicted
+    assert (out["precision"], out["recall"], out["f1"]) == (0.0, 0.0, 0.0)
+
+
+def test_macro_f1_over_a_class_only_predicted_is_computed_without_a_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = classification_metrics(["a", "a"], ["a", "b"])
+    # F1(a) = 2·1·0.5/1.5 = 2/3; F1(b) = 0 (never gold): macro 1/3
+    assert out == {"accuracy": 0.5, "micro_f1": 0.5, "macro_f1": pytest.approx(1 / 3)}

@@ -122,14 +122,72 @@ def test_check_gates_negation_as_a_dir_test(trained, tmp_path):
     # [defaults]' accuracy thresholds are not inherited by a label-changing perturbation
     plan.write_text('dataset = "demo"\nmodels = ["bow"]\n[defaults]\nmax_drop = 0.05\n'
                     '[[test]]\nperturbation = "negation"\nmax_fail_rate = 0.2\n', encoding="utf-8")
-    # a train-then-test plan scores every perturbation as INV: negation cannot be gated there
-    with pytest.raises(InputError, match="scores every perturbation as CheckList INV"):
-        load_plan(plan)
+    # a train-then-test plan scores it by the same DIR test: only max_fail_rate applies
+    assert [c.threshold for c in load_plan(plan).checks()] == ["max_fail_rate"]
     # a trained model's plan (eval: negation is DIR): [defaults]' max_drop is not inherited
     plan.write_text(f'model = "{trained[0]}"\ndataset = "demo"\n[defaults]\n'
                     'max_drop = 0.05\n[[test]]\nperturbation = "negation"\n'
                     'max_fail_rate = 0.2\n', encoding="utf-8")
     assert [c.threshold for c in load_plan(plan).checks()] == ["max_fail_rate"]
+
+
+class _Trained(Reader):
+    """The negation reader as a family trained per cell (its training changes nothing)."""
+
+    def fit(self, texts, labels, steps=None):
+        return self
+
+
+def test_robustness_runs_score_negation_by_the_same_dir_test(tmp_path, monkeypatch, capsys):
+    """A robustness run (models trained per cell) on a model that reads negation: negation is a
+    passing DIR test with no A1 in the cells, `failures`, the tables, check and JUnit — not the
+    100 % INV failure the old scoring gave it."""
+    from robustlab.runs.store import RunStore
+    from robustlab.studies.learnability import study as lstudy
+
+    monkeypatch.setattr(lstudy, "_new_model", lambda *a, **k: _Trained())
+    lstudy.clear_caches()
+    rows = "\n".join(f"{y} {t}" for t, y in _examples()) + "\n"
+    (tmp_path / "train.tsv").write_text(rows, encoding="utf-8")
+    (tmp_path / "test.tsv").write_text(rows, encoding="utf-8")
+    plan = tmp_path / "plan.toml"
+    plan.write_text('data = "train.tsv"\ntest_data = "test.tsv"\nformat = "label-text"\n'
+                    'models = ["bow"]\nsteps = 2\nout = "run"\n[defaults]\nmax_drop = 0.5\n'
+                    '[[test]]\nperturbation = "negation"\nmax_fail_rate = 0.0\n'
+                    '[[test]]\nperturbation = "identity"\n', encoding="utf-8")
+    rc, so, _ = _run(["check", str(plan), "--junit-xml", str(tmp_path / "ci.xml"), "--quiet"],
+                     capsys)
+    assert rc == 0, so
+    assert re.search(r"negation\s+DIR flip\s+fail_rate <= 0\s+0\.000\s+PASS", so), so
+    xml = (tmp_path / "ci.xml").read_text(encoding="utf-8")
+    assert 'name="fail_rate &lt;= 0 (DIR flip)"' in xml and "<failure" not in xml
+    with RunStore(tmp_path / "run", readonly=True) as store:
+        cell = next(r for _, r in store.done_results()
+                    if r["experiment"] == "robustness" and r["perturbation"] == "negation")
+        # every negated text flipped, as it should: never scored against the old label
+        assert cell["test"] == "DIR" and cell["expectation"] == "flip"
+        assert cell["accuracy"] is None and cell["robustness"] is None
+        assert cell["changed"] > 0 and cell["flipped"] == cell["changed"]
+        assert cell["failure_rate"] == 0.0
+    rc, so, _ = _run(["failures", str(tmp_path / "run"), "--perturbation", "negation"], capsys)
+    assert rc == 0 and re.search(r"negation\s+0\s+DIR flip\s+40\s+40\s+0\s+0\.000", so), so
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    pair = next(p for p in summary["pairs"] if p["perturbation"] == "negation")
+    assert pair["test"] == "DIR flip" and pair["accuracy_robustness"]["mean"] is None
+    from robustlab.studies.learnability.report import results_table
+
+    assert "negation [DIR flip]" in results_table(summary["pairs"])
+    from robustlab.tui.failures import load_failures
+
+    view = load_failures(tmp_path / "run")
+    test_col = view.summary.columns.index("test")
+    assert {r[test_col] for r in view.summary.rows} == {"DIR flip", "INV"}
+    from robustlab.studies.learnability.view import load_learnability
+
+    table = load_learnability(tmp_path / "run").table
+    tests = dict(zip((r[1] for r in table.rows),
+                     (r[table.columns.index("test")] for r in table.rows), strict=True))
+    assert tests == {"negation": "DIR flip", "identity": "INV"}
 
 
 # ---- held-out data ------------------------------------------------------------------------------
@@ -263,8 +321,8 @@ def test_one_a0_string_in_stdout_csv_html_and_the_tui(trained, tmp_path, capsys)
     from tui.conftest import make_settings
     from tui.test_app import open_run, text_of, wait_for
 
+    from robustlab.studies.eval.screen import EvalScreen
     from robustlab.tui.app import RobustlabApp
-    from robustlab.tui.screens.eval import EvalScreen
 
     async def tui() -> tuple[str, list[str]]:
         app = RobustlabApp([run.parent], make_settings())
@@ -540,3 +598,42 @@ def test_runs_stored_before_strict_existed_resume():
                         strict=True)
     assert strict.to_dict()["strict"] is True
     assert strict.signature() == cfg.signature()  # how the data is checked, not what ran
+
+
+# ---- a resumed run reads its resources where it first found them --------------------------------
+
+
+def test_a_resumed_run_uses_the_shared_folder_recorded_at_its_start(tmp_path, monkeypatch,
+                                                                    capsys):
+    """The TUI resumes in a private directory and a shell may be anywhere: ``../shared`` seen
+    from there is another folder (the log looked for ``runs/shared/...``). The run records the
+    resolved shared folder at its first start and `robustlab resume` (the TUI's Resume) uses it."""
+    import os
+
+    from robustlab.resources import SHARED_KEY
+    from robustlab.runs.store import RunStore
+
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere" / "deep"
+    (project / "shared").mkdir(parents=True)
+    elsewhere.mkdir(parents=True)
+    monkeypatch.delenv("ROBUSTLAB_SHARED", raising=False)
+    monkeypatch.chdir(project)
+    out = project / "runs" / "r"
+    rc = main(["robustness", "--model", "bow", "--data", "demo", "--out", str(out),
+               "--perturbations", "identity", "--seed", "0", "--steps", "2", "--max-train",
+               "20", "--max-test", "10", "--no-plots", "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    with RunStore(out, readonly=True) as store:
+        recorded = json.loads(store.meta(SHARED_KEY))
+    assert recorded["path"] == str((project / "shared").resolve())
+    monkeypatch.chdir(elsewhere)  # no ./shared nor ../shared here
+    assert main(["resume", str(out)]) == 0
+    assert os.environ.get("ROBUSTLAB_SHARED") == recorded["path"]
+    assert "as recorded when the run started" in capsys.readouterr().err
+    # data from a run directory: a relative path or one that is not a folder is ignored
+    from robustlab.resources import use_recorded_shared
+
+    monkeypatch.delenv("ROBUSTLAB_SHARED")
+    for bad in ('{"path": "shared"}', json.dumps({"path": str(out / "store.sqlite")}), "[1]",
+                "not json", None):
+        assert use_recorded_shared(bad) is None and "ROBUSTLAB_SHARED" not in os.environ

@@ -26,6 +26,7 @@ rows that ``robustlab train --data FILE`` and ``--data`` of the studies read.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_header_option(p)
     add_quiet_option(p, dest="no_progress",
                      help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
+    from robustlab.commands.task_files import add_task_options
+
+    add_task_options(p)  # CoNLL, STS, SNLI, WikiQA files in their own format
     p.set_defaults(func=run)
 
 
@@ -160,11 +164,29 @@ MAX_COPIES = 10_000
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.data.files import format_for
-    from robustlab.data.stream import CopyJobs, Output, apply_batched, restartable, write_outputs
-    from robustlab.errors import RobustlabError
-    from robustlab.resources import ResourceMissing
+    """``robustlab augment``: the perturbations (or recipe), the input and outputs checked
+    before any work, then every row written with its copies, then the one-line report."""
+    specs = _specs(args)
+    from robustlab.commands.task_files import augment_task_file, task_for
 
+    task = task_for(args)
+    if task is not None:  # a task's file (CoNLL, STS, SNLI, WikiQA), written in its format
+        return augment_task_file(args, task, specs)
+    perts, plan, train, label = _prepare(args, specs)
+    _check_space(args)
+    report, written = _augment(args, perts, plan, train, label)
+    n_in = report.rows // args.n
+    print_report(report, args, plan.fmt, _Joined(perts))
+    echo(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
+         f"{'' if args.exclude_original else ' + the original'})"
+         + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
+         file=sys.stderr)
+    return 1 if report.n_failed else 0
+
+
+def _specs(args: argparse.Namespace) -> list[str]:
+    """The perturbation specs (a recipe's or -p's) and ``args.n``, the copies per row (default:
+    2 for a recipe, one per perturbation), checked."""
     if args.recipe and args.perturbation:
         raise InputError("--recipe and -p/--perturbation: give one (a recipe is TextAttack's "
                          "augmenter, -p names robustlab perturbations)")
@@ -184,11 +206,22 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--transformations-per-example {args.n}: at most {MAX_COPIES} copies "
                          f"per row (rows out = rows in x (N + 1); {MAX_COPIES} copies of a 10k-row "
                          "file is already 10^8 rows)")
+    return specs
+
+
+def _prepare(args: argparse.Namespace, specs: list[str]) -> tuple[list[Any], Any, Any, Any]:
+    """The perturbations built, the input's reading plan, and the ``--train-file`` output with
+    the input's label column (None, None without one); a missing resource is one line."""
+    from robustlab.data.files import format_for
+    from robustlab.data.stream import Output
+    from robustlab.errors import RobustlabError
+    from robustlab.resources import ResourceMissing
+
     try:
         perts = [build_perturbation(s, args.param, args.pps,
                                      trusted=getattr(args, "trusted", True)) for s in specs]
         plan = plan_output(args)
-        train = None
+        train = label = None
         if args.label_column is not None and not args.train_file:
             plan.reader.column_name(args.label_column)  # an unknown column: one line, as below
             raise InputError("--label-column names the label column of --train-file (the "
@@ -200,14 +233,21 @@ def run(args: argparse.Namespace) -> int:
             train = Output(Path(args.train_file), format_for(args.train_file), ["label", "text"])
     except ResourceMissing as exc:
         raise RobustlabError(str(exc)) from None
-    _check_space(args)
+    return perts, plan, train, label
+
+
+def _augment(args: argparse.Namespace, perts: list[Any], plan: Any, train: Any,
+             label: Any) -> tuple[PerturbReport, list[int]]:
+    """Write the output (and the training file): the report and the rows written to each.
+    A file is written atomically and is redone with an 'error' column at the first failure;
+    stdout, a FIFO or a device is written as rows come, so it gets that column at once."""
+    from robustlab.data.stream import CopyJobs, Output, restartable, write_outputs
+    from robustlab.errors import RobustlabError
+    from robustlab.resources import ResourceMissing
+
     jobs = CopyJobs(perts, args.seed, args.n)  # generated as needed: -n never builds a list
-    names = [pert.name for pert in perts]
-    # a file is written atomically and can be redone with an 'error' column at the first
-    # failure; stdout, a FIFO or a device is written as rows come, so it gets that column now
     with_error = "error" in plan.reader.columns or not restartable([args.output,
                                                                      args.train_file])
-    col = plan.column
     while True:
         report = PerturbReport()
         bar = progress_bar(args, "augment", reader=plan.reader)
@@ -215,34 +255,9 @@ def run(args: argparse.Namespace) -> int:
         outputs = [Output(Path(args.output), plan.fmt, plan.columns(extra) or [], plan.header)]
         if train:
             outputs.append(train)
-
-        def produce(writers: list[Any], with_error: bool = with_error, bar: Any = bar,
-                    report: PerturbReport = report) -> None:
-            # one row at a time: its original, then each copy as it is made (never all -n)
-            for line, row, results in apply_batched(plan.reader, jobs, col, on_batch=bar.update):
-                original = row.get(col)
-                lab = row.get(label) if train else None
-                if not args.exclude_original:
-                    first = dict(row)
-                    first.update(perturbation="", changed=False)
-                    if with_error:
-                        first["error"] = ""
-                    writers[0].write(first)
-                if train:
-                    writers[1].write({"label": lab, "text": original})
-                for k, res in enumerate(results):
-                    report.count(line, res.changed, res.error)
-                    if res.error is not None and not with_error:
-                        raise NeedErrorColumn
-                    copy = dict(row)
-                    copy[col], copy["changed"] = res.text, res.changed
-                    copy["perturbation"] = names[k % len(names)]
-                    if with_error:
-                        copy["error"] = res.error or ""
-                    writers[0].write(copy)
-                    if train:
-                        writers[1].write({"label": lab, "text": res.text})
-
+        produce = functools.partial(_write_rows, args=args, plan=plan, jobs=jobs,
+                                    names=[pert.name for pert in perts], train=train,
+                                    label=label, with_error=with_error, bar=bar, report=report)
         try:
             written = write_outputs(outputs, produce)
         except NeedErrorColumn:
@@ -252,14 +267,39 @@ def run(args: argparse.Namespace) -> int:
             raise RobustlabError(str(exc)) from None
         finally:
             bar.close()
-        break
-    n_in = report.rows // args.n
-    print_report(report, args, plan.fmt, _Joined(perts))
-    echo(f"augment: {n_in} rows in -> {written[0]} rows out ({args.n} per row"
-         f"{'' if args.exclude_original else ' + the original'})"
-         + (f"; training file {args.train_file}: {written[1]} rows" if train else ""),
-         file=sys.stderr)
-    return 1 if report.n_failed else 0
+        return report, written
+
+
+def _write_rows(writers: list[Any], *, args: argparse.Namespace, plan: Any, jobs: Any,
+                names: list[str], train: Any, label: Any, with_error: bool, bar: Any,
+                report: PerturbReport) -> None:
+    """One row at a time: its original, then each copy as it is made (never all -n)."""
+    from robustlab.data.stream import apply_batched
+
+    col = plan.column
+    for line, row, results in apply_batched(plan.reader, jobs, col, on_batch=bar.update):
+        original = row.get(col)
+        lab = row.get(label) if train else None
+        if not args.exclude_original:
+            first = dict(row)
+            first.update(perturbation="", changed=False)
+            if with_error:
+                first["error"] = ""
+            writers[0].write(first)
+        if train:
+            writers[1].write({"label": lab, "text": original})
+        for k, res in enumerate(results):
+            report.count(line, res.changed, res.error)
+            if res.error is not None and not with_error:
+                raise NeedErrorColumn
+            copy = dict(row)
+            copy[col], copy["changed"] = res.text, res.changed
+            copy["perturbation"] = names[k % len(names)]
+            if with_error:
+                copy["error"] = res.error or ""
+            writers[0].write(copy)
+            if train:
+                writers[1].write({"label": lab, "text": res.text})
 
 
 def _check_space(args: argparse.Namespace) -> None:

@@ -29,7 +29,7 @@ DEMO = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from robustlab.commands.learnability import add_study_options
+    from robustlab.studies.learnability.command import add_study_options
 
     p = sub.add_parser("demo", help="run a small learnability study on the demo data (CPU, a few "
                        "minutes) and print where the results are",
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """The learnability command's pre-run checks, with the demo's models when none is given."""
-    from robustlab.commands.learnability import check_args
+    from robustlab.studies.learnability.command import check_args
 
     if args.export:
         from robustlab.outputs import check_out_dir
@@ -59,7 +59,7 @@ def check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from robustlab.commands.learnability import execute
+    from robustlab.studies.learnability.command import execute
 
     if args.export:
         for path in export_demo(args.export):

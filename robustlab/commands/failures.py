@@ -105,6 +105,7 @@ def _run(args: argparse.Namespace) -> int:
                                                             ("perturbed", "pred_after"))
              if e[p] == -1 and isinstance(e[t], str)]) if results is not None else {}
     from robustlab.endpoints.kinds import shown
+    from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.study import fmt
     from robustlab.tasks.stored import describe, is_task_test, rule
 
@@ -122,9 +123,11 @@ def _run(args: argparse.Namespace) -> int:
     for s in summary:
         r = (results or {}).get(s["cell"], {})
         test = s.get("test", "INV")
+        changed_test = test == "changed"  # no pass/fail: only changed predictions
         row = [_short_model(s["model"]), s["perturbation"], s["seed"],
-               rule(test) if is_task_test(test) else test,
-               s["n"], s["pass"], s["fail"], fmt(s["fail_rate"])]
+               rule(test) if is_task_test(test) else header(test, s.get("expectation")),
+               s["n"], "-" if changed_test else s["pass"], "-" if changed_test else s["fail"],
+               fmt(None if changed_test else s["fail_rate"])]
         n = r.get("changed")
         rate = s["fail"] / n if n else None
         if results is not None:

@@ -80,17 +80,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_header_option(p)
     add_quiet_option(p, dest="no_progress",
                      help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
+    from robustlab.commands.task_files import add_task_options
+
+    add_task_options(p)  # CoNLL, STS, SNLI, WikiQA files in their own format
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from robustlab.commands.task_files import run_task_file, task_for
     from robustlab.data.stream import apply_batched, restartable, write_stream
     from robustlab.errors import RobustlabError
     from robustlab.resources import ResourceMissing
 
     try:
+        task = task_for(args)
         pert = build_perturbation(args.perturbation, args.param, args.pps,
                                   trusted=getattr(args, "trusted", True))
+        if task is not None:
+            return run_task_file(args, task, [pert])
         plan = plan_output(args)
     except ResourceMissing as exc:
         raise RobustlabError(str(exc)) from None

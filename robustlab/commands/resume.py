@@ -58,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
         # entered themselves (anyone who can write the run's parent would choose what a library
         # finds there by name)
         os.chdir(private_workdir(stored.links))
+    from robustlab.resources import use_recorded_shared
+
+    note = use_recorded_shared(stored.shared)  # where the run first found its resources
+    if note:
+        ctx.say(note)
     outcome = run_study(stored.study, stored.run_dir, ctx)
     report = outcome.report
     echo(f"{stored.study.kind}: {report.done} of {report.total} cells done -> "

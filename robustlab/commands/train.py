@@ -8,10 +8,9 @@ training never leaves a half-written model behind.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
+from robustlab.commands.train_io import model_path, params_of, record_inputs, refuse_inputs_inside
 from robustlab.options import (
     add_dataset_options,
     add_model_option,
@@ -34,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         + ", ".join(available_models()) + "; or a Hugging Face checkpoint directory / hub id.")
     add_model_option(p, multi=False, required=True,
                      help="family[:key=value,...], HF checkpoint or dir (exactly one)")
+    from robustlab.commands.train_task import TRAIN_TASKS
+
+    p.add_argument("--task", metavar="TASK",
+                   help="what the model does: " + ", ".join(TRAIN_TASKS) + " (aliases conll, "
+                   "nli, sts, wikiqa); default: read from the data file (CoNLL, STS, WikiQA, "
+                   "label<TAB>text<TAB>text), else a single-text classifier. docs/tasks.md")
     add_dataset_options(p, required=True, test=True,
                         help="data file (TSV/CSV/JSONL or '<label> <text>' lines), 'demo' or a "
                         "hub name (glue/sst2, imdb, TextAttack's NAME^CONFIG^SPLIT, ...)")
@@ -54,21 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, check=check)
 
 
-def _params(items: list[str]) -> dict:
-    from robustlab.errors import InputError
-    from robustlab.perturbations.registry import parse_value
-
-    out = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise InputError(f"--param {item!r}: expected KEY=VALUE")
-        out[key.strip()] = parse_value(value.strip())
-    return out
-
-
 def check(args: argparse.Namespace) -> None:
     """Pre-run checks (options only; the data is read by ``run``): run before anything exists."""
+    from robustlab.commands import train_task
+
+    task = train_task.task_name(args)
+    if task != "classification":
+        return train_task.check(args, task)
     from robustlab.data.datasets import resolve_dataset
     from robustlab.errors import InputError
     from robustlab.models.params import check_params, family_of
@@ -97,7 +94,7 @@ def check(args: argparse.Namespace) -> None:
     if not 0 < args.test_size < 1:
         raise InputError(f"--test-size must be between 0 and 1, got {args.test_size}")
     name, spec_params = parse_model_spec(args.model)  # with --param and --steps, in range
-    extra = {**_params(args.param), **({"steps": args.steps} if args.steps is not None else {})}
+    extra = {**params_of(args.param), **({"steps": args.steps} if args.steps is not None else {})}
     check_params(family_of(name), {**spec_params, **extra})
 
 
@@ -106,9 +103,13 @@ TRAIN_EVAL_MAX = 2000
 
 
 def run(args: argparse.Namespace) -> int:
+    from robustlab.commands import train_task
+
+    task = train_task.task_name(args)
+    if task != "classification":
+        return train_task.run(args, task)
     check_out_dir(args.out)  # a file, under a file, read-only: stop first
     import time
-    from pathlib import Path
 
     import numpy as np
 
@@ -121,12 +122,12 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not (out.is_dir() and not any(out.iterdir())) and not args.force:
         raise InputError(f"--out {out}: already exists; pass --force to replace it or choose "
                          "another directory")
-    _refuse_inputs_inside(out, args)
+    refuse_inputs_inside(out, args)
     from robustlab.models.device import resolve_device
 
     resolve_device(args.device)  # a missing GPU fails here, before any data is read
     opts = load_options(args)
-    recorded = _inputs(args)
+    recorded = record_inputs(args)
     data = load_dataset(args.dataset, **opts)
     if args.test_dataset:
         train, test = data, load_dataset(args.test_dataset, **opts)
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_examples:
         train = train.subsample(min(args.max_examples, _balanced_max(train)), seed=args.seed)
     train.validate()
-    params = _params(args.param)
+    params = params_of(args.param)
     if args.steps is not None:
         params["steps"] = args.steps  # so the stored model id names the steps actually used
     model = make_model(args.model, **{"seed": args.seed, **params, "device": args.device})
@@ -174,55 +175,6 @@ def run(args: argparse.Namespace) -> int:
          f"({seconds:.1f} s)\nsaved to {out}  (use --model {model_path(out)}; held-out "
          f"split: {model_path(out / HELDOUT_FILE)})")
     return 0
-
-
-def model_path(out: Path) -> str:
-    """``--out`` as a --model value that names the directory: ``./bow``, never ``bow`` (a bare
-    name is read as a family when one has that name)."""
-    text = str(out)
-    if out.is_absolute() or text.startswith((".", "~")):
-        return text
-    return f".{os.sep}{text}"
-
-
-def _refuse_inputs_inside(out: Path, args: argparse.Namespace) -> None:
-    """``--out`` is replaced whole: refuse it (before any work) when an input is that directory
-    or inside it (``--force --out DIR --model DIR`` retraining in place, data kept in DIR)."""
-    from robustlab.errors import InputError
-
-    if not out.is_dir():
-        return
-    real = os.path.realpath(out)
-    for opt, value in (("--dataset", args.dataset), ("--test-dataset", args.test_dataset),
-                       ("--model", args.model)):
-        if value and os.path.exists(value):
-            p = os.path.realpath(value)
-            if p == real or p.startswith(real + os.sep):
-                raise InputError(f"{opt} {value}: is inside --out {out}, which training "
-                                 "replaces; write the model to another directory")
-
-
-def _inputs(args: argparse.Namespace) -> dict:
-    """What training reads (data files, a starting checkpoint) with path, origin and SHA-256,
-    recorded in ``train_info.json`` (:mod:`robustlab.runs.inputs`) and shown on stderr."""
-    from robustlab.data.datasets import resolve_dataset
-    from robustlab.models.registry import model_input
-    from robustlab.runs import inputs
-
-    items = [("dataset", _spec_value(resolve_dataset(args.dataset, must_exist=False)),
-              "--dataset"),
-             ("test_dataset", args.test_dataset and _spec_value(
-                 resolve_dataset(args.test_dataset, "--test-dataset", must_exist=False)),
-              "--test-dataset"),
-             ("model", *model_input(args.model))]
-    recorded = inputs.collect(items)
-    inputs.announce(recorded, lambda m: echo(f"robustlab train: {m}", file=sys.stderr,
-                                             flush=True))
-    return recorded
-
-
-def _spec_value(spec: dict) -> str | None:
-    return spec.get("path") or spec.get("name")
 
 
 def _balanced_max(ds) -> int:

@@ -31,10 +31,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robustlab.errors import InputError
+from robustlab.models.progress import TrainProgress
 
 __all__ = ["HFPairScorer", "HFTagger"]
 
-META_FILE = "robustlab_task_model.json"
+#: the same file name as every saved robustlab model; it names the family and the task
+META_FILE = "robustlab_model.json"
 
 
 def _decay_groups(model: Any, weight_decay: float) -> list[dict[str, Any]]:
@@ -51,7 +53,10 @@ class _HFTaskModel:
     """The fine-tuning loop and the load/save shared by the two models."""
 
     family: ClassVar[str] = ""
+    task: ClassVar[str] = ""
     auto_class: ClassVar[str] = ""
+    #: steps, loss and ETA on stderr while fitting (``robustlab train`` sets it)
+    show_progress: bool = False
 
     def __init__(self, checkpoint: str, steps: int = 300, lr: float = 5e-5, batch_size: int = 16,
                  max_length: int = 128, weight_decay: float = 0.01, warmup: float = 0.1,
@@ -129,7 +134,10 @@ class _HFTaskModel:
         sched = get_linear_schedule_with_warmup(opt, int(self.warmup * self.steps), self.steps)
         rng = np.random.default_rng(self.seed)
         order: list[int] = []
-        for _ in range(self.steps):
+        losses = []
+        bar = TrainProgress(self.steps, f"fine-tuning {self.family} ({self.task})",
+                            enabled=self.show_progress)
+        for step in range(1, self.steps + 1):
             if len(order) < self.batch_size:
                 order += rng.permutation(len(rows)).tolist()
             idx, order = order[: self.batch_size], order[self.batch_size:]
@@ -140,6 +148,11 @@ class _HFTaskModel:
             opt.step()
             sched.step()
             opt.zero_grad(set_to_none=True)
+            losses.append(loss.detach())
+            bar.update(step, losses[-1].item)  # read (a sync) only when a line is shown
+        bar.close()
+        self.losses_ = torch.stack(losses).float().cpu().tolist()
+        self.steps_ = self.steps
         model.eval()
         self.device_ = dev
 
@@ -180,10 +193,22 @@ class _HFTaskModel:
     def save(self, directory: str | os.PathLike[str]) -> None:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        self.model_.save_pretrained(d)
+        from robustlab.models.folder import saving
+
+        with saving(d):
+            self.model_.save_pretrained(d, safe_serialization=True)
         self.tokenizer_.save_pretrained(d)
-        meta = {"family": self.family, "params": {**self.get_params(), "checkpoint": str(d)}}
+        # the folder is the checkpoint now (it may be written under a temporary name and
+        # renamed): the params name only the checkpoint it was fine-tuned from
+        params = {k: v for k, v in self.get_params().items() if k not in ("device", "checkpoint")}
+        meta = {"family": self.family, "task": self.task, **self._meta(),
+                "params": {**params, "base_checkpoint": self.checkpoint},
+                "steps": getattr(self, "steps_", self.steps)}
         (d / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+    def _meta(self) -> dict[str, Any]:
+        """What the saved metadata says beyond family and params (the tag list of a tagger)."""
+        return {}
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], device: str | None = "auto") -> Any:
@@ -220,6 +245,7 @@ class HFTagger(_HFTaskModel):
     """A token classifier for NER (module docstring)."""
 
     family = "hf-tagger"
+    task = "ner"
     auto_class = "AutoModelForTokenClassification"
 
     def _encode(self, token_lists: Sequence[Sequence[str]]) -> tuple[list[dict], list[list]]:
@@ -259,6 +285,9 @@ class HFTagger(_HFTaskModel):
 
         return torch.tensor([t + [-100] * (width - len(t)) for t in targets], device=dev)
 
+    def _meta(self) -> dict[str, Any]:
+        return {"labels": list(self.tags_)}
+
     def _from_config(self, config: Any) -> None:
         self.tags_ = [config.id2label[i] for i in range(config.num_labels)]
 
@@ -287,6 +316,7 @@ class HFPairScorer(_HFTaskModel):
     """A regression head on text pairs for similarity (module docstring)."""
 
     family = "hf-pair-scorer"
+    task = "similarity"
     auto_class = "AutoModelForSequenceClassification"
 
     def _encode(self, pairs: Sequence[tuple[str, str]]) -> list[dict]:

@@ -29,9 +29,14 @@ import numpy as np
 
 from robustlab.errors import InputError
 
-__all__ = ["BowPairClassifier", "BowPairScorer", "FeatureTagger", "OverlapRanker"]
+__all__ = ["BASELINE_TASKS", "BowPairClassifier", "BowPairScorer", "FeatureTagger",
+           "OverlapRanker", "baseline_class"]
 
-META_FILE = "robustlab_baseline.json"
+#: the same file name as every saved robustlab model; it names the family and the task
+META_FILE = "robustlab_model.json"
+#: each baseline family and the task it does (``robustlab train --task T --model FAMILY``)
+BASELINE_TASKS = {"feature-tagger": "ner", "bow-pair-classifier": "pair",
+                  "bow-pair-scorer": "similarity", "overlap-ranker": "answer-selection"}
 _WORD = re.compile(r"\w+")
 
 
@@ -63,7 +68,9 @@ def _save(directory: str | os.PathLike[str], family: str, params: dict[str, Any]
     d.mkdir(parents=True, exist_ok=True)
     for name, arr in arrays.items():
         np.save(d / f"{name}.npy", np.asarray(arr), allow_pickle=False)
-    (d / META_FILE).write_text(json.dumps({"family": family, "params": params, **extra},
+    task = BASELINE_TASKS[family]
+    (d / META_FILE).write_text(json.dumps({"family": family, "task": task, "params": params,
+                                           **extra},
                                           indent=1), encoding="utf-8")
 
 
@@ -138,6 +145,7 @@ class FeatureTagger:
         _save(directory, self.family, {"C": self.C, "max_iter": self.max_iter, "seed": self.seed},
               {"coef": self.model_.coef_, "intercept": self.model_.intercept_},
               {"classes": [str(c) for c in self.model_.classes_],
+               "labels": [str(c) for c in self.model_.classes_],
                "features": self.vectorizer_.feature_names_})
 
     @classmethod
@@ -198,7 +206,7 @@ class BowPairClassifier:
         _save(directory, self.family, {"n_features": self.n_features, "C": self.C,
                                        "max_iter": self.max_iter, "seed": self.seed},
               {"coef": self.model_.coef_, "intercept": self.model_.intercept_},
-              {"classes": self.classes_})
+              {"classes": self.classes_, "labels": self.classes_})
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> BowPairClassifier:
@@ -306,3 +314,9 @@ class OverlapRanker:
         self.default_idf_ = float(meta["default_idf"])
         self.model_ = _linear("logistic", arr["coef"], arr["intercept"], [0, 1])
         return self
+
+
+def baseline_class(family: str) -> type:
+    """The baseline class of a family name in :data:`BASELINE_TASKS`."""
+    return {c.family: c for c in (FeatureTagger, BowPairClassifier, BowPairScorer,
+                                  OverlapRanker)}[family]

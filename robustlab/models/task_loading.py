@@ -15,14 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.models.task_baselines import BASELINE_TASKS  # baseline family -> task
 
 __all__ = ["check_model_task", "declared_task", "load_task_model", "model_tags"]
 
 #: the prefix of a model given from Python (robustlab.runs.inputs.OBJECT)
 OBJECT = "object:"
-#: baseline folders (robustlab.models.task_baselines): family -> task
-BASELINE_TASKS = {"feature-tagger": "ner", "bow-pair-classifier": "pair",
-                  "bow-pair-scorer": "similarity", "overlap-ranker": "answer-selection"}
 #: robustlab.models.hf_tasks folders: family -> task
 HF_TASK_FAMILIES = {"hf-tagger": "ner", "hf-pair-scorer": "similarity"}
 
@@ -132,15 +130,10 @@ def load_task_model(spec: str, task: str, device: str | None = None) -> Any:
     d = _folder(spec)
     if d is None:
         raise InputError(f"--model {spec}: no such model folder, and not in the local cache")
-    if (d / BASELINE_META).is_file():
-        family = _json(d / BASELINE_META).get("family")
-        cls = {c.family: c for c in (task_baselines.FeatureTagger,
-                                     task_baselines.BowPairClassifier,
-                                     task_baselines.BowPairScorer,
-                                     task_baselines.OverlapRanker)}.get(family)
-        if cls is None:
-            raise InputError(f"{d / BASELINE_META}: unknown baseline family {family!r:.60}")
-        return cls.load(d)
+    # every robustlab folder's metadata is robustlab_model.json: its family says which kind
+    family = _json(d / BASELINE_META).get("family") if (d / BASELINE_META).is_file() else None
+    if family in BASELINE_TASKS:
+        return task_baselines.baseline_class(family).load(d)
     model_task, _ = declared_task(spec)
     if model_task == "ner":
         return hf_tasks.HFTagger.load(d, device=device or "auto")

@@ -300,208 +300,277 @@ def _next_word(toks: list[Token], j: int, text: str) -> int | None:
 
 
 def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
-    """Finite verbs of ``text`` in order (see the module docstring for what is recognised)."""
-    toks = tokens(text) if toks is None else toks
-    verbs: list[Verb] = []
-    prev: Token | None = None  # last non-adverb token of the current clause
-    clause_has_main = False
-    skip_until = -1
-    subject: Token | None = None  # subject of the last clause, shared by "and writes"
-    in_pp = False  # a preposition was seen in this clause: "of horror films" is a noun phrase
-    rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
-    clause_start: Token | None = None  # first token of the current clause
-    causative = False  # a make/let/help/see/hear/watch form earlier in the clause
-    ends = [(m.start(), m.group()) for m in _SENTENCE_END.finditer(text)]
-    question = False
-    for i, t in enumerate(toks):
-        # whether this token's sentence is a question: its first end mark after it is "?"
-        question = next(("?" in mark for pos, mark in ends if pos >= t.end), False)
-        if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
-            prev, clause_has_main, subject, in_pp = None, False, None, False
-            clause_start, causative = None, False
-        if clause_start is None:
-            clause_start = t
-        if t.low in CAUSATIVES:
-            causative = True
+    """Finite verbs of ``text`` in order (see the module docstring for what is recognised).
+
+    One pass left to right (:class:`_VerbScan` holds the clause being read); each token is a
+    clause break, a word that is no finite verb here, a relative clause's verb, a bare
+    infinitive or possessive, an auxiliary, the verb of a question about its subject, or a
+    main verb after its subject: one named step each, tried in that order."""
+    scan = _VerbScan(text, tokens(text) if toks is None else toks)
+    for i, t in enumerate(scan.toks):
+        scan.token(i, t)
+    return scan.verbs
+
+
+class _VerbScan:
+    """What :func:`find_verbs` knows of the clause it is reading, and its steps."""
+
+    def __init__(self, text: str, toks: list[Token]) -> None:
+        self.text, self.toks = text, toks
+        self.verbs: list[Verb] = []
+        self.prev: Token | None = None  # last non-adverb token of the current clause
+        self.clause_has_main = False
+        self.skip_until = -1
+        self.subject: Token | None = None  # subject of the last clause, shared by "and writes"
+        self.in_pp = False  # a preposition was seen in this clause: "of horror films" is a noun phrase
+        self.rel: str | None = None  # a relative pronoun just opened the clause: "who plays", "that seems"
+        self.clause_start: Token | None = None  # first token of the current clause
+        self.causative = False  # a make/let/help/see/hear/watch form earlier in the clause
+        self.ends = [(m.start(), m.group()) for m in _SENTENCE_END.finditer(text)]
+        self.question = False
+
+    def token(self, i: int, t: Token) -> None:
+        """Read token ``i``: the steps in order; the first that settles the token ends it."""
+        self.open_clause(i, t)
         if t.low in CLAUSE_BREAK:
-            keep = t.low in ("and", "or", "but") and clause_has_main and subject is not None
-            prev, clause_has_main = None, False
-            clause_start, causative = None, False
-            in_pp = in_pp and t.low in ("and", "or")  # "a bag of golf and tennis clubs"
-            # "to seek and strike": infinitives, not a finite verb sharing the subject
-            keep = keep and not (i >= 2 and toks[i - 2].low == "to")
-            if keep and i + 1 < len(toks):
-                # coordinated finite verbs share their tense ("lacks ... and has"); a form of
-                # another tense is more likely a participle ("streamlined and thought out")
-                last = verbs[-1].tag if verbs else None
-                forms = [f for f in verb_forms(toks[i + 1].low) if (f[0] != "VBP" or
-                         _person(subject) != "3sg") and (last in (None, "MD") or f[0] == last)]
-                if forms and _aux_kind(toks[i + 1].low) is None:
-                    tag, lemma = forms[0]
-                    verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
-                                      False, None, verbs[-1].i if verbs else None))
-                    clause_has_main, skip_until, prev = True, i + 1, toks[i + 1]
-            else:
-                subject = None
-            rel = t.low if t.low in ("who", "which", "that") else None
-            if rel == "which" and question and (i == 0 or toks[i - 1].low in PREPOSITIONS):
-                rel = None  # "During which season do ...": a wh-determiner, not a relative
-            continue
-        if i <= skip_until or is_adverb(t.low):
-            continue
+            self.clause_break(i, t)
+            return
+        if i <= self.skip_until or is_adverb(t.low):
+            return
         if t.low in PREPOSITIONS:
-            in_pp = True
+            self.in_pp = True
         aux = _aux_kind(t.low)
         if aux is not None and i > 0 and t.text in ("May", "Will"):
             aux = None  # capitalised inside a sentence: a month or a name ("on May 15")
-        r, rel = rel, None
+        r, self.rel = self.rel, None
+        text = self.text
         hyphenated = "-" in t.text or text[t.start - 1 : t.start] == "-" \
             or text[t.end : t.end + 1] == "-"
+        if self.not_finite(i, t, aux):
+            self.prev = t
+            return
+        if aux is None and r is not None and not hyphenated and self.relative_verb(i, t, r):
+            return
+        if self.bare_or_possessive(i, t, aux):
+            self.prev = t
+            return
+        if aux is not None:
+            self.auxiliary(i, t, aux, r)
+            return
+        if self.subject_question(i, t, aux):
+            return
+        if not self.clause_has_main and self.prev is not None \
+                and self.prev.low not in NON_SUBJECT and _aux_kind(self.prev.low) is None \
+                and self.prev.low not in WH and not hyphenated:
+            self.verb_after_subject(i, t)
+        self.prev = t
+
+    def open_clause(self, i: int, t: Token) -> None:
+        """Whether ``t``'s sentence is a question (its first end mark after it is "?"); a
+        punctuation break before ``t`` starts a new clause."""
+        toks, text = self.toks, self.text
+        self.question = next(("?" in mark for pos, mark in self.ends if pos >= t.end), False)
+        if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
+            self.prev, self.clause_has_main, self.subject, self.in_pp = None, False, None, False
+            self.clause_start, self.causative = None, False
+        if self.clause_start is None:
+            self.clause_start = t
+        if t.low in CAUSATIVES:
+            self.causative = True
+
+    def clause_break(self, i: int, t: Token) -> None:
+        """A conjunction or relative pronoun: a new clause, whose finite verb may share the last
+        clause's subject ("reads and writes")."""
+        toks, verbs, subject = self.toks, self.verbs, self.subject
+        keep = t.low in ("and", "or", "but") and self.clause_has_main and subject is not None
+        self.prev, self.clause_has_main = None, False
+        self.clause_start, self.causative = None, False
+        self.in_pp = self.in_pp and t.low in ("and", "or")  # "a bag of golf and tennis clubs"
+        # "to seek and strike": infinitives, not a finite verb sharing the subject
+        keep = keep and not (i >= 2 and toks[i - 2].low == "to")
+        if keep and i + 1 < len(toks):
+            # coordinated finite verbs share their tense ("lacks ... and has"); a form of
+            # another tense is more likely a participle ("streamlined and thought out")
+            last = verbs[-1].tag if verbs else None
+            forms = [f for f in verb_forms(toks[i + 1].low) if (f[0] != "VBP" or
+                     _person(subject) != "3sg") and (last in (None, "MD") or f[0] == last)]
+            if forms and _aux_kind(toks[i + 1].low) is None:
+                tag, lemma = forms[0]
+                verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
+                                  False, None, verbs[-1].i if verbs else None))
+                self.clause_has_main, self.skip_until, self.prev = True, i + 1, toks[i + 1]
+        else:
+            self.subject = None
+        rel = t.low if t.low in ("who", "which", "that") else None
+        if rel == "which" and self.question and (i == 0 or toks[i - 1].low in PREPOSITIONS):
+            rel = None  # "During which season do ...": a wh-determiner, not a relative
+        self.rel = rel
+
+    def not_finite(self, i: int, t: Token, aux: tuple[str, str, str] | None) -> bool:
+        """``t`` is no finite verb here: an auxiliary after a modal or "to", the idiom "that
+        is", a preposition, a particle."""
+        toks, text, prev = self.toks, self.text, self.prev
         if aux is not None and prev is not None and (prev.low in MODALS or prev.low in (
                 "to", "having", "being") or (
                 i >= 2 and toks[i - 2].low in MODALS and prev is toks[i - 1]
                 and prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG)):
-            prev = t  # "might have", "to have", "could i have": not finite
-            continue
+            return True  # "might have", "to have", "could i have": not finite
         if t.low == "is" and i > 0 and toks[i - 1].low == "that" and (
                 i + 1 == len(toks) or _PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
-            prev = t  # the idiom "..., that is, ..."
-            continue
+            return True  # the idiom "..., that is, ..."
         if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
-            prev = t
-            continue
-        if aux is None and (t.low in PARTICLES or t.low == "like" and prev is not None
-                            and prev.low in LINKING):
-            prev = t  # "myers shows up", "banderas looks like": no verb "up" or "like"
-            continue
-        if aux is None and r is not None and not hyphenated:
-            forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]
-            nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
-            after = toks[i + 2] if i + 2 < len(toks) else None
-            if forms and nxt_tok is not None and after is not None and \
-                    _nounish(t.low, False) is not None and nxt_tok.low not in NON_SUBJECT and \
-                    _nounish(nxt_tok.low, False) is not None and \
-                    (_aux_kind(after.low) is not None or verb_forms(after.low)) and \
-                    not _PUNCT_BREAK.search(text, t.end, after.start):
-                forms = []  # "which mainstream audiences have": a noun phrase, not a verb
-            if forms:
-                tag, lemma = forms[0]
-                # the antecedent ("adults who grew") decides the person of a past form
-                person = "pl" if tag == "VBP" else _person(toks[i - 2] if i >= 2 else None)
-                verbs.append(Verb(i, "main", tag, lemma, None, False, person, False, None))
-                clause_has_main, subject, prev = True, None, t
-                continue
-        if aux is not None and causative and aux[1] == "VBP" and prev is not None \
+            return True
+        # "myers shows up", "banderas looks like": no verb "up" or "like"
+        return aux is None and (t.low in PARTICLES or t.low == "like" and prev is not None
+                                and prev.low in LINKING)
+
+    def relative_verb(self, i: int, t: Token, r: str) -> bool:
+        """The verb right after the relative pronoun ``r`` ("who plays"), if ``t`` is one."""
+        toks, text = self.toks, self.text
+        forms = [f for f in verb_forms(t.low) if f[0] != "VBP" or r != "that"]
+        nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
+        after = toks[i + 2] if i + 2 < len(toks) else None
+        if forms and nxt_tok is not None and after is not None and \
+                _nounish(t.low, False) is not None and nxt_tok.low not in NON_SUBJECT and \
+                _nounish(nxt_tok.low, False) is not None and \
+                (_aux_kind(after.low) is not None or verb_forms(after.low)) and \
+                not _PUNCT_BREAK.search(text, t.end, after.start):
+            forms = []  # "which mainstream audiences have": a noun phrase, not a verb
+        if forms:
+            tag, lemma = forms[0]
+            # the antecedent ("adults who grew") decides the person of a past form
+            person = "pl" if tag == "VBP" else _person(toks[i - 2] if i >= 2 else None)
+            self.verbs.append(Verb(i, "main", tag, lemma, None, False, person, False, None))
+            self.clause_has_main, self.subject, self.prev = True, None, t
+            return True
+        return False
+
+    def bare_or_possessive(self, i: int, t: Token, aux: tuple[str, str, str] | None) -> bool:
+        """A bare infinitive after a causative ("seen a remake do anything") or a possessive
+        "'s" ("the film 's plot"): no finite verb."""
+        prev = self.prev
+        if aux is not None and self.causative and aux[1] == "VBP" and prev is not None \
                 and prev.low not in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:
-            prev = t  # "seen a remake do anything": a bare infinitive
-            continue
-        host = toks[i - 1] if i > 0 else None  # "and that's": the host, not the clause's last word
-        if t.low == "'s" and (host is None or host.low not in S_HOSTS):
-            prev = t  # the possessive: "the film 's plot"
-            continue
-        if aux is not None:
-            nxt = _next_word(toks, i, text)
-            if t.low in CLITIC_AUX:
-                aux = _clitic_aux(t, toks[nxt] if nxt is not None else None)
-                assert aux is not None
-            kind, tag, lemma = aux
-            contracted = t.low in CONTRACTIONS
-            neg = i + 1 if i + 1 < len(toks) and toks[i + 1].low in NEGATORS else None
-            # a question's auxiliary precedes its subject: at the start of a clause (not a
-            # relative one), right after a wh-word, or after a wh-phrase ("How many hearts does")
-            wh_phrase = question and clause_start is not None and clause_start.low in WH \
-                and not clause_has_main and r is None
-            inverted = prev is None and r is None or prev is not None and prev.low in WH or wh_phrase
-            # outside a question an auxiliary after a comma or bracket is no inversion ("satire ,
-            # has a wickedly eccentric enchantment", "arvasu ( milind soman ) is in love")
-            inverted = inverted and question and nxt is not None and not t.low.startswith("'") and (
-                toks[nxt].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or toks[nxt].low in NON_SUBJECT
-                or question and not _is_participle(toks[nxt].low) and _aux_kind(toks[nxt].low) is None
-            )
-            main = None
-            nxt_forms = verb_forms(toks[nxt].low) if nxt is not None else ()
-            if kind == "do" and question and not inverted and neg is None and not contracted \
-                    and nxt is not None and not any(tg == "VBP" for tg, _ in nxt_forms):
-                # a do-auxiliary after a wh-phrase the rules above do not see as one ("What day
-                # and month did John Lennon die ?", "During which season do most thunderstorms
-                # occur ?", "What does `` Sitting Shiva '' mean ?"): a base verb after its
-                # subject makes it one, not a main verb to negate as "did not do"
-                late = _main_after_subject(toks, i, text, kind, coordinated=True)
-                if late is not None:
-                    inverted = True
-            if inverted and neg is None and not contracted:
-                main = _main_after_subject(toks, i, text, kind, coordinated=kind in ("do", "modal"))
-            elif kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
-                main = nxt
-            elif kind in ("do", "have") and not contracted and neg is None and not inverted and not (
-                nxt is not None and (kind == "have" and _is_participle(toks[nxt].low))
-            ):
-                if not (kind == "do" and main is not None):
-                    kind = "main"  # "has a car", "does his homework": do-support on negation
-            if not inverted:
-                who = prev
-            elif main is not None and main - 1 > i:
-                who = toks[main - 1]  # the subject's head: "does an *octopus* have"
-            elif nxt is not None:  # a copula: the noun before "of", "?" ("Columbus ' three ships")
-                k = nxt
-                while k + 1 < len(toks) and not _PUNCT_BREAK.search(text, toks[k].end, toks[k + 1].start) \
-                        and toks[k + 1].low not in PREPOSITIONS and toks[k + 1].low not in CLAUSE_BREAK \
-                        and not _is_participle(toks[k + 1].low) and not toks[k + 1].low.startswith("'"):
-                    k += 1
-                who = toks[k]
-            else:
-                who = None
-            verbs.append(Verb(i, kind, tag, lemma, neg, contracted, _person(who), inverted, main))
-            subject = prev if not inverted else None
-            if main is not None:
-                skip_until = main
-            clause_has_main = True
-            prev = t
-            continue
-        if question and not clause_has_main and prev is not None and prev is clause_start \
+            return True  # "seen a remake do anything": a bare infinitive
+        host = self.toks[i - 1] if i > 0 else None  # "and that's": the host, not the clause's last word
+        return t.low == "'s" and (host is None or host.low not in S_HOSTS)
+
+    def auxiliary(self, i: int, t: Token, aux: tuple[str, str, str], r: str | None) -> None:
+        """An auxiliary (be, do, have, a modal, a clitic): its kind, negation, inversion in a
+        question, the main verb it carries and its subject."""
+        toks, text, prev, question = self.toks, self.text, self.prev, self.question
+        clause_start, clause_has_main = self.clause_start, self.clause_has_main
+        nxt = _next_word(toks, i, text)
+        if t.low in CLITIC_AUX:
+            aux = _clitic_aux(t, toks[nxt] if nxt is not None else None)
+            assert aux is not None
+        kind, tag, lemma = aux
+        contracted = t.low in CONTRACTIONS
+        neg = i + 1 if i + 1 < len(toks) and toks[i + 1].low in NEGATORS else None
+        # a question's auxiliary precedes its subject: at the start of a clause (not a
+        # relative one), right after a wh-word, or after a wh-phrase ("How many hearts does")
+        wh_phrase = question and clause_start is not None and clause_start.low in WH \
+            and not clause_has_main and r is None
+        inverted = prev is None and r is None or prev is not None and prev.low in WH or wh_phrase
+        # outside a question an auxiliary after a comma or bracket is no inversion ("satire ,
+        # has a wickedly eccentric enchantment", "arvasu ( milind soman ) is in love")
+        inverted = inverted and question and nxt is not None and not t.low.startswith("'") and (
+            toks[nxt].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or toks[nxt].low in NON_SUBJECT
+            or question and not _is_participle(toks[nxt].low) and _aux_kind(toks[nxt].low) is None
+        )
+        main = None
+        nxt_forms = verb_forms(toks[nxt].low) if nxt is not None else ()
+        if kind == "do" and question and not inverted and neg is None and not contracted \
+                and nxt is not None and not any(tg == "VBP" for tg, _ in nxt_forms):
+            # a do-auxiliary after a wh-phrase the rules above do not see as one ("What day
+            # and month did John Lennon die ?", "During which season do most thunderstorms
+            # occur ?", "What does `` Sitting Shiva '' mean ?"): a base verb after its
+            # subject makes it one, not a main verb to negate as "did not do"
+            late = _main_after_subject(toks, i, text, kind, coordinated=True)
+            if late is not None:
+                inverted = True
+        if inverted and neg is None and not contracted:
+            main = _main_after_subject(toks, i, text, kind, coordinated=kind in ("do", "modal"))
+        elif kind == "do" and nxt is not None and any(tg == "VBP" for tg, _ in nxt_forms) and not inverted:
+            main = nxt
+        elif kind in ("do", "have") and not contracted and neg is None and not inverted and not (
+            nxt is not None and (kind == "have" and _is_participle(toks[nxt].low))
+        ):
+            if not (kind == "do" and main is not None):
+                kind = "main"  # "has a car", "does his homework": do-support on negation
+        if not inverted:
+            who = prev
+        elif main is not None and main - 1 > i:
+            who = toks[main - 1]  # the subject's head: "does an *octopus* have"
+        elif nxt is not None:  # a copula: the noun before "of", "?" ("Columbus ' three ships")
+            k = nxt
+            while k + 1 < len(toks) and not _PUNCT_BREAK.search(text, toks[k].end, toks[k + 1].start) \
+                    and toks[k + 1].low not in PREPOSITIONS and toks[k + 1].low not in CLAUSE_BREAK \
+                    and not _is_participle(toks[k + 1].low) and not toks[k + 1].low.startswith("'"):
+                k += 1
+            who = toks[k]
+        else:
+            who = None
+        self.verbs.append(Verb(i, kind, tag, lemma, neg, contracted, _person(who), inverted,
+                               main))
+        self.subject = prev if not inverted else None
+        if main is not None:
+            self.skip_until = main
+        self.clause_has_main = True
+        self.prev = t
+
+    def subject_question(self, i: int, t: Token, aux: tuple[str, str, str] | None) -> bool:
+        """A question about the subject: "Who wrote Hamlet ?"."""
+        prev = self.prev
+        if self.question and not self.clause_has_main and prev is not None \
+                and prev is self.clause_start \
                 and prev.low in ("who", "what", "which") and aux is None \
                 and _nounish(t.low, False) is None:
             past = [f for f in verb_forms(t.low) if f[0] == "VBD"]
             if past:  # a question about the subject: "Who wrote Hamlet ?"
-                verbs.append(Verb(i, "main", "VBD", past[0][1], None, False, "3sg", False, None))
-                clause_has_main, subject, prev = True, None, t
-                continue
-        if not clause_has_main and prev is not None and prev.low not in NON_SUBJECT \
-                and _aux_kind(prev.low) is None and prev.low not in WH and not hyphenated:
-            forms = verb_forms(t.low)
-            if forms:
-                person = _person(prev)
-                pronoun = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG
-                is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None
-                if in_pp and not pronoun and _nounish(t.low, False) is not None:
-                    is_subject = False  # "a bag of golf clubs": noun after a prepositional noun
-                if in_pp and not pronoun and _is_participle(t.low):
-                    is_subject = False  # "with the sound turned down", "of a person suspended"
-                if not pronoun and clause_start is not None and clause_start.low in ("a", "an") \
-                        and _is_participle(t.low):
-                    is_subject = False  # "a sham construct based on theory": a fragment
-                nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
-                if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
-                        and nxt_tok.low not in NON_SUBJECT and _nounish(nxt_tok.low, False) \
-                        and not verb_forms(nxt_tok.low) \
-                        and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
-                    is_subject = False  # "the best sports movie": a noun compound
-                if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
-                        and (_aux_kind(nxt_tok.low) is not None and nxt_tok.low not in CLITIC_AUX
-                             or is_adverb(nxt_tok.low) is False and verb_forms(nxt_tok.low)
-                             and _nounish(nxt_tok.low, False) is None) \
-                        and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
-                    is_subject = False  # "science fiction fans will stomp": the subject's noun
-                pick = None
-                for tag, lemma in forms:
-                    if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
-                            tag == "VBP" and person in ("pl", "1sg"):
-                        pick = (tag, lemma)
-                        break
-                if pick is not None and pick[0] == "VBP" and causative:
-                    pick = None  # "makes these lives count": a bare infinitive
-                if is_subject and pick is not None:
-                    verbs.append(Verb(i, "main", pick[0], pick[1], None, False, person, False, None))
-                    clause_has_main, subject = True, prev
-        prev = t
-    return verbs
+                self.verbs.append(Verb(i, "main", "VBD", past[0][1], None, False, "3sg", False,
+                                       None))
+                self.clause_has_main, self.subject, self.prev = True, None, t
+                return True
+        return False
+
+    def verb_after_subject(self, i: int, t: Token) -> None:
+        """A main verb after its subject, in the person of the subject."""
+        toks, text, prev = self.toks, self.text, self.prev
+        in_pp, clause_start, causative = self.in_pp, self.clause_start, self.causative
+        forms = verb_forms(t.low)
+        if forms:
+            person = _person(prev)
+            pronoun = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG
+            is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None
+            if in_pp and not pronoun and _nounish(t.low, False) is not None:
+                is_subject = False  # "a bag of golf clubs": noun after a prepositional noun
+            if in_pp and not pronoun and _is_participle(t.low):
+                is_subject = False  # "with the sound turned down", "of a person suspended"
+            if not pronoun and clause_start is not None and clause_start.low in ("a", "an") \
+                    and _is_participle(t.low):
+                is_subject = False  # "a sham construct based on theory": a fragment
+            nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
+            if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
+                    and nxt_tok.low not in NON_SUBJECT and _nounish(nxt_tok.low, False) \
+                    and not verb_forms(nxt_tok.low) \
+                    and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                is_subject = False  # "the best sports movie": a noun compound
+            if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
+                    and (_aux_kind(nxt_tok.low) is not None and nxt_tok.low not in CLITIC_AUX
+                         or is_adverb(nxt_tok.low) is False and verb_forms(nxt_tok.low)
+                         and _nounish(nxt_tok.low, False) is None) \
+                    and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                is_subject = False  # "science fiction fans will stomp": the subject's noun
+            pick = None
+            for tag, lemma in forms:
+                if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
+                        tag == "VBP" and person in ("pl", "1sg"):
+                    pick = (tag, lemma)
+                    break
+            if pick is not None and pick[0] == "VBP" and causative:
+                pick = None  # "makes these lives count": a bare infinitive
+            if is_subject and pick is not None:
+                self.verbs.append(Verb(i, "main", pick[0], pick[1], None, False, person, False,
+                                       None))
+                self.clause_has_main, self.subject = True, prev

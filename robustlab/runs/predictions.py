@@ -48,8 +48,10 @@ def prediction_rows(originals: Sequence[Any], perturbed: Sequence[Any], labels: 
 
 def _cells(store: Any) -> dict[str, dict[str, Any]]:
     """cell -> params, with the cell's CheckList test (``test``: INV unless an eval cell of a
-    label-changing perturbation stored DIR or changed, :mod:`robustlab.metrics.checklist_tests`)."""
-    return {c.key: {**c.params, "test": (c.result or {}).get("test", "INV")}
+    label-changing perturbation stored DIR or changed, :mod:`robustlab.metrics.checklist_tests`;
+    eval and robustness cells store it)."""
+    return {c.key: {**c.params, "test": (c.result or {}).get("test", "INV"),
+                    "expectation": (c.result or {}).get("expectation")}
             for c in store.cells("done")}
 
 
@@ -88,7 +90,7 @@ def failure_summary(store: Any) -> list[dict[str, Any]]:
                 continue
         out.append({"cell": key, "model": params.get("model"),
                     "perturbation": params.get("perturbation"), "seed": params.get("seed"),
-                    "test": params["test"], "n": n, "pass": n - fail, "fail": fail,
+                    "test": params["test"], "expectation": params["expectation"], "n": n, "pass": n - fail, "fail": fail,
                     "fail_rate": fail / n if n else math.nan})
     return out
 
@@ -168,6 +170,7 @@ def write_failure_report(store: Any, out_dir: str | os.PathLike[str]) -> list[st
         return []
     out = Path(out_dir)
     write_rows(out / "failures.csv", summary,
-               columns=["model", "perturbation", "seed", "n", "pass", "fail", "fail_rate"])
+               columns=["model", "perturbation", "seed", "test", "expectation", "n", "pass",
+                        "fail", "fail_rate"])
     export_examples(examples, out / "failing_examples.csv")
     return ["failures.csv", "failing_examples.csv"]

@@ -425,6 +425,29 @@ class Outcome:
     report: RunReport
 
 
+#: the keyword arguments that say how a study runs from Python (``robustlab.run``'s ``how``)
+HOW = tuple(f.name for f in dataclasses.fields(RunContext))
+
+
+def context(**how: Any) -> RunContext:
+    """The run context of :func:`robustlab.run`'s ``how`` (RunContext's fields; ``trusted``
+    True by default: specs written in the caller's own Python may name ``module:Class``). An
+    unknown keyword is a TypeError naming the known ones, raised before anything is written."""
+    unknown = sorted(set(how) - set(HOW))
+    if unknown:
+        raise TypeError(f"robustlab.run: unknown option(s) {', '.join(unknown)}; how a study "
+                        f"runs is one of {', '.join(HOW)}")
+    return RunContext(**{"trusted": True, **how})
+
+
+def run_with(study: Study, out: str | os.PathLike[str], **how: Any) -> Outcome:
+    """Run the study object ``study`` into ``out`` as :func:`robustlab.run` does (the one Python
+    entry point: it resolves a configuration to its study through the registry, then comes
+    here). A kind's Python wrapper that builds a study around runtime objects (a model, data)
+    calls this, so every Python route builds its context, and stores it, the same way."""
+    return run_study(study, out, context(**how))
+
+
 def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> Outcome:
     """The lifecycle of every study (module docstring). Re-running the same study into the same
     ``out`` resumes it; a different study there is refused naming what differs."""
@@ -459,6 +482,10 @@ def run_study(study: Study, out: str | Path, ctx: RunContext | None = None) -> O
                        inputs=plan.pins)
         store.set_meta(CONFIG_FORMAT_KEY, CONFIG_FORMAT)
         store.set_meta(RUN_CONTEXT_KEY, json.dumps(ctx.stored()))
+        from robustlab.resources import SHARED_KEY, recorded_shared
+
+        if store.meta(SHARED_KEY) is None:  # the first start's: a resume reads it back
+            store.set_meta(SHARED_KEY, json.dumps(recorded_shared()))
         report = run_cells(store, plan.cells, plan.cell_fn, executor=ctx.executor,
                            workers=ctx.workers, progress=ctx.progress, desc=study.kind,
                            **backend)
@@ -648,4 +675,4 @@ def summary_base(study: Study, store: RunStore, report: RunReport) -> dict[str, 
 
 
 __all__ = ["CONFIG_FORMAT", "CONFIG_FORMAT_KEY", "RUN_CONTEXT_KEY", "InputItem", "config_differences", "Outcome", "Plan", "RunContext", "Study", "StudyConfig",
-           "command_line", "run_study", "study_of", "summary_base"]
+           "HOW", "command_line", "context", "run_study", "run_with", "study_of", "summary_base"]

@@ -11,7 +11,8 @@
   training): kind ``eval``.
 
 Each package holds its configuration (a :class:`robustlab.runs.study.StudyConfig`), its cells
-and cell function, its summary, figures, report section and TUI screen, and declares its kinds
+and cell function, its summary, figures, report section, command, TUI screen and the view the
+screen reads (``view.py``), and declares its kinds
 once (``KINDS``, :class:`robustlab.studies.kind.StudyKind`). :data:`PACKAGES` lists the
 packages — a new kind is a new package and one line there — and everything that dispatches on a
 run's kind reads :func:`kinds` / :func:`find`: :func:`study_from_config` rebuilds any kind from

@@ -18,7 +18,8 @@ loads the screen, the report its section, the command line its command). The par
 * ``screen`` — a TUI screen class taking the run directory: the run's results; without one the
   TUI shows the generic summary screen;
 * ``command`` — a module with ``register(subparsers)`` adding the kind's command(s) to
-  ``robustlab`` (the built-in kinds keep theirs in :mod:`robustlab.commands`).
+  ``robustlab`` (listed by the kind's name; ``robustlab <kind name or alias>`` loads only it).
+  :mod:`robustlab.commands` keeps the practitioner tools that are no study kind.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
+from robustlab.resources import SHARED_KEY
 from robustlab.runs.inputs import split_config
 from robustlab.runs.store import STORE_NAME, RunStore, StoreError, recovery_hint
 from robustlab.runs.study import CONFIG_FORMAT_KEY, RUN_CONTEXT_KEY, RunContext, command_line
@@ -50,6 +51,9 @@ class StoredStudy:
     links: dict[str, Path] = dataclasses.field(default_factory=dict)
     #: how the run last ran (:meth:`RunContext.from_stored`: checked entries only)
     context: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: the shared folder recorded at the run's first start (raw meta, checked where used:
+    #: :func:`robustlab.resources.use_recorded_shared`); None for runs that recorded none
+    shared: str | None = None
 
     @property
     def command(self) -> str:
@@ -77,6 +81,7 @@ def load(run_dir: str | Path, *, trusted: bool = False) -> StoredStudy:
                 info = store.run_info()
                 current = store.meta(CONFIG_FORMAT_KEY) is not None
                 context = RunContext.from_stored(store.meta(RUN_CONTEXT_KEY))
+                shared = store.meta(SHARED_KEY)
         except StoreError as exc:
             raise InputError(str(exc)) from exc
         if info is None:
@@ -84,9 +89,9 @@ def load(run_dir: str | Path, *, trusted: bool = False) -> StoredStudy:
         config, _ = split_config(info.config)
         if current:
             return StoredStudy(run_dir, _study(info.kind, config, trusted, where), run_dir,
-                               STORE_NAME, context=context)
+                               STORE_NAME, context=context, shared=shared)
         stored = _migrate(run_dir, info.kind, config, info.command, trusted, where)
-        stored.context = context
+        stored.context, stored.shared = context, shared
         return stored
     if (run_dir / "worker.json").exists():
         raise InputError(f"{where}: its worker stopped before it created its run store, so "

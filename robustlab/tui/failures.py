@@ -96,8 +96,18 @@ def load_failures(path: str | os.PathLike[str]) -> FailuresView:
             s["test"] = rule(s["test"])
     ordered = sorted(summary, key=lambda s: -(s["fail_rate"] or 0))  # worst first
     # a model path by its last component on screen; the row's key finds the full cell
-    rows = [[short_model(s[c]) if c == "model" else s.get(c, "INV") if c == "test" else s[c]
-             for c in SUMMARY_COLUMNS] for s in ordered]
+    from robustlab.metrics.checklist_tests import header
+
+    def cell(s: dict, c: str):
+        if c == "model":
+            return short_model(s[c])
+        if c == "test":  # INV / DIR flip / changed (which has no pass/fail)
+            return header(s.get("test", "INV"), s.get("expectation"))
+        if s.get("test") == "changed" and c in ("pass", "fail", "fail_rate"):
+            return None
+        return s[c]
+
+    rows = [[cell(s, c) for c in SUMMARY_COLUMNS] for s in ordered]
     return FailuresView(Table("pass/fail per model × perturbation × seed", SUMMARY_COLUMNS, rows,
                               heat=["fail_rate"], labels=_LABELS,
                               keys=[s["cell"] for s in ordered]), examples, skipped,

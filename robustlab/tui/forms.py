@@ -178,7 +178,7 @@ def semantic_check(args: argparse.Namespace) -> None:
     """The pre-run checks of the command ``args`` parsed into (raise on a bad option).
 
     Every command declares them with ``set_defaults(check=fn)`` (the study commands through
-    :func:`robustlab.commands.learnability.add_study_options`), the same hook
+    :func:`robustlab.studies.learnability.command.add_study_options`), the same hook
     :func:`robustlab.cli.main` runs before the handler.
     """
     hook = getattr(args, "check", None)

@@ -453,7 +453,8 @@ def resume(run_dir: str | os.PathLike[str], *, plan: ResumePlan | None = None,
     if plan.run_dir != run_dir:
         raise InputError(f"the plan is for {plan.run_dir}, not {run_dir}")
     # the shared folder as seen from where the TUI runs (the run directory's ../shared is
-    # somewhere else); a path from this process, nothing read from the run directory
+    # somewhere else): only a fallback, `robustlab resume` uses the one the run recorded at
+    # its first start when that folder still exists (resources.use_recorded_shared)
     env = {**(ROBUSTLAB_ENV if not program else {}), **resource_env()}
     return spawn_detached(plan.argv, run_dir, cwd=plan.cwd, env=env or None)
 

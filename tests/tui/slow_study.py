@@ -20,6 +20,12 @@ from robustlab.runs.store import Cell, RunStore
 
 
 def sleepy_cell(kind: str, params: dict) -> dict:
+    """Sleeps ``delay``; with ``hold`` set, cells from ``hold_from`` on first wait while the
+    file ``hold`` exists: a stop test releases them (or never does) on its own event, so a
+    loaded machine cannot let the run finish before Stop arrives."""
+    if params.get("hold") and params["i"] >= params.get("hold_from", 2):
+        while Path(params["hold"]).exists():
+            time.sleep(0.02)
     time.sleep(params["delay"])
     return {"i": params["i"], "square": params["i"] ** 2, "seconds": params["delay"]}
 
@@ -32,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cells", type=int, default=6, help="number of cells")
     p.add_argument("--delay", type=float, default=0.3, help="seconds per cell")
     p.add_argument("--mode", choices=["fast", "thorough"], default="fast", help="a choice")
+    p.add_argument("--hold", help="cells from --hold-from on wait while this file exists")
+    p.add_argument("--hold-from", type=int, default=2, help="the first cell --hold holds")
     return parser
 
 
@@ -43,13 +51,17 @@ def main(argv: list[str]) -> int:
             config = store.run_info().config
         argv = ["sleepy", "--out", str(out), "--cells", str(config["cells"]), "--delay",
                 str(config["delay"])]
+        if config.get("hold"):
+            argv += ["--hold", config["hold"], "--hold-from", str(config["hold_from"])]
     args = build_parser().parse_args(argv)
     out = Path(args.out)
     store = RunStore(out)
     config = {"cells": args.cells, "delay": args.delay}
+    held = {"hold": args.hold, "hold_from": args.hold_from} if args.hold else {}
+    config.update(held)
     command = shlex.join(["python", str(Path(__file__).resolve()), *argv])
     store.init_run("sleepy", out.name, config, command=command)
-    cells = [Cell(key=f"i={i:03d}", kind="sleepy", params={"i": i, "delay": args.delay})
+    cells = [Cell(key=f"i={i:03d}", kind="sleepy", params={"i": i, "delay": args.delay, **held})
              for i in range(args.cells)]
     report = run_cells(store, cells, sleepy_cell, progress=False)
     store.set_run_status("done" if report.complete else "failed")

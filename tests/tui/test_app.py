@@ -8,12 +8,13 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from robustlab.cli import build_parser
+from robustlab.studies.cross_domain.screen import CrossDomainScreen
+from robustlab.studies.learnability.screen import LearnabilityScreen
+from robustlab.studies.second_order.attack_screen import AttackScreen
+from robustlab.studies.second_order.bias_screen import BiasScreen
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.messages import RunProgress
-from robustlab.tui.screens.attack import AttackScreen
-from robustlab.tui.screens.bias import BiasScreen
-from robustlab.tui.screens.crossdomain import CrossDomainScreen
-from robustlab.tui.screens.learnability import LearnabilityScreen
+from robustlab.tui.screens.dialogs import ConfirmScreen, ExportScreen
 from robustlab.tui.screens.progress import ProgressScreen
 from robustlab.tui.screens.runs import RunsScreen
 from robustlab.tui.widgets.heat_table import HeatTable
@@ -27,13 +28,26 @@ def text_of(widget: Static | None) -> str:
     return content.plain if isinstance(content, Text) else str(content)
 
 
-async def wait_for(pilot, predicate, timeout: float = 10.0) -> None:
-    """Pause until ``predicate()`` holds (workers report asynchronously)."""
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
+async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
+    """Pause until ``predicate()`` holds (workers report asynchronously): an event with a
+    generous ceiling on the monotonic clock, never a fixed sleep then an assert, so a loaded
+    machine only makes it slower (tests pass under load, issue 35)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached in {timeout:g} s")
         await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
+
+
+async def settled(pilot) -> None:
+    """Wait until what a key started is drawn: scheduled animations done, then the screen's
+    message queue processed (Textual's own events, not a fixed clock). Loaders are waited on
+    by the callers' conditions (``view is not None``): the runs list polls forever, so "every
+    worker finished" never comes."""
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 async def open_run(pilot, app, name: str) -> None:
@@ -44,7 +58,7 @@ async def open_run(pilot, app, name: str) -> None:
     screen.query_one("#runs", DataTable).move_cursor(row=row)
     await pilot.pause()
     await pilot.press("enter")
-    await pilot.pause(0.1)
+    await wait_for(pilot, lambda: app.screen is not screen)  # the run's screen is up
 
 
 async def test_runs_list_shows_every_run_with_its_status(runs, settings):
@@ -76,9 +90,10 @@ async def test_corrupt_and_missing_stores_give_a_message_not_a_crash(runs, setti
         assert [r.status for r in screen.runs] == ["corrupt", "missing"]
         assert "not a readable robustlab store" in text_of(screen.query_one("#run-detail"))
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, RunsScreen)  # no screen opened on an unreadable run
-        assert any("not a readable" in n.message for n in app._notifications)
+        # its answer is a notification (the event), and no screen opened on an unreadable run
+        await wait_for(pilot, lambda: any("not a readable" in n.message
+                                          for n in app._notifications))
+        assert isinstance(app.screen, RunsScreen)
         # a results screen pointed at a corrupt store shows the error in place
         app.open_results(runs["corrupt"], "attack")
         await wait_for(pilot, lambda: isinstance(app.screen, AttackScreen) and
@@ -166,7 +181,7 @@ async def test_learnability_screen_table_curves_scatter_and_export(runs, setting
         assert screen.query_one("#curve", SpecPlot).spec.series[0].label == "cnn / negate"
         # export the (sorted) table from the screen
         await pilot.press("e")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
         path_input = app.screen.query_one("#path")
         path_input.value = str(tmp_path / "pairs.csv")
         await pilot.press("enter")
@@ -175,13 +190,15 @@ async def test_learnability_screen_table_curves_scatter_and_export(runs, setting
         assert rows[0][:3] == ["model", "perturbation", "avg_learnability"]
         assert rows[1][:2] == ["cnn", "negate"] and len(rows) == 7
         # and a plot to PNG
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.screen is screen)  # the export dialog closed
         await pilot.press("e")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen))
         from textual.widgets import Select
 
-        app.screen.query_one("#what", Select).value = "learnability vs robustness"
-        await pilot.pause(0.1)
+        what, path = app.screen.query_one("#what", Select), app.screen.query_one("#path")
+        what.value = "learnability vs robustness"
+        # the dialog's answer to the choice (its default file name), before ours replaces it
+        await wait_for(pilot, lambda: path.value.endswith(".png"))
         app.screen.query_one("#path").value = str(tmp_path / "scatter.png")
         await pilot.press("enter")
         await wait_for(pilot, lambda: (tmp_path / "scatter.png").exists())
@@ -241,13 +258,14 @@ async def test_delete_asks_for_confirmation(settings, tmp_path):
     app = RobustlabApp([run], settings)
     async with app.run_test(size=(100, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.screen.runs) == 1)
+        runs_screen = app.screen
         await pilot.press("d")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.screen is runs_screen)  # answered: the dialog closed
         assert run.exists()
         await pilot.press("d")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_for(pilot, lambda: not run.exists())
 
@@ -260,3 +278,27 @@ async def test_no_runs_yet_is_an_empty_list_with_a_hint(tmp_path):
         await wait_for(pilot, lambda: "No runs yet" in text_of(
             app.screen.query_one("#run-detail", Static)))
         assert app.screen.query_one("#runs", DataTable).row_count == 0
+
+
+async def test_a_finished_learnability_run_without_its_summary_is_not_in_progress(settings,
+                                                                                  tmp_path):
+    """Issue 32's "62/62 … run in progress": every cell of a learnability run done but its
+    summary.json not written yet (a resume writing it, a worker stopped before) must not say
+    "run in progress", and the screen must pick the summary up when it comes."""
+    from tui import fixtures
+
+    run = fixtures.learnability(tmp_path / "runs" / "learn-resumed")
+    summary = (run / "summary.json").read_bytes()
+    (run / "summary.json").unlink()
+    app = RobustlabApp([run.parent], settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_run(pilot, app, run.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, LearnabilityScreen)
+                       and app.screen.view is not None, timeout=60)
+        status = text_of(app.screen.query_one("#status"))
+        assert "every cell done; summary not written yet" in status
+        assert "in progress" not in status
+        (run / "summary.json").write_bytes(summary)
+        await wait_for(pilot, lambda: not app.screen.view.partial, timeout=60)
+        status = text_of(app.screen.query_one("#status"))
+        assert "summary not written" not in status and "pairs" in status

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from robustlab.runs.store import RunStore
+from robustlab.studies.eval.screen import EvalScreen
 from robustlab.studies.learnability.predictions import failing_examples
 from robustlab.tui.app import RobustlabApp
-from robustlab.tui.screens.eval import EvalScreen
 from robustlab.tui.screens.failures import FailuresScreen
 from robustlab.tui.specs import fmt
 
@@ -169,7 +169,7 @@ async def test_an_endpoint_run_shows_requests_tokens_and_invalid_answers(llm_run
         rendered = [strip.text for strip in status.render_lines(status.region.reset_offset)]
         assert any(want in line for line in rendered)
     # during a run (no summary yet): the same line, from the store and the finished cells
-    from robustlab.tui.results import load_eval
+    from robustlab.studies.eval.view import load_eval
 
     (llm_run / "summary.json").unlink()
     view = load_eval(llm_run)

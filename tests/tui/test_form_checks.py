@@ -61,14 +61,17 @@ async def test_a_rejected_form_stays_filled_with_the_error_beside_the_field(tmp_
             "learnability")
         await wait_for(pilot, lambda: screen.recipe is not None
                        and screen.recipe.name == "learnability")
-        await pilot.pause(0.2)
+        # the form of that recipe is built (its fields mounted)
+        await wait_for(pilot, lambda: bool(screen.query(f"#f{screen._gen}-out")))
         screen.field("model").value = "bow"
         screen.field("seeds").value = "0,x"
         screen.field("out").value = "runs/bad"
         await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error, 30)
         await pilot.press("ctrl+l")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, NewStudyScreen)  # refused, nothing launched
+        # its answer: "cannot launch" (the event); refused, nothing launched
+        await wait_for(pilot, lambda: any("cannot launch" in n.message
+                                          for n in app._notifications))
+        assert isinstance(app.screen, NewStudyScreen)
         assert not (tmp_path / "runs" / "bad").exists()
         assert screen.field("model").value == "bow" and screen.field("seeds").value == "0,x"
         beside = screen.query_one(f"#e{screen._gen}-seeds")

@@ -21,6 +21,7 @@ from robustlab.cli import build_parser
 from robustlab.procs import pid_alive
 from robustlab.textfmt import printable
 from robustlab.tui.app import RobustlabApp, Settings
+from robustlab.tui.plain import plain
 from robustlab.tui.screens.dialogs import ConfirmScreen
 from robustlab.tui.screens.failures import FailuresScreen
 from robustlab.tui.screens.progress import ProgressScreen
@@ -29,7 +30,7 @@ from tui import hostile
 from tui.hostile import NAMED, NAMED_SHOWN, PAYLOAD, SHOWN, SHOWN_ALL, raw_controls
 
 from .conftest import make_settings
-from .test_app import text_of, wait_for
+from .test_app import settled, text_of, wait_for
 
 SIZE = (80, 24)
 
@@ -56,9 +57,12 @@ async def pick(pilot, app, name: str) -> RunsScreen:
     screen = app.screen
     assert isinstance(screen, RunsScreen)
     await wait_for(pilot, lambda: name in [r.path.name for r in screen.runs])
-    screen.query_one("#runs", DataTable).move_cursor(
-        row=[r.path.name for r in screen.runs].index(name))
-    await pilot.pause(0.1)
+    run = next(r for r in screen.runs if r.path.name == name)
+    screen.query_one("#runs", DataTable).move_cursor(row=screen.runs.index(run))
+    # the detail pane follows the cursor: its first line is the run's path, as plain text
+    shown = plain(run.path).plain
+    await wait_for(pilot, lambda: text_of(screen.query_one("#run-detail")).startswith(shown))
+    await pilot.pause()  # and the screen has drawn it
     return screen
 
 
@@ -87,14 +91,14 @@ async def test_results_screens(bad, settings, name, expect):
         screen = await pick(pilot, app, name)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is not screen
-                       and getattr(app.screen, "view", None) is not None)
-        await pilot.pause(0.3)
+                       and getattr(app.screen, "view", None) is not None
+                       and expect in screen_text(app))
         shown = assert_clean(app)
         assert expect in shown, shown
         assert app.screen.sub_title == printable(str(bad[name]))
         for key in ("down", "down", "o", "1", "2", "3", "4", "5", "1"):  # rows, sort, tabs, plots
             await pilot.press(key)
-            await pilot.pause(0.1)
+            await settled(pilot)
             assert_clean(app)
 
 
@@ -124,7 +128,7 @@ async def test_failing_examples_screen(bad, settings):
         await wait_for(pilot, lambda: isinstance(app.screen, FailuresScreen)
                        and app.screen.view is not None)
         screen = app.screen
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: text_of(screen.query_one("#fail-detail")).startswith("- "))
         detail = text_of(screen.query_one("#fail-detail"))
         assert detail.startswith("- ") and "\n+ " in detail and SHOWN_ALL in detail
         assert len(detail.splitlines()) == 2  # U+2028 in a text cannot add a line
@@ -141,7 +145,7 @@ async def test_failing_examples_screen(bad, settings):
         assert screen.shown and all(e["perturbation"] == f"typo{PAYLOAD}" for e in screen.shown)
         assert "failing examples · cnn\\x1b]0;pwned" in assert_clean(app)  # the border title
         await pilot.press("slash", *"[/b]")  # the filter takes markup as text
-        await pilot.pause(0.3)
+        await settled(pilot)
         assert_clean(app)
 
 
@@ -152,7 +156,8 @@ async def test_progress_screen_log_tail_and_cell_error(bad, settings):
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen)
                        and app.screen.progress is not None)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: f"loading {SHOWN[0]}" in text_of(
+            app.screen.query_one("#log")) and "more in worker.log" in screen_text(app))
         log = text_of(app.screen.query_one("#log"))
         assert f"loading {SHOWN[0]}" in log and f"RuntimeError: worker died {SHOWN[0]}" in log
         shown = assert_clean(app)
@@ -160,7 +165,8 @@ async def test_progress_screen_log_tail_and_cell_error(bad, settings):
         await pilot.press("f", "f")  # failed cells: the hostile error under the table
         await wait_for(pilot, lambda: app.screen.filter == "failed"
                        and app.screen.progress.shown_of == 1)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "ValueError" in text_of(
+            app.screen.query_one("#error-detail")))
         assert "ValueError: \\x1b]0;pwned" in text_of(app.screen.query_one("#error-detail"))
         assert_clean(app)
 
@@ -177,7 +183,7 @@ async def test_form_error_with_markup_typed_one_character_at_a_time(tmp_path):
             "learnability")
         await wait_for(pilot, lambda: screen.recipe is not None
                        and screen.recipe.name == "learnability")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: bool(screen.query(f"#f{screen._gen}-out")))  # its form
         screen.field("model").value = "bow"  # the --dataset check is the first to fail
         field = screen.field("dataset")
         field.value = ""
@@ -185,19 +191,19 @@ async def test_form_error_with_markup_typed_one_character_at_a_time(tmp_path):
         await pilot.press("h")  # "h" is no dataset: the message lists hf:NAME[/CONFIG]
         await wait_for(pilot, lambda: screen.error is not None
                        and "hf:NAME[/CONFIG]" in screen.error, 30)
-        await pilot.pause(0.3)
-        assert "hf:NAME[/CONFIG]" in text_of(screen.query_one(f"#e{screen._gen}-dataset"))
+        await wait_for(pilot, lambda: "hf:NAME[/CONFIG]" in text_of(
+            screen.query_one(f"#e{screen._gen}-dataset")))
         assert_clean(app)
         for ch in "f:x[/y]":
             await pilot.press(ch)
-            await pilot.pause(0.05)
+            await settled(pilot)
             assert_clean(app)
         await wait_for(pilot, lambda: field.value == "hf:x[/y]" and screen.error is None, 30)
         assert "--dataset 'hf:x[/y]'" in text_of(screen.query_one("#command"))
         field.value = ""
         field.post_message(events.Paste(f"data{PAYLOAD}.tsv"))  # a hostile name pasted
         await wait_for(pilot, lambda: screen.error is not None and "data" in screen.error, 30)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: SHOWN[0] in screen_text(app))
         # the field holds what it shows (Input pastes the first line: up to U+2028)
         assert field.value == "data" + SHOWN_ALL.split("\\u2028")[0]
         assert SHOWN[0] in assert_clean(app)
@@ -217,18 +223,20 @@ async def test_confirm_dialog_fits_80x24_and_scrolls_to_the_end(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         app.push_screen(ConfirmScreen(f"Resume {tmp_path}? This runs:", detail=detail),
                         answers.append)
-        await pilot.pause(0.3)
+        # laid out: its buttons, and the note that text is hidden below (set once it is sized)
+        await wait_for(pilot, lambda: "No (n)" in screen_text(app)
+                       and "more lines" in screen_text(app))
         shown = assert_clean(app)
         assert _buttons_on_screen(app) and "Yes (y)" in shown and "No (n)" in shown
         assert "Resume" in shown and "LAST LINE" not in shown
         assert "more lines" in shown  # the box says text is hidden below
         await pilot.press("end")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "LAST LINE" in screen_text(app))
         shown = assert_clean(app)
         assert "LAST LINE" in shown and _buttons_on_screen(app)
         assert "config line 39:" in shown and "config line 38:" in shown
         await pilot.press("n")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: answers)  # the dialog answered
     assert answers == [False]
 
 
@@ -239,12 +247,13 @@ async def test_delete_confirmation_of_a_hostile_run_name(bad, settings):
         await pilot.press("d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen)
                        and app.screen.query(Button))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "named-\\x1b]0;pwned-title\\x07" in screen_text(app)
+                       and _buttons_on_screen(app))  # the dialog drawn, its name escaped
         shown = assert_clean(app)
         assert "named-\\x1b]0;pwned-title\\x07" in shown
         assert _buttons_on_screen(app)
         await pilot.press("n")
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))  # answered
         assert bad["named"].exists()
 
 
@@ -252,7 +261,8 @@ async def test_notifications_are_plain_text(settings, tmp_path):
     app = RobustlabApp([tmp_path / "none"], settings)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         app.notify(f"saved {PAYLOAD}", title=f"t{PAYLOAD}")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: "saved" in screen_text(app)
+                       and "\\x1b]0;pwned-title\\x07" in screen_text(app))
         shown = assert_clean(app)  # the toast folds the long escaped word onto its own lines
         assert "saved" in shown and "\\x1b]0;pwned-title\\x07" in shown and "t\\x1b]0;" in shown
 
@@ -270,8 +280,10 @@ async def test_stop_from_the_tui_escalates_and_says_so(tmp_path):
         async with app.run_test(size=(120, 30), notifications=True) as pilot:
             await pick(pilot, app, "stubborn")
             await pilot.press("s")
-            await wait_for(pilot, lambda: proc.poll() is not None, 30)
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: proc.poll() is not None, 60)
+            # Stop's third toast says how it ended (the worker is gone before it is written)
+            await wait_for(pilot, lambda: len(app._notifications) >= 3
+                           and "did not stop after SIGINT; sent SIGTERM" in screen_text(app))
             said = [n.message for n in app._notifications]
             assert said[0] == (f"sent SIGINT (Ctrl-C) to worker {proc.pid}; waiting up to 1 s "
                                "for it to stop")

@@ -79,8 +79,10 @@ def _gone(pid: int, seconds: float = 120.0) -> bool:
 
 
 async def test_stop_and_resume_a_detached_run(settings, tmp_path):
-    run_dir = launch.launch(["sleepy", "--out", "runs/s", "--cells", "12", "--delay", "0.4"],
-                            cwd=tmp_path, program=settings.program)
+    hold = tmp_path / "hold"  # cells 2.. wait for its removal: Stop always comes first
+    hold.touch()
+    run_dir = launch.launch(["sleepy", "--out", "runs/s", "--cells", "12", "--delay", "0.4",
+                             "--hold", str(hold)], cwd=tmp_path, program=settings.program)
     app = RobustlabApp([run_dir], settings)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 2, 60)
@@ -96,6 +98,7 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
         # really stopped: the worker exits, so nothing more can finish
         assert _gone(launch.read_worker(run_dir)["pid"])
         done_before = _attempts(run_dir)
+        hold.unlink()  # the resumed run may finish
         await pilot.press("r")  # asks first, showing the exact command it will run
         # the dialog's text is mounted a moment after the screen is pushed
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen)
@@ -148,8 +151,8 @@ async def test_new_study_forms_of_the_real_commands(tmp_path):
 @pytest.mark.slow
 async def test_launch_a_real_learnability_study_on_the_demo_data(tmp_path):
     """The form of the real ``robustlab learnability`` → detached worker → done → results."""
+    from robustlab.studies.learnability.screen import LearnabilityScreen
     from robustlab.tui.app import Settings
-    from robustlab.tui.screens.learnability import LearnabilityScreen
 
     app = RobustlabApp([tmp_path / "runs"], Settings(parser=build_parser, cwd=tmp_path, poll_seconds=0.5))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -159,7 +162,7 @@ async def test_launch_a_real_learnability_study_on_the_demo_data(tmp_path):
         names = [r.name for r in screen.recipes]
         screen.query_one("#recipes").highlighted = names.index("learnability")
         await wait_for(pilot, lambda: screen.recipe.name == "learnability")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: bool(screen.query(f"#f{screen._gen}-out")))  # its form
         for dest, value in {"model": "bow", "dataset": "demo", "perturbations": "shuffle_word",
                             "p_grid": "0.5,1.0", "seeds": "0", "steps": "20",
                             "max_train": "100", "max_test": "50", "out": "runs/demo-learn"
@@ -204,8 +207,11 @@ async def test_stop_a_run_started_from_the_command_line(settings, tmp_path, inhe
     inherited ignored)."""
     import subprocess
 
+    hold = tmp_path / "hold"  # cells 1.. wait while it exists: the run cannot end before Stop
+    hold.touch()
     proc = subprocess.Popen([*settings.program, "sleepy", "--out", str(tmp_path / "cli"),
-                             "--cells", "40", "--delay", "0.3"], stdout=subprocess.DEVNULL,
+                             "--cells", "40", "--delay", "0.3", "--hold", str(hold),
+                             "--hold-from", "1"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL,
                             preexec_fn=_ignore_sigint if inherited == "ignored" else None)
     try:

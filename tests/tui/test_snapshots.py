@@ -10,7 +10,7 @@ import pytest
 from robustlab.tui.app import RobustlabApp
 
 from .conftest import make_settings
-from .test_app import wait_for
+from .test_app import settled, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -26,14 +26,14 @@ async def _open(pilot, name: str, ready) -> None:
                                               .index(name))
     await pilot.press("enter")
     await wait_for(pilot, lambda: ready(app.screen))
-    await pilot.pause(0.3)
+    await settled(pilot)  # loaded and drawn
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_runs_list(snap_compare, snap_runs, size):
     async def ready(pilot):
         await wait_for(pilot, lambda: len(pilot.app.screen.runs) == 8)
-        await pilot.pause(0.3)
+        await settled(pilot)
 
     assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
 
@@ -62,7 +62,7 @@ def test_attack_browser(snap_compare, snap_runs, size):
         await pilot.press("down", "down")
         await wait_for(pilot, lambda: "example 2" in str(
             pilot.app.screen.query_one("#detail").content))
-        await pilot.pause(0.2)
+        await settled(pilot)
 
     assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
 
@@ -87,7 +87,7 @@ def test_new_study_rejected(snap_compare, snap_runs, size):
             "learnability")
         await wait_for(pilot, lambda: screen.recipe is not None
                        and screen.recipe.name == "learnability")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: bool(screen.query(f"#f{screen._gen}-out")))  # its form
         screen.field("model").value = "bow"
         screen.field("seeds").value = "0,x"
         await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error, 30)
@@ -96,7 +96,7 @@ def test_new_study_rejected(snap_compare, snap_runs, size):
         beside = screen.query_one(f"#e{screen._gen}-seeds")
         await wait_for(pilot, lambda: beside.has_class("-shown") and "--seeds" in str(
             screen.query_one("#field-help").content), 30)
-        await pilot.pause(0.5)
+        await settled(pilot)
 
     assert snap_compare(_real_app(snap_runs), terminal_size=size, run_before=ready)
 
@@ -108,7 +108,7 @@ def test_failing_examples(snap_compare, snap_runs, size):
         await pilot.press("f")
         await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "FailuresScreen"
                        and pilot.app.screen.view is not None)
-        await pilot.pause(0.3)
+        await settled(pilot)
 
     assert snap_compare(_app(snap_runs), terminal_size=size, run_before=ready)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from robustlab.studies.eval.screen import EvalScreen
 from robustlab.tasks.examples import TaggedExample
 from robustlab.tui.app import RobustlabApp
-from robustlab.tui.screens.eval import EvalScreen
 from robustlab.tui.screens.failures import FailuresScreen
 from robustlab.tui.specs import fmt
 

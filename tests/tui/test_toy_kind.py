@@ -13,6 +13,8 @@ from robustlab.cli import main
 from robustlab.tui.app import RobustlabApp
 from robustlab.tui.screens.runs import RunsScreen
 
+from .test_app import wait_for
+
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
@@ -32,15 +34,8 @@ async def test_the_tui_lists_a_new_kind_and_opens_its_screen(toy, tmp_path, sett
     async with app.run_test(size=(100, 24)) as pilot:
         screen = app.screen
         assert isinstance(screen, RunsScreen)
-        for _ in range(200):  # the list is scanned in a worker
-            if screen.runs:
-                break
-            await pilot.pause(0.05)
+        await wait_for(pilot, lambda: screen.runs)  # the list is scanned in a worker
         assert [(r.kind, r.status) for r in screen.runs] == [("toy", "done")]
         assert "toy" in str(screen.query_one("#runs", DataTable).get_row_at(0))
         await pilot.press("enter")
-        for _ in range(200):
-            if isinstance(app.screen, ToyScreen):
-                break
-            await pilot.pause(0.05)
-        assert isinstance(app.screen, ToyScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ToyScreen))

@@ -19,5 +19,6 @@ from robustlab.studies.kind import StudyKind  # noqa: E402
 KINDS = (
     StudyKind("cross-domain", __name__, "clf:from_stored",
               title="Cross-domain consistency (paper 004)",
-              section="section:cross_domain_section", screen="screen:CrossDomainScreen"),
+              section="section:cross_domain_section", screen="screen:CrossDomainScreen",
+              command="command"),
 )

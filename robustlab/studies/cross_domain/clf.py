@@ -259,11 +259,11 @@ def run_clf(study: ClfStudy, out_dir: str | os.PathLike[str], *, executor: str =
     """Validate (reading every domain), then run or resume one cell per (model, train domain)
     (the Python API of :class:`Clf`). ``device`` is where models run: a runtime option, in no
     cell signature or config."""
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
 
-    ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
-                     plots=plots, trusted=True, log=log)
-    return run_study(Clf(study, root_origin=root_origin), out_dir, ctx).summary
+    return run_with(Clf(study, root_origin=root_origin), out_dir, executor=executor,
+                    workers=workers, device=device, progress=progress, plots=plots,
+                    log=log).summary
 
 
 def clf_inputs(study: ClfStudy, root_origin: str = "root") -> list[tuple[str, str | None, str]]:

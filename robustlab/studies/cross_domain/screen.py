@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from robustlab.tui.results import CrossDomainView, load_cross_domain
+from robustlab.studies.cross_domain.view import CrossDomainView, load_cross_domain
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.widgets.heat_table import HeatTable
 from robustlab.tui.widgets.plot import SpecPlot

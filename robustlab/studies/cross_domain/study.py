@@ -360,10 +360,10 @@ def run_mt(study: MTStudy, data: Any, out_dir: str | os.PathLike[str], *,
     """Score ``data`` (a loaded :class:`robustlab.data.mt.MTData`) into ``out_dir`` (the Python
     API): the :class:`MT` study with the data given. ``origin`` says where each file came from
     (one option for all, or per ``files`` key)."""
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
 
-    ctx = RunContext(progress=progress, plots=plots, trusted=True, log=log)
-    return run_study(MT(study, data=data, origin=origin), out_dir, ctx).summary
+    return run_with(MT(study, data=data, origin=origin), out_dir, progress=progress,
+                    plots=plots, log=log).summary
 
 
 def consistency_signature(cfg: ConsistencyConfig, **parts: Any) -> str:
@@ -528,7 +528,7 @@ def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | N
                log: Callable[[str], None] | None = None, **_ignored: Any) -> dict[str, Any]:
     """``robustlab cross-domain scores FILE``: results per system; a run directory if asked.
     ``table`` ({system: (scores, domains)}) replaces reading ``path`` (e.g. WMT DA segments)."""
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
 
     config = ScoresStudy(file=str(path), consistency=cfg, **dict(columns or {}))
     cfg.validate()
@@ -539,5 +539,4 @@ def run_scores(path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | N
         results = analyze_scores(tab, cfg)
         return {"kind": KIND, "systems": list(results.values()),
                 **rank_and_agree(list(results.values()), hum)}
-    ctx = RunContext(progress=False, plots=plots, trusted=True, log=log)
-    return run_study(study, out_dir, ctx).summary
+    return run_with(study, out_dir, progress=False, plots=plots, log=log).summary

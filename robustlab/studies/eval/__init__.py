@@ -24,5 +24,5 @@ from robustlab.studies.kind import StudyKind
 KINDS = (
     StudyKind("eval", __name__, "tasks:from_stored",
               title="A trained model under perturbations (robustlab eval)",
-              section="report:eval_section", screen="screen:EvalScreen"),
+              section="report:eval_section", screen="screen:EvalScreen", command="command"),
 )

@@ -8,14 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 
-from robustlab.tui.results import EvalView, load_eval
-from robustlab.tui.screens.base import RunScreen
+from robustlab.studies.eval.view import EvalView, load_eval
+from robustlab.tui.screens.base import RunScreen, in_progress
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
 from robustlab.tui.widgets.plot import SpecPlot
-
-#: seconds between reloads of an eval run without its summary yet
-RELOAD_S = 3.0
 
 
 class EvalScreen(RunScreen):
@@ -33,27 +30,12 @@ class EvalScreen(RunScreen):
         parts = [f"{view.model}: clean {view.metric} {fmt(view.clean)}",
                  f"{len(view.table.rows)} perturbations", "f: failing examples"]
         if view.partial:  # no summary yet: say why, from the store's counts
-            parts.append(f"run in progress: {view.unfinished} cells to go" if view.unfinished
-                         else "every cell done; summary not written yet (resume writes it)")
-            self._reload_soon()
+            parts.append(in_progress(view.unfinished))  # RunScreen reloads it until done
         # the headline (worst perturbations) first: what a reader looks for
         self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts)
                         + (f"\n{view.endpoint}" if view.endpoint else ""))
         self.query_one("#eval", HeatTable).show(view.table, keep_cursor=True)
         self.query_one("#acc", SpecPlot).show(view.accuracy_plot())
-
-    def _reload_soon(self) -> None:
-        """A partial view reloads every few seconds until the summary exists (the screen
-        opened during a run, or a resume, used to keep saying "run in progress")."""
-        if getattr(self, "_reload_timer", None) is None:
-            self._reload_timer = self.set_interval(RELOAD_S, self._reload_if_partial)
-
-    def _reload_if_partial(self) -> None:
-        if self.view is not None and self.view.partial:
-            self.action_reload()
-        elif getattr(self, "_reload_timer", None) is not None:
-            self._reload_timer.stop()
-            self._reload_timer = None
 
     def action_failures(self) -> None:
         """CheckList-style failing examples: the predictions each perturbation changed."""

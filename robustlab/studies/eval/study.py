@@ -573,7 +573,7 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
     (also ``out/summary.json``). A model of another task (NER, pairs, similarity, answer
     selection): :func:`robustlab.studies.eval.tasks.evaluate_task`."""
     from robustlab.models.registry import canonical_model_spec
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
     from robustlab.studies.eval.config import default_perturbations
 
     if (examples is None) == (dataset is None):
@@ -593,9 +593,8 @@ def evaluate(model: Any, out: str | Path, *, examples: Sequence[tuple[str, int]]
                         num_examples=num_examples, batch_size=batch_size)
     study = Eval(config, model=obj, examples=None if examples is None else list(examples),
                  prefetch=prefetch)
-    ctx = RunContext(executor=executor, workers=workers, device=device, progress=progress,
-                     plots=plots, trusted=True, log=log)
-    return run_study(study, out, ctx).summary
+    return run_with(study, out, executor=executor, workers=workers, device=device,
+                    progress=progress, plots=plots, log=log).summary
 
 
 __all__ = ["CHUNK", "Eval", "EvalCells", "TABLE_HEAD", "accuracy_figure", "evaluate",

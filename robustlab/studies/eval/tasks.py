@@ -506,7 +506,7 @@ def evaluate_task(model: Any, out: str | Path, *, task: str | None = None,
     ``transformers`` pipeline; ``examples`` the task's examples (``task`` then required) or a
     ``dataset`` file (its task read from it). Returns the summary."""
     from robustlab.models.registry import canonical_model_spec
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
     from robustlab.studies.eval.config import default_perturbations
     from robustlab.tasks import get_task
 
@@ -530,5 +530,4 @@ def evaluate_task(model: Any, out: str | Path, *, task: str | None = None,
         raise InputError("evaluate_task: single texts are classification; use "
                          "robustlab.studies.eval.study.evaluate")
     study = TaskEval(config, model=obj, examples=None if examples is None else list(examples))
-    ctx = RunContext(device=device, progress=progress, plots=plots, trusted=True, log=log)
-    return run_study(study, out, ctx).summary
+    return run_with(study, out, device=device, progress=progress, plots=plots, log=log).summary

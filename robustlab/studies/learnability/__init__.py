@@ -27,5 +27,6 @@ from robustlab.studies.kind import StudyKind  # noqa: E402
 KINDS = (
     StudyKind("learnability", __name__, "study:from_stored", aliases=("robustness", "cent"),
               title="Learnability / CENT, robustness and augmentation (paper 000, 003)",
-              section="section:learnability_section", screen="screen:LearnabilityScreen"),
+              section="section:learnability_section", screen="screen:LearnabilityScreen",
+              command="command"),
 )

@@ -31,6 +31,7 @@ from robustlab.studies.learnability.summary import (
     correlations,
     csv_text,
     mean_value,
+    pair_name,
     summarize_pairs,
 )
 from robustlab.textfmt import align, echo, spread_text
@@ -181,9 +182,11 @@ def results_table(pairs: list[dict[str, Any]]) -> str:
     def fmt(v: dict[str, Any] | None) -> str:
         return spread_text(v, plain="-")
 
-    head = ["model", "perturbation", "learnability", "robustness A1-A0", "gain Δ A2-A1",
+    head = ["model", "perturbation [test]", "learnability", "robustness A1-A0 (INV)",
+            "gain Δ A2-A1",
             "clean acc. A0", "no-op rate"]
-    rows = [[r["model"], display_label(r["perturbation"]), fmt(r.get("avg_learnability")),
+    rows = [[r["model"], pair_name(r, display_label(r["perturbation"])),
+             fmt(r.get("avg_learnability")),
              fmt(r.get("robustness")),
              fmt(r.get("delta")), fmt(r.get("accuracy_standard")),
              "-" if r.get("noop_rate") is None else f"{r['noop_rate']:.2f}"] for r in pairs]

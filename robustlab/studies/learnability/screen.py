@@ -7,8 +7,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent, TabPane
 
-from robustlab.tui.results import LearnabilityView, load_learnability, with_estimate
-from robustlab.tui.screens.base import RunScreen
+from robustlab.studies.learnability.view import LearnabilityView, load_learnability, with_estimate
+from robustlab.tui.screens.base import RunScreen, in_progress
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable
 from robustlab.tui.widgets.plot import SpecPlot
@@ -57,8 +57,8 @@ class LearnabilityScreen(RunScreen):
                          f"({est['cost']['trainings']} trainings, {est['cost']['seconds']:.0f} s)"
                          + (f", ρ(estimate, robustness)={fmt(c['rho'])}"
                             if c.get("rho") is not None else ""))
-        if view.partial:
-            parts.append("run in progress: per-p means so far")
+        if view.partial:  # RunScreen reloads it until the summary exists
+            parts.append(in_progress(view.unfinished))
         self.set_status(" · ".join(parts))
         self.query_one("#pairs", HeatTable).show(view.table, keep_cursor=True)
         self._plots()

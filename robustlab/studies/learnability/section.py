@@ -16,6 +16,7 @@ from robustlab.report.doc import Heading, Para, Table
 from robustlab.report.format import marked_words, num, spread
 from robustlab.report.load import RunData
 from robustlab.report.sections import HALF_WIDTH, Blocks, png, pv, side_by_side
+from robustlab.studies.learnability.summary import pair_name
 
 # ---- learnability / CENT / robustness (paper 000) ------------------------------------------------
 
@@ -154,11 +155,15 @@ def failures_blocks(run: RunData, n_examples: int = 10) -> Blocks:
     if not summary:
         return []
     rows = [[str(r["model"]), plots.short_name(str(r["perturbation"]), 40), str(r["seed"]),
-             str(r["n"]), str(r["fail"]), num(r["fail_rate"])] for r in summary]
+             _test_name(r), str(r["n"]), "–" if r["test"] == "changed" else str(r["fail"]),
+             "–" if r["test"] == "changed" else num(r["fail_rate"])] for r in summary]
     out: Blocks = [Heading(f"Failure rates, {run.path.name}", 3),
-                   Table(["model", "perturbation", "seed", "tested", "failed", "failure rate"],
-                         rows, "Share of test examples whose prediction the perturbation "
-                         "changed (one row per cell with stored predictions).")]
+                   Table(["model", "perturbation", "seed", "test", "tested", "failed",
+                          "failure rate"],
+                         rows, "Share of test examples failing their CheckList test (INV: the "
+                         "perturbation changed the prediction; DIR flip: the prediction neither "
+                         "changed nor lost probability on the original label; changed: no "
+                         "pass/fail). One row per cell with stored predictions.")]
     if examples:
         body = [[str(e["model"]), plots.short_name(str(e["perturbation"]), 32),
                  str(e["original"]), marked_words(str(e["original"]), str(e["perturbed"])),
@@ -170,6 +175,13 @@ def failures_blocks(run: RunData, n_examples: int = 10) -> Blocks:
                          "probability of the true label); all of them: `robustlab failures "
                          f"{run.path}`."))
     return out
+
+
+def _test_name(r: Mapping[str, Any]) -> str:
+    """A failure-summary row's CheckList test as tables name it (``DIR flip``)."""
+    from robustlab.metrics.checklist_tests import header
+
+    return header(str(r.get("test", "INV")), r.get("expectation"))
 
 
 def _pruned(t: Table) -> Table:
@@ -254,7 +266,7 @@ def _pairs_tables(pairs: Sequence[Mapping[str, Any]], multi: bool) -> Blocks:
     # "0.795±0.003" do not fit a page
     head = (["run"] if multi else []) + ["model", "perturbation", "avg. learnability",
                                          "avg. learnability (prob.)"] + (
-        ["learnability estimate"] if est else []) + ["robustness (A1−A0)", "Δ (A2−A1)",
+        ["learnability estimate"] if est else []) + ["robustness (A1−A0, INV)", "Δ (A2−A1)",
                                                      "A0 / A1 / A2", "no-op rate", "seeds"]
     rows = []
     seed_rows = []
@@ -263,7 +275,7 @@ def _pairs_tables(pairs: Sequence[Mapping[str, Any]], multi: bool) -> Blocks:
         accs = [num(r.get(k)) for k in ("accuracy_standard", "accuracy_robustness",
                                         "accuracy_augmentation")]
         rows.append(([r["_run"]] if multi else []) + [
-            r["model"], plots.short_name(r["perturbation"], 48),
+            r["model"], pair_name(r, plots.short_name(r["perturbation"], 48)),
             spread(r.get("avg_learnability")), spread(r.get("avg_learnability_prob"))] + (
             [spread(r.get("learnability_estimate"))] if est else []) + [
             spread(r.get("robustness")), spread(r.get("delta")),
@@ -282,7 +294,9 @@ def _pairs_tables(pairs: Sequence[Mapping[str, Any]], multi: bool) -> Blocks:
                                  "perturbed test data, A2 = after augmentation (means over "
                                  "seeds); robustness and Δ: mean ± sd over seeds (mean alone "
                                  "for one seed). no-op rate: share of texts the perturbation "
-                                 "left unchanged."))]
+                                 "left unchanged. A perturbation tagged [DIR …] or [changed] "
+                                 "changes the label (CheckList): it has no A1, robustness or "
+                                 "A2; its verdict is in robustlab failures."))]
     if seed_rows:
         out += [Heading("Seed spread of average learnability", 3),
                 Table((["run"] if multi else []) + ["model", "perturbation", "per seed",

@@ -242,6 +242,32 @@ def learnability_train_set(texts: Sequence[Any], perturbed: Sequence[Any], label
     return [g if m else x for x, g, m in zip(texts, perturbed, mask, strict=True)], mask
 
 
+def _test_of(pert: Any, splits: Any) -> tuple[str, str | None]:
+    """The perturbation's CheckList test on this data's task (its number of classes)."""
+    from robustlab.metrics.checklist_tests import checklist_type
+
+    n = max(list(splits.train_labels) + list(splits.test_labels), default=1) + 1
+    return checklist_type(pert, max(2, int(n)))
+
+
+def _checklist_result(pert: Any, predictions: Sequence[dict[str, Any]],
+                      n_classes: int) -> dict[str, Any]:
+    """A robustness cell's CheckList test (as an eval cell's, :mod:`robustlab.metrics.
+    checklist_tests`): its type, and among the texts the perturbation changed how many changed
+    the prediction and how many failed the test (none for a "changed" test)."""
+    from robustlab.metrics.checklist_tests import CHANGED, checklist_type, example_fails
+
+    test, expectation = checklist_type(pert, n_classes)
+    moved = [r for r in predictions if r["original"] != r["perturbed"]]
+    failed = sum(bool(example_fails(test, r["pred_before"], r["pred_after"], r["prob_before"],
+                                    r["prob_after"])) for r in moved)
+    return {"test": test, "expectation": expectation, "n_classes": n_classes,
+            "changed": len(moved),
+            "flipped": sum(r["pred_after"] != r["pred_before"] for r in moved),
+            "failed": None if test == CHANGED else failed,
+            "failure_rate": None if test == CHANGED or not moved else failed / len(moved)}
+
+
 def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
     """Run one cell (top level and picklable: process pools and Ray call it by reference)."""
     t_start = time.perf_counter()
@@ -274,7 +300,15 @@ def run_cell(kind: str, params: dict[str, Any]) -> CellOutput:
             predictions = prediction_rows(splits.test_texts, pert_test, test_labels,
                                           proba_clean, proba_pert)
             res.update(accuracy=a1, accuracy_clean=a0, robustness=a1 - a0,
-                       noop_rate=float(1 - changed.mean()))
+                       noop_rate=float(1 - changed.mean()),
+                       **_checklist_result(pert, predictions, int(proba_clean.shape[1])))
+            if res["test"] != "INV":  # A1 never against a label the perturbation invalidated
+                res.update(accuracy=None, robustness=None)
+    elif exp == "augmentation" and _test_of(pert, splits)[0] != "INV":
+        # training on perturbed texts under their original labels would teach labels the
+        # perturbation invalidated, and A2 would score against them: not run, said so
+        res.update(dict(zip(("test", "expectation"), _test_of(pert, splits), strict=True)),
+                   skipped="label-changing perturbation: no augmentation with its old labels")
     elif exp == "augmentation":
         pert_train, _ = perturbed_split(splits, "train", pert, seed)
         pert_test, changed = perturbed_split(splits, "test", pert, seed)
@@ -425,16 +459,15 @@ def run_study(study: LearnabilityStudy, out_dir: str | os.PathLike[str], *,
               progress: bool = True, plots: bool = True, threads: int | None = 1,
               device: str = "auto", log: Callable[[str], None] | None = None,
               trusted: bool = True) -> dict[str, Any]:
-    """Run (or resume) ``study`` into ``out_dir`` with :func:`robustlab.runs.study.run_study`;
+    """Run (or resume) ``study`` into ``out_dir`` as :func:`robustlab.run` does;
     returns the summary (also in ``out_dir/summary.json``). The Python API of earlier versions:
     ``command`` is ignored (the stored command is derived from the configuration)."""
-    from robustlab.runs.study import RunContext
-    from robustlab.runs.study import run_study as drive
+    from robustlab.runs.study import run_with
 
-    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
-                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task, device=device,
-                     threads=threads, progress=progress, plots=plots, trusted=trusted, log=log)
-    return drive(Learnability(study), out_dir, ctx).summary
+    return run_with(Learnability(study), out_dir, executor=executor, workers=workers,
+                    ray_address=ray_address, gpus_per_task=gpus_per_task,
+                    cpus_per_task=cpus_per_task, device=device, threads=threads,
+                    progress=progress, plots=plots, trusted=trusted, log=log).summary
 
 
 def warn_retrained(models: Sequence[str]) -> list[str]:

@@ -63,8 +63,21 @@ def summarize_pairs(results: list[dict[str, Any]], p_grid: list[float]) -> list[
         rec["robustness"] = _spread([_sub(a1.get(s), a1_clean.get(s)) for s in seeds]) \
             if a1 else None
         rec["delta"] = _spread([_sub(a2.get(s), a1.get(s)) for s in seeds]) if a2 and a1 else None
+        rob = next(iter(exp.get("robustness", {}).values()), None)
+        if rob is not None:  # its CheckList test: INV, or DIR / changed without an A1
+            from robustlab.metrics.checklist_tests import header
+
+            rec["test"] = header(rob.get("test", "INV"), rob.get("expectation"))
         pairs.append(rec)
     return pairs
+
+
+def pair_name(r: dict[str, Any], name: str | None = None) -> str:
+    """A pair's perturbation as tables name it, tagged with its CheckList test where it is not
+    INV (``negation [DIR flip]``: its robustness is not A1 − A0, the label no longer holds)."""
+    test = r.get("test")
+    name = str(r.get("perturbation")) if name is None else name
+    return name if test in (None, "INV") else f"{name} [{test}]"
 
 
 def _sub(a: float | None, b: float | None) -> float:

@@ -151,12 +151,34 @@ def _unknown(where: str, got: dict[str, Any], known: set[str]) -> None:
 
 
 def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
-    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder)."""
-    import tomllib
+    """Parse and validate a TOML test plan (relative paths are relative to the plan's folder).
 
+    In steps, each refusing what it reads with one line naming the plan: the TOML itself, the
+    dataset, the model(s), the run's numbers, the [[test]] tables with their thresholds, then
+    the perturbations and model specs (checked before anything runs)."""
     from robustlab.data.files import regular_input
 
     path = regular_input(path, "PLAN")  # a FIFO or /dev/zero is refused, not read forever
+    raw = _read_plan(path)
+    _unknown(str(path), raw, _PLAN_KEYS)
+    base = path.parent
+    dataset = _plan_dataset(raw, path)
+    model, models = _plan_models(raw, path)
+    samples, seeds, steps = _plan_numbers(raw, path)
+    parsed = _plan_tests(raw, path, model)
+    _check_perturbations([t["perturbation"] for t in parsed], path)
+    _check_models(models, model, path)
+    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
+    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
+                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
+                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
+                model=models[0] if model is not None else None, samples=samples)
+
+
+def _read_plan(path: Path) -> dict[str, Any]:
+    """The plan's TOML, or one line saying why it cannot be read."""
+    import tomllib
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -167,20 +189,24 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:  # tomllib recurses per nested array or table
         raise InputError(f"{path}: nests arrays or tables too deep to be a plan") from None
-    _unknown(str(path), raw, _PLAN_KEYS)
-    base = path.parent
+    return raw
 
-    def _path(v: Any, key: str) -> str:
-        if not isinstance(v, str) or not v:
-            raise InputError(f"{path}: {key} must be a file path")
-        return str((base / v).resolve())
 
+def _plan_path(path: Path, v: Any, key: str) -> str:
+    """A file the plan names, relative to the plan's folder."""
+    if not isinstance(v, str) or not v:
+        raise InputError(f"{path}: {key} must be a file path")
+    return str((path.parent / v).resolve())
+
+
+def _plan_dataset(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The dataset: a name, or a data file (and a test file) with its reading options."""
     if raw.get("data") and raw.get("dataset"):
         raise InputError(f"{path}: give either dataset (a name) or data (a file), not both")
     if raw.get("data"):
-        dataset: dict[str, Any] = {"path": _path(raw["data"], "data")}
+        dataset: dict[str, Any] = {"path": _plan_path(path, raw["data"], "data")}
         if raw.get("test_data"):
-            dataset["test_path"] = _path(raw["test_data"], "test_data")
+            dataset["test_path"] = _plan_path(path, raw["test_data"], "test_data")
         for key in ("format", "encoding", "text_column", "text_pair_column", "label_column"):
             if raw.get(key) is not None:
                 dataset[key] = raw[key]
@@ -191,6 +217,13 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if not isinstance(name, str):
             raise InputError(f"{path}: dataset must be a name such as 'demo' or 'sst2'")
         dataset = {"name": name}
+    return dataset
+
+
+def _plan_models(raw: dict[str, Any], path: Path) -> tuple[str | None, list[str]]:
+    """``model`` (a trained model evaluated as it is, or None) and the model specs: that model
+    resolved, or the families trained per cell."""
+    base = path.parent
     model = raw.get("model")
     if model is not None:
         if "models" in raw:
@@ -226,6 +259,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         models = [models]
     if not models or not all(isinstance(m, str) and m for m in models):
         raise InputError(f"{path}: models must be a list of model specs, e.g. [\"bow\"]")
+    return model, models
+
+
+def _plan_numbers(raw: dict[str, Any], path: Path) -> tuple[int, list[int], int]:
+    """samples, seeds and steps; the sizes, strings and column options are checked too."""
     samples = raw.get("samples", 1)
     if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
         raise InputError(f"{path}: samples must be a positive integer")
@@ -248,6 +286,11 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
         if v is not None and (isinstance(v, bool) or not isinstance(v, (str, int))):
             raise InputError(f"{path}: {key} must be a column name or a 0-based index, got "
                              f"{v!r}")
+    return samples, seeds, steps
+
+
+def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict[str, Any]]:
+    """The [[test]] tables merged with [defaults], each with at least one threshold in range."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table of thresholds")
@@ -267,13 +310,6 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{where}: perturbation = \"NAME\" is required")
         merged = {**defaults, **t}
         if not _label_preserving(t["perturbation"]):
-            if model is None and "max_fail_rate" in merged:
-                # a train-then-test run counts a changed prediction as a failure (INV): for a
-                # label-changing perturbation that calls correct behaviour a failure
-                raise InputError(f"{where}: {t['perturbation']} changes the label; a models = "
-                                 "[...] plan scores every perturbation as CheckList INV, so it "
-                                 "cannot be gated there. Gate a trained model with model = "
-                                 "\"DIR\", where it is a DIR test (docs/eval.md)")
             # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
             # thresholds are refused on it, and [defaults]' are not inherited
             given = [k for k in ("min_accuracy", "max_drop") if k in t]
@@ -289,7 +325,12 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             raise InputError(f"{where}: no threshold; set one of {', '.join(THRESHOLDS)} here "
                              "or in [defaults]")
         parsed.append(merged)
-    _check_perturbations([t["perturbation"] for t in parsed], path)
+    return parsed
+
+
+def _check_models(models: Sequence[str], model: str | None, path: Path) -> None:
+    """Every model spec parses and names what exists, before anything runs (a trained task
+    model, ``model``'s, is checked when the eval loads it)."""
     from robustlab.models.registry import check_model_spec
     from robustlab.models.task_loading import declared_task
 
@@ -300,11 +341,6 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
             check_model_spec(spec)
         except InputError as exc:
             raise InputError(f"{path}: models: {exc}") from None
-    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
-    return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
-                seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
-                max_train=raw.get("max_train"), max_test=raw.get("max_test"),
-                model=models[0] if model is not None else None, samples=samples)
 
 
 def _label_preserving(spec: str) -> bool:
@@ -380,18 +416,30 @@ def _figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
         return _eval_figures(store)
 
     acc: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    tests: dict[tuple[str, str], tuple[str, str | None]] = {}
     for _, r in store.done_results():
-        if r.get("experiment") == "robustness" and r.get("accuracy") is not None:
-            acc[(r["model"], r["perturbation"])].append((r["accuracy"], r["accuracy_clean"]))
+        if r.get("experiment") != "robustness":
+            continue
+        key = (r["model"], r["perturbation"])
+        # the cell's CheckList test (cells of runs older than test types are INV)
+        tests.setdefault(key, (r.get("test", "INV"), r.get("expectation")))
+        if r.get("accuracy") is not None:
+            acc[key].append((r["accuracy"], r["accuracy_clean"]))
     fails: dict[tuple[str, str], list[float]] = defaultdict(list)
     for s in failure_summary(store):
         fails[(s["model"], s["perturbation"])].append(s["fail_rate"])
     out = {}
-    for key, pairs in acc.items():
-        a1 = sum(a for a, _ in pairs) / len(pairs)
-        a0 = sum(b for _, b in pairs) / len(pairs)
-        out[key] = {"accuracy": a1, "drop": a0 - a1,
-                    "fail_rate": sum(fails[key]) / len(fails[key]) if fails[key] else math.nan}
+    for key, (test, expectation) in tests.items():
+        pairs = acc[key]
+        fig: dict[str, Any] = {
+            "test": test, "expectation": expectation, "accuracy": None, "drop": None,
+            "fail_rate": None if test == "changed" else
+            sum(fails[key]) / len(fails[key]) if fails[key] else math.nan}
+        if test == "INV" and pairs:  # A1 only where the label still holds
+            a1 = sum(a for a, _ in pairs) / len(pairs)
+            a0 = sum(b for _, b in pairs) / len(pairs)
+            fig.update(accuracy=a1, drop=a0 - a1)
+        out[key] = fig
     return out
 
 
@@ -476,8 +524,11 @@ def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> byte
                            hostname=socket.gethostname())
         for c in cs:
             # relative and stable across machines: the model by its name, not its path
+            # a test other than INV says so in its name (INV names are as they always were,
+            # so CI history of existing gates continues)
             tc = ET.SubElement(ts, "testcase", classname=junit_classname(suite, c),
-                               name=c.describe(), time="0")
+                               name=c.describe() if c.test == "INV" else
+                               f"{c.describe()} ({c.test})", time="0")
             if c.passed is False:
                 ET.SubElement(tc, "failure", message=c.message, type="ThresholdFailed").text = (
                     f"{c.name} on {model}: {c.message}")
@@ -533,8 +584,11 @@ def gate(run_dir: str | os.PathLike[str], models: Sequence[str], perturbations: 
     from robustlab.outputs import atomic_write
     from robustlab.runs.store import RunStore
 
+    # as a plan's [defaults]: accuracy thresholds do not reach a label-changing perturbation
+    # (no A1: a CheckList DIR / changed test), only max_fail_rate does
     checks = [Check(m, p, key, limit, p) for m in models for p in perturbations
-              for key, limit in thresholds.items()]
+              for key, limit in thresholds.items()
+              if key == "max_fail_rate" or _label_preserving(p)]
     with RunStore(run_dir, readonly=True) as store:
         evaluate(store, checks)
     echo()

@@ -26,8 +26,10 @@ from robustlab.studies.kind import StudyKind  # noqa: E402
 #: the kinds this package runs (robustlab.studies.kind)
 KINDS = (
     StudyKind("attack", __name__, "study:from_stored", title="Second-order attacks (paper 002)",
-              section="section:attack_section", screen="attack_screen:AttackScreen"),
+              section="section:attack_section", screen="attack_screen:AttackScreen",
+              command="attack_command"),
     StudyKind("bias", __name__, "bias:from_stored",
               title="Counterfactual bias (paper 002, Sec. 4)",
-              section="section:bias_section", screen="bias_screen:BiasScreen", records=True),
+              section="section:bias_section", screen="bias_screen:BiasScreen", records=True,
+              command="bias_command"),
 )

@@ -10,10 +10,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from robustlab.studies.second_order.attack_view import AttackView, load_attack
 from robustlab.textfmt import printable
 from robustlab.tui.messages import Loaded
 from robustlab.tui.plain import plain
-from robustlab.tui.results import AttackView, load_attack, load_example, word_diff
+from robustlab.tui.results import load_example, word_diff
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.specs import fmt
 from robustlab.tui.widgets.heat_table import HeatTable

@@ -413,7 +413,7 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
     """B(p, k) of ``predict`` on ``texts`` (the Python API): the :class:`Bias` study with these
     objects standing in for a model spec, a dataset, a neighbourhood source (its blacklist is
     the caller's) and the language-model check (recorded by its model's name)."""
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
 
     config = BiasConfig(model=OBJECT + model_name, dataset={"name": dataset_name or "python"},
                         pairs=tuple((str(a), str(b)) for a, b in pairs),
@@ -422,10 +422,9 @@ def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: st
                         source=getattr(source, "name", None), pairs_from="python",
                         lm_check=f"mlm:{lm_check.lm.model_id}" if lm_check else None)
     study = Bias(config, predict=predict, texts=list(texts), source=source, lm_check=lm_check)
-    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
-                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
-                     progress=progress, trusted=True, log=log)
-    return run_study(study, out, ctx).summary
+    return run_with(study, out, executor=executor, workers=workers, ray_address=ray_address,
+                    gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
+                    progress=progress, log=log).summary
 
 
 def from_stored(config: Any, trusted: bool) -> Bias:

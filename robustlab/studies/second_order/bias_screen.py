@@ -7,8 +7,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable
 
+from robustlab.studies.second_order.bias_view import BiasView, load_bias
 from robustlab.tui.messages import Loaded
-from robustlab.tui.results import BiasView, load_bias
 from robustlab.tui.screens.base import RunScreen
 from robustlab.tui.widgets.heat_table import HeatTable
 from robustlab.tui.widgets.plot import SpecPlot

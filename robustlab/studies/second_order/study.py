@@ -381,7 +381,7 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
     :class:`Attack` study with these objects standing in for a model spec and a dataset. Recipe
     options that are objects (a source, a pairs dict) are used as they are and recorded by name.
     """
-    from robustlab.runs.study import run_study
+    from robustlab.runs.study import run_with
 
     kw = dict(recipe_kwargs or {})
     plain = {k: v for k, v in kw.items() if isinstance(v, (int, float, str, type(None)))
@@ -404,10 +404,9 @@ def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
                  and key != "max_distance" and key != "max_changes" and key != "walks"
                  and not isinstance(v, (int, float, str, type(None)))}
     study = Attack(config, victim=model_wrapper, examples=list(examples), overrides=overrides)
-    ctx = RunContext(executor=executor, workers=workers, ray_address=ray_address,
-                     gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
-                     progress=progress, trusted=True, log=log)
-    return run_study(study, out, ctx).summary
+    return run_with(study, out, executor=executor, workers=workers, ray_address=ray_address,
+                    gpus_per_task=gpus_per_task, cpus_per_task=cpus_per_task,
+                    progress=progress, log=log).summary
 
 
 def _lm_check_name(check: Any) -> str | None:

@@ -20,6 +20,16 @@ from robustlab.tui.screens.dialogs import ExportScreen
 from robustlab.tui.specs import Plot, Table
 from robustlab.tui.widgets.heat_table import HeatTable
 
+#: seconds between reloads of a run shown without its summary yet (:meth:`RunScreen._reload_soon`)
+RELOAD_S = 3.0
+
+
+def in_progress(unfinished: int) -> str:
+    """The status of a run shown without its summary: cells still to go, or (none left) the
+    summary not written yet — never "in progress" once every cell is done."""
+    return (f"run in progress: {unfinished} cells to go" if unfinished
+            else "every cell done; summary not written yet (resume writes it)")
+
 
 class RunScreen(Screen):
     """A screen about one run directory; subclasses implement ``load`` (headless) and ``show``."""
@@ -75,6 +85,8 @@ class RunScreen(Screen):
         status.remove_class("error")
         self.view = message.view
         self.show(message.view)
+        if getattr(message.view, "partial", False):
+            self._reload_soon()
         skipped = getattr(message.view, "skipped", None)  # damaged cells the loader left out
         if skipped:
             self.notify(skipped, title="damaged cells", severity="warning", timeout=15,
@@ -82,6 +94,20 @@ class RunScreen(Screen):
         tables = self.query(HeatTable)
         if tables and not isinstance(self.focused, HeatTable):
             tables.first().focus()  # keyboard-first: arrows and sort keys work at once
+
+    def _reload_soon(self) -> None:
+        """A partial view (no summary yet) reloads every few seconds until the summary exists:
+        a screen opened during a run or a resume used to keep saying "run in progress" at
+        62/62 cells, long after the summary was written."""
+        if getattr(self, "_reload_timer", None) is None:
+            self._reload_timer = self.set_interval(RELOAD_S, self._reload_if_partial)
+
+    def _reload_if_partial(self) -> None:
+        if self.view is not None and getattr(self.view, "partial", False):
+            self.action_reload()
+        elif getattr(self, "_reload_timer", None) is not None:
+            self._reload_timer.stop()
+            self._reload_timer = None
 
     def load(self) -> Any:  # runs in a thread: no widget access
         raise NotImplementedError

@@ -1,0 +1,181 @@
+"""The store's judgements table (robustlab/runs/store/judgements.py) directly: samples kept or
+replaced, verdicts, checksums, and the judged scores joined with the stored predictions (fast:
+part of the test selection of ``bench/mutation.py store``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from robustlab.runs import Cell, RunStore, StoreError
+from robustlab.runs.store import judgements as J
+
+
+def _pred(idx: int, before: int, after: int, label: int = 1) -> dict:
+    return {"idx": idx, "original": f"o{idx}", "perturbed": f"p{idx}", "label": label,
+            "pred_before": before, "prob_before": 0.9, "pred_after": after, "prob_after": 0.2}
+
+
+def _sample(idx: int, pert: str = "g", cell: str = "c1", label: int = 1, **kw) -> dict:
+    return {"sample": f"{pert}/{cell}/{idx}", "cell": cell, "idx": idx, "perturbation": pert,
+            "original": f"o{idx}", "perturbed": f"p{idx}", "label": label, **kw}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RunStore:
+    s = RunStore(tmp_path)
+    s.init_run("test", "t", {})
+    s.add_cells([Cell("c1", "eval", {}), Cell("c2", "eval", {})])
+    s.claim("c1", "me")
+    s.finish("c1", {}, predictions=[_pred(0, 1, 1), _pred(1, 1, 0), _pred(2, 0, 0, label=0)])
+    yield s
+    s.close()
+
+
+def test_no_table_no_judgements(store: RunStore) -> None:
+    assert store.has_judgements_table() is False
+    assert store.judgements() == [] and store.judged_results() == {}
+
+
+def test_samples_are_added_once_and_replaced_only_when_their_texts_change(store) -> None:
+    assert store.add_samples([_sample(1), _sample(0), _sample(0, pert="a")]) == 3
+    assert store.has_judgements_table() is True
+    got = store.judgements()
+    assert [j["sample"] for j in got] == ["a/c1/0", "g/c1/0", "g/c1/1"]  # perturbation, cell, idx
+    assert got[1] == {"sample": "g/c1/0", "cell": "c1", "idx": 0, "perturbation": "g",
+                      "original": "o0", "perturbed": "p0", "label": 1, "verdict": None,
+                      "who": None, "at": None}
+    store.set_verdicts([("g/c1/0", "consistent", "ann")])
+    assert store.add_samples([_sample(0)]) == 0  # same texts: the verdict stays
+    assert store.judgements()[1]["verdict"] == "consistent"
+    assert store.add_samples([_sample(0, perturbed="changed")]) == 1  # stale: replaced
+    row = store.judgements()[1]
+    assert (row["perturbed"], row["verdict"], row["who"]) == ("changed", None, None)
+    assert store.add_samples([_sample(0, original="new", perturbed="changed")]) == 1
+
+
+def test_verdicts_record_who_and_when_all_or_nothing(store: RunStore) -> None:
+    store.add_samples([_sample(0), _sample(1)])
+    store.set_verdicts([("g/c1/0", "relabel:0", "ann"), ("g/c1/1", "drop", None)])
+    a, b = store.judgements()
+    assert (a["verdict"], a["who"], b["verdict"], b["who"]) == ("relabel:0", "ann", "drop", None)
+    assert isinstance(a["at"], float) and a["at"] > 1.7e9
+    store.set_verdicts([("g/c1/0", None, None)])  # undone: no time
+    assert store.judgements()[0]["at"] is None
+    with pytest.raises(StoreError, match=r": no sample 'g/c1/9' to judge$"):
+        store.set_verdicts([("g/c1/1", "consistent", "x"), ("g/c1/9", "drop", "x")])
+    assert store.judgements()[1]["verdict"] == "drop"  # the first change rolled back
+
+
+def test_a_damaged_judgement_is_named(store: RunStore, tmp_path: Path) -> None:
+    store.add_samples([_sample(0), _sample(1)])
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE judgements SET label=0 WHERE sample='g/c1/1'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"judgement 'g/c1/1' fails its checksum \(the stored "
+                                         r"data is damaged\); export the other judgements and "
+                                         r"judge it again$"):
+        store.judgements()
+
+
+def test_checksum_reads_values_as_sqlite_returns_them() -> None:
+    row = _sample(3, verdict="drop", who="a", at=5)
+    assert J.judgement_checksum(row) == J.judgement_checksum({**row, "idx": "3", "label": "1",
+                                                              "at": 5.0})
+    assert J.judgement_checksum(row) != J.judgement_checksum({**row, "label": 0})
+    assert J.judgement_checksum({**row, "at": None}) != J.judgement_checksum(row)
+
+
+def test_read_only_stores_refuse_writes(store: RunStore, tmp_path: Path) -> None:
+    ro = RunStore(tmp_path, readonly=True)
+    with pytest.raises(StoreError, match="is open read-only$"):
+        ro.add_samples([_sample(0)])
+    with pytest.raises(StoreError, match="is open read-only$"):
+        ro.set_verdicts([])
+    ro.close()
+
+
+def test_judged_results_score_fully_judged_perturbations_only(store: RunStore) -> None:
+    store.add_samples([_sample(0), _sample(1), _sample(2, label=0),
+                       _sample(0, pert="h"), _sample(1, pert="h")])
+    store.set_verdicts([("g/c1/0", "consistent", "a"), ("g/c1/1", "consistent", "a"),
+                        ("g/c1/2", "drop", "a"), ("h/c1/0", "consistent", "a")])
+    out = store.judged_results()
+    assert out["h"] == {"judging": {"judged": 1, "sampled": 2}}
+    # g: kept rows 0 (1→1) and 1 (1→0), both right before: a0 1, a1 1/2, one failure of two
+    assert out["g"] == {"sampled": 3, "n": 2, "dropped": 1, "relabelled": 0, "a0": 1.0,
+                        "a1": 0.5, "delta": -0.5, "failure_rate": 0.5}
+
+
+def test_judged_rows_whose_texts_changed_are_stale_not_scored(store: RunStore) -> None:
+    store.add_samples([_sample(0), _sample(1, perturbed="other"), _sample(5)])
+    store.set_verdicts([(f"g/c1/{i}", "consistent", "a") for i in (0, 1, 5)])
+    # row 1's perturbed text differs from the prediction's; row 5 has no prediction
+    assert store.judged_results() == {"g": {"judging": {"judged": 1, "sampled": 3,
+                                                        "stale": 2}}}
+    store.add_samples([_sample(1, pert="k", original="x")])
+    store.set_verdicts([("k/c1/1", "consistent", "a")])
+    assert store.judged_results()["k"] == {"judging": {"judged": 0, "sampled": 1, "stale": 1}}
+
+
+# ---- store parts no selected test reached in the mutation run (bench/mutation.py store) --------
+
+
+def test_heartbeat_touches_running_cells_and_the_run_only(store: RunStore) -> None:
+    store.claim("c2", "me")
+    store.heartbeat([])  # nothing to touch: no write
+    before = {r[0]: r[1] for r in store.conn.execute("SELECT key, heartbeat FROM cells")}
+    store.heartbeat(["c1", "c2"])
+    after = {r[0]: r[1] for r in store.conn.execute("SELECT key, heartbeat FROM cells")}
+    assert after["c1"] == before["c1"]  # done: left alone
+    assert after["c2"] > (before["c2"] or 0)
+    run_hb = store.conn.execute("SELECT heartbeat FROM run WHERE id=1").fetchone()[0]
+    assert run_hb == after["c2"]
+
+
+def test_replace_config_keeps_the_run_readable(store: RunStore, tmp_path: Path) -> None:
+    store.replace_config({"n": 2, "old": "spelling"})
+    assert store.check() == []
+    again = RunStore(tmp_path, readonly=True)
+    assert again.run_info().config == {"n": 2, "old": "spelling"}
+    again.close()
+
+
+def test_failed_cells_are_listed_with_their_last_error_line(store: RunStore, tmp_path: Path,
+                                                            capsys) -> None:
+    from robustlab.runs.store import print_failed_cells
+
+    store.claim("c2", "me")
+    store.fail("c2", "Traceback\n  ...\nValueError: bad x\n")
+    store.close()
+    print_failed_cells(tmp_path, ["c2", "nope"], "2 cells failed:")
+    assert capsys.readouterr().err.splitlines() == ["2 cells failed:", "  c2: ValueError: bad x",
+                                                    "  nope: ?"]
+    print_failed_cells(tmp_path, ["c2"] * 3, "h", more=" (see the store)", shown=1)
+    assert capsys.readouterr().err.splitlines() == ["h", "  c2: ValueError: bad x",
+                                                    "  … and 2 more (see the store)"]
+    print_failed_cells(tmp_path, ["c1"], "h")
+    assert capsys.readouterr().err.splitlines() == ["h", "  c1: done"]
+
+
+def test_a_resumed_run_adds_the_last_invocations_wall_time(tmp_path: Path) -> None:
+    s = RunStore(tmp_path)
+    s.init_run("test", "t", {})
+    heartbeat = s.conn.execute("SELECT heartbeat FROM run WHERE id=1").fetchone()[0]
+    s.set_meta("invocation_start", repr(heartbeat - 100.0))  # it ran 100 s up to its heartbeat
+    s.close()
+    again = RunStore(tmp_path)
+    again.init_run("test", "t", {})
+    assert float(again.meta("seconds")) == pytest.approx(100.0)
+    assert 100.0 <= again.elapsed() < 160.0
+    again.close()
+
+
+def test_an_unknown_status_is_named_in_twenty_characters(store: RunStore) -> None:
+    store.conn.execute("UPDATE cells SET status=? WHERE key='c2'", ("s" * 30,))
+    store.conn.commit()
+    assert [c.key for c in store.cells()] == ["c1"]  # the damaged cell is skipped ...
+    assert store.damaged["c2"] == f"status {'s' * 20!r} is not a cell state"  # ... and named
