@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from robustlab.commands.train_task import fit_task_model, make_task_model
+from robustlab.commands._train_task import fit_task_model, make_task_model
 from robustlab.perturbations import make
 from robustlab.resources import shared_data_dir
 from robustlab.tasks import get_task

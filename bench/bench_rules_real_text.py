@@ -74,6 +74,24 @@ def judged_table(module, rules: tuple[str, ...], datasets: tuple[str, ...]) -> N
         print(f"| `{rule}` | {' | '.join(cells)} | {halves[0]} | **{halves[1]}** | {stale} |")
 
 
+
+
+def draw2_table() -> None:
+    shared = shared_data_dir()
+    print("| rule | dev2 | heldout2 | stale |")
+    for rule in judged_realtext.DRAW2_RULES:
+        judged = judged_realtext.read2(rule)
+        fresh = {(r["source"], r["output"]) for r in judged_realtext.generate2(rule, shared)}
+        cells, stale = [], 0
+        for h in judged_realtext.DRAW2_HALVES:
+            rows = [r for r in judged if r["half"] == h]
+            ok = [r for r in rows if (r["source"], r["output"]) in fresh]
+            stale += len(rows) - len(ok)
+            good = sum(r["judgement"] == "correct" for r in ok)
+            cells.append(f"{good}/{len(ok)} = {100 * good / max(1, len(ok)):.0f} %")
+        print(f"| `{rule}` | {cells[0]} | **{cells[1]}** | {stale} |")
+
+
 def heldout_texts(n: int) -> list[str]:
     shared = shared_data_dir()
     out = []
@@ -123,6 +141,8 @@ def main() -> int:
     t0 = time.perf_counter()
     print("## hand judgements on MR / SUBJ (issue 33), regenerated with the current code")
     judged_table(judged_realtext, judged_realtext.RULES, ("mr", "subj"))
+    print("\n## second draw on MR / SUBJ (verb_tense v4, word_synonym v5), regenerated")
+    draw2_table()
     print("\n## hand judgements on SST-2 / TREC, regenerated with the current code")
     judged_table(judged_fixtures, ("negation", "verb_tense", "singular_plural_verb", "word_synonym"),
                  ("sst2", "trec"))

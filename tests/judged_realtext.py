@@ -28,7 +28,17 @@ PER_HALF = 25
 HELDOUT_SKIP = {"negation": 100, "verb_tense": 100}
 FILES = {"mr": "mr/rt-polarity.all", "subj": "subj_cr_mpqa/subj.all"}
 
-__all__ = ["COLUMNS", "DIR", "RULES", "generate", "precision", "read", "sentences"]
+#: the second draw (issue 33's follow-up): verb_tense v4 and word_synonym v5 judged again on
+#: held-out MR/SUBJ sentences no earlier draw used, in RULE.draw2.tsv; "dev2" rows were looked at
+#: while the rules were changed, "heldout2" rows were drawn only after they were frozen
+DRAW2_RULES = ("verb_tense", "word_synonym")
+DRAW2_HALVES = ("dev2", "heldout2")
+#: held-out sentences (in the order above) that earlier draws may have used, per dataset: every
+#: stored row's sentence comes before this, and so did the discarded first draws (< 100)
+DRAW2_START = 600
+
+__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "RULES", "generate", "generate2", "precision", "read",
+           "read2", "sentences"]
 
 
 def sentences(shared: Path, dataset: str, half: str) -> list[tuple[str, str]]:
@@ -63,11 +73,46 @@ def generate(rule: str, shared: Path, per_half: int = PER_HALF) -> list[dict[str
     return rows
 
 
+def generate2(rule: str, shared: Path, halves: tuple[str, ...] = DRAW2_HALVES,
+              per_half: int = PER_HALF) -> list[dict[str, str]]:
+    """The rows of ``rule``'s second draw (RULE.draw2.tsv), judgement columns empty: the
+    held-out sentences past :data:`DRAW2_START`, shuffled again (seed 3302) and cut in two, the
+    first ``per_half`` changed outputs per dataset of each."""
+    pert = make_rule(rule)
+    rows = []
+    for dataset in FILES:
+        pool = sentences(shared, dataset, "heldout")[DRAW2_START:]
+        random.Random(3302).shuffle(pool)
+        cut = len(pool) // 2
+        for half, items in zip(DRAW2_HALVES, (pool[:cut], pool[cut:]), strict=True):
+            if half not in halves:
+                continue
+            n = 0
+            for source, text in items:
+                out = pert.perturb(text, seed=0)
+                if out != text:
+                    rows.append(dict(half=half, dataset=dataset, source=source, original=text,
+                                     output=out, judgement="", reason=""))
+                    n += 1
+                    if n == per_half:
+                        break
+    order = {h: k for k, h in enumerate(DRAW2_HALVES)}
+    return sorted(rows, key=lambda r: order[r["half"]])
+
+
+def read2(rule: str) -> list[dict[str, str]]:
+    return judged_fixtures.read(f"{rule}.draw2", DIR)
+
+
 def read(rule: str) -> list[dict[str, str]]:
     return judged_fixtures.read(rule, DIR)
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--draw2"]:  # python tests/judged_realtext.py --draw2 [RULE ...]
+        return judged_fixtures.write_new(
+            [f"{r}.draw2" for r in argv[1:] or DRAW2_RULES],
+            lambda name, shared: generate2(name.removesuffix(".draw2"), shared), DIR)
     return judged_fixtures.write_new(argv or RULES, generate, DIR)
 
 

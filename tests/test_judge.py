@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from robustlab.cli import main
+from robustlab.errors import InputError
 from robustlab.runs.store import RunStore
 from robustlab.studies.eval.judge import draw_sample, judged_scores, needs_judging
 from robustlab.studies.eval.study import evaluate
@@ -130,6 +131,7 @@ def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, cap
         r["who"] = "ann"
     # the team splits the work: two files, imported one after the other
     half = len(rows) // 2
+    (run / "eval.png").write_bytes(b"stale")  # as if drawn by eval before the judging
     assert _judge(run, "--import", _write(tmp_path / "a.csv", rows[:half])) == 0
     assert _judge(run, "--import", _write(tmp_path / "b.csv", rows[half:])) == 0
     assert _judge(run, "--export", tmp_path / "back.csv") == 0
@@ -145,6 +147,10 @@ def test_export_import_round_trip_and_corrected_label_scoring(run, tmp_path, cap
     assert row["test"] == "INV" and row["a1"]["mean"] == pytest.approx(1.0)
     assert row["a0"]["mean"] == pytest.approx(1.0)
     assert row["raw"]["test"] != "INV"  # negation's own test, kept beside
+    # eval.csv and eval.png follow at once, not on the next resume
+    csv_row = next(r for r in _rows(run / "eval.csv") if r["perturbation"] == "negation")
+    assert f"judged n={n_good}" in csv_row["test"], csv_row
+    assert (run / "eval.png").read_bytes().startswith(b"\x89PNG")
     # ... and a resume keeps the judgements and prints the marker
     summary = _run(run)
     row = next(r for r in summary["perturbations"] if r["perturbation"] == "negation")
@@ -327,3 +333,63 @@ def test_drawing_again_keeps_verdicts_and_replaces_stale_samples(run):
         assert store.add_samples([{**row, "perturbed": "a film"}]) == 1  # recomputed cell
         (j,) = store.judgements()
         assert (j["perturbed"], j["verdict"], j["who"]) == ("a film", None, None)
+
+
+def test_check_plan_accepts_accuracy_thresholds_on_a_label_changing_perturbation_once_judged(
+        run, tmp_path):
+    """min_accuracy / max_drop on negation (label-changing: no A1) are refused when the plan
+    loads, unless the plan's run has every drawn negation sample judged; then they gate A1 on
+    the corrected labels."""
+    from robustlab.studies.learnability.thresholds import Check, load_plan
+    from robustlab.studies.learnability.thresholds import evaluate as gate
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}", encoding="utf-8")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'model = "model"\ndataset = "demo"\nout = "{run.name}"\n[[test]]\n'
+                    'perturbation = "negation"\nmin_accuracy = 0.4\nmax_drop = 0.5\n',
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="changes the label.*judge its samples first"):
+        load_plan(plan)
+    _judge(run, "--export", tmp_path / "all.csv")
+    rows = _rows(tmp_path / "all.csv")
+    neg = [r for r in rows if r["perturbation"] == "negation"]
+    half = neg[: len(neg) // 2]
+    for r in half:
+        r["verdict"] = "consistent"
+    assert _judge(run, "--import", _write(tmp_path / "h.csv", half)) == 0
+    with pytest.raises(InputError, match="changes the label"):  # partly judged: still refused
+        load_plan(plan)
+    for r in neg:  # the "good" ones, negated, relabelled 0; the "bad" ones dropped
+        r["verdict"] = "relabel:0" if r["label"] == "1" else "drop"
+    assert _judge(run, "--import", _write(tmp_path / "all2.csv", neg)) == 0
+    loaded = load_plan(plan)
+    assert {c.threshold for c in loaded.checks()} == {"min_accuracy", "max_drop"}
+    with RunStore(run, readonly=True) as store:
+        (c,) = gate(store, [Check("object:keyword", "negation", "min_accuracy", 0.4)])
+    n_good = sum(r["label"] == "1" for r in neg)
+    # by hand: every kept sample is a negated "good" one relabelled 0, all predicted 0
+    assert c.test == f"INV judged n={n_good}" and c.value == pytest.approx(1.0) and c.passed
+
+
+def test_labels_are_shown_by_name_where_the_model_has_them(tmp_path):
+    """A checkpoint's id2label names the labels (judge's line mode and TUI show "1
+    (positive)"); generic LABEL_k names, or none, leave the integers."""
+    from types import SimpleNamespace
+
+    from robustlab.studies.eval.judge import label_names_of, label_text, labels_help
+
+    def store(model: str):
+        return SimpleNamespace(run_info=lambda: SimpleNamespace(config={"model": model}))
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text(json.dumps({"id2label": {"0": "negative", "1": "positive"}}))
+    names = label_names_of(store(str(ckpt)), 2)
+    assert names == ["negative", "positive"]
+    assert label_names_of(store(f"hf:{ckpt}"), 2) == names
+    assert label_text(1, names) == "1 (positive)" and label_text("0", None) == "0"
+    assert labels_help(2, names) == "0 negative, 1 positive" and labels_help(3, None) == "0..2"
+    (ckpt / "config.json").write_text(json.dumps({"id2label": {"0": "LABEL_0", "1": "LABEL_1"}}))
+    assert label_names_of(store(str(ckpt)), 2) is None
+    assert label_names_of(store("object:keyword"), 2) is None

@@ -163,12 +163,30 @@ def test_word_order_window_validated() -> None:
 
 @pytest.mark.parametrize("name", ["negation", "verb_tense", "singular_plural_verb"])
 def test_verb_perturbations_pps_bounds_edits(name: str) -> None:
-    src = "He likes tea, she walks home, they play chess and we sing songs."
+    # verb_tense shifts whole sentences (v4): its pps counts sentences, the others' clauses
+    sep = ". " if name == "verb_tense" else ", "
+    src = sep.join(["He likes tea", "she walks home", "they play chess", "we sing songs."])
     for pps in (1, 2, 3):
         for s in range(10):
             out = make(name, pps=pps).perturb(src, seed=s)
-            clauses = [c for c, d in zip(src.split(","), out.split(","), strict=True) if c != d]
-            assert 1 <= len(clauses) <= pps
+            parts = [c for c, d in zip(src.split(sep), out.split(sep), strict=True) if c != d]
+            assert 1 <= len(parts) <= pps
+
+
+def test_verb_tense_shifts_every_verb_of_a_sentence_or_none() -> None:
+    """v4: one sentence's finite verbs all change tense together; a sentence whose verbs
+    already disagree, or that holds a verb the rule cannot read, is left alone."""
+    p = make("verb_tense")
+    assert p.perturb("He likes tea, she walks home, they play chess and we sing songs.", seed=0) \
+        == "He liked tea, she walked home, they played chess and we sang songs."
+    assert p.perturb("charlie was heartbroken when his girlfriend breaks up with him .", seed=0) \
+        == "charlie was heartbroken when his girlfriend breaks up with him ."
+    assert p.perturb("it's not going to be everyone's bag , but it gives you something .",
+                     seed=0) == "it's not going to be everyone's bag , but it gives you something ."
+    assert p.perturb("not a moment will go by when he isn't on camera .", seed=0) \
+        == "not a moment will go by when he isn't on camera ."
+    assert p.perturb("the judge gives him a day and thus begins a game .", seed=0) \
+        == "the judge gives him a day and thus begins a game ."
 
 
 @pytest.mark.parametrize(
@@ -222,8 +240,14 @@ def test_word_synonym_context_filters(need_wordnet: None) -> None:
     assert "evil" not in wordnet_synonyms("good")  # antonyms never offered
     assert all(s != "bad" for s in wordnet_synonyms("good", frozenset("a")))
     p = make("word_synonym")
-    assert p.signature() == "word_synonym/v4(mlm=None,mlm_margin=3.0,pps=1)"
+    assert p.signature() == "word_synonym/v5(mlm='auto',mlm_margin=2.5,pps=1)"
     assert p.perturb("the Nobel Prize", seed=0) == "the Nobel Prize"  # names left alone
+    # v5: a plural possessive keeps its noun; an adverb after a negation and a part of a
+    # multi-word WordNet lemma stay
+    assert "children'" not in make("word_synonym", mlm="none").perturb(
+        "when the kids' van breaks down , they run .", seed=0)
+    for text in ("the screenplay isn't nearly clever enough .", "he backs capital punishment ."):
+        assert make("word_synonym", mlm="none", pps=4).perturb(text, seed=0) == text
 
 
 @pytest.mark.slow

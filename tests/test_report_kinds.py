@@ -38,7 +38,7 @@ def test_robustness_report_has_its_own_layout(tmp_path):
 
     with RunStore(run, readonly=True) as store:
         want = failure_summary(store)
-    rates = table(page, "Share of test examples whose prediction")
+    rates = table(page, "Share of test examples failing their CheckList test")
     assert [r[-1] for r in rates["rows"]] == [f"{w['fail_rate']:.3f}" for w in want]
     assert table(page, "worst failing examples")["rows"]
     assert any(i.startswith("data:image/png") for i in page.images)  # the robustness bars

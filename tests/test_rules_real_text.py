@@ -42,6 +42,10 @@ JOINED = [
 ]
 
 
+#: the sentences above whose verbs all share one tense and no modal: verb_tense shifts them
+TENSE_SHIFTED = {JOINED[0], JOINED[1], JOINED[6], JOINED[7]}
+
+
 @pytest.mark.parametrize("rule", VERB_RULES)
 @pytest.mark.parametrize("text", JOINED)
 def test_joined_and_split_clitics_get_the_same_edit_in_their_own_style(rule: str, text: str) -> None:
@@ -51,7 +55,10 @@ def test_joined_and_split_clitics_get_the_same_edit_in_their_own_style(rule: str
     for seed in range(6):
         joined_out = p.apply(text, random.Random(seed))
         split_out = p.apply(split, random.Random(seed))
-        assert joined_out != text and split_out != split, (rule, seed)
+        # verb_tense (v4) leaves a sentence with a modal or verbs of two tenses alone: then
+        # both are left alone
+        if rule != "verb_tense" or text in TENSE_SHIFTED:
+            assert joined_out != text and split_out != split, (rule, seed)
         assert ptb(joined_out) == split_out, (rule, seed, joined_out, split_out)
         # each output keeps its input's style: no clitic written apart in the joined one
         assert not re.search(r"\s(?:n't|'(?:s|re|m|d|ll|ve))\b", joined_out), joined_out

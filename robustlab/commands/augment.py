@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_header_option(p)
     add_quiet_option(p, dest="no_progress",
                      help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
-    from robustlab.commands.task_files import add_task_options
+    from robustlab.commands._task_files import add_task_options
 
     add_task_options(p)  # CoNLL, STS, SNLI, WikiQA files in their own format
     p.set_defaults(func=run)
@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     """``robustlab augment``: the perturbations (or recipe), the input and outputs checked
     before any work, then every row written with its copies, then the one-line report."""
     specs = _specs(args)
-    from robustlab.commands.task_files import augment_task_file, task_for
+    from robustlab.commands._task_files import augment_task_file, task_for
 
     task = task_for(args)
     if task is not None:  # a task's file (CoNLL, STS, SNLI, WikiQA), written in its format

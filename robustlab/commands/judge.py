@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from pathlib import Path
 from typing import Any
 
 from robustlab.errors import InputError
@@ -95,35 +94,19 @@ def _status(samples: list[dict[str, Any]]) -> None:
         echo(f"{spec}: {done} of {n} judged" + (" (scored on these)" if done == n else ""))
 
 
-def _refresh_summary(store: Any) -> None:
-    """summary.json's table rescored on the judgements now stored (eval writes it the same
-    way on a resume)."""
-    import json
-
-    from robustlab.outputs import write_json
-    from robustlab.studies.eval.judge import apply_judgements
-    from robustlab.studies.eval.study import by_harm
-
-    path = Path(store.run_dir) / "summary.json"
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        rows = summary["perturbations"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    summary["perturbations"] = by_harm(apply_judgements(store, rows))
-    write_json(path, summary)
-
-
 def _interactive(store: Any, samples: list[dict[str, Any]], n_classes: int, who: str) -> int:
     """Line mode: each unjudged sample, original beside perturbed, one answer each."""
-    from robustlab.studies.eval.judge import parse_verdict
+    from robustlab.studies.eval.judge import label_names_of, label_text, labels_help, parse_verdict
 
+    names = label_names_of(store, n_classes)
     todo = [s for s in samples if s["verdict"] is None]
     echo(f"{len(todo)} samples to judge. c = consistent with the label, r<label> = relabel "
-         f"(labels 0..{n_classes - 1}), d = drop (not meaningful), s = skip, q = quit")
+         f"(labels {labels_help(n_classes, names)}), d = drop (not meaningful), s = skip, "
+         "q = quit")
     saved = 0
     for i, s in enumerate(todo, 1):
-        echo(f"\n[{i}/{len(todo)}] {s['perturbation']}  label {s['label']}\n"
+        echo(f"\n[{i}/{len(todo)}] {s['perturbation']}  label "
+             f"{label_text(s['label'], names)}\n"
              f"  original : {s['original']}\n  perturbed: {s['perturbed']}")
         while True:
             try:
@@ -183,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
             elif not args.sample and sys.stdin.isatty() and sys.stdout.isatty():
                 _interactive(store, samples, n_classes, who)
                 samples = store.judgements()
-        _refresh_summary(store)
+        from robustlab.studies.eval.judge import refresh_outputs
+
+        refresh_outputs(store)  # summary.json, eval.csv, eval.png: scored on the judgements
         _status(samples)
     return 0

@@ -80,14 +80,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_header_option(p)
     add_quiet_option(p, dest="no_progress",
                      help=f"no progress bar (shown on stderr from {PROGRESS_MIN_ROWS} rows)")
-    from robustlab.commands.task_files import add_task_options
+    from robustlab.commands._task_files import add_task_options
 
     add_task_options(p)  # CoNLL, STS, SNLI, WikiQA files in their own format
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.commands.task_files import run_task_file, task_for
+    from robustlab.commands._task_files import run_task_file, task_for
     from robustlab.data.stream import apply_batched, restartable, write_stream
     from robustlab.errors import RobustlabError
     from robustlab.resources import ResourceMissing

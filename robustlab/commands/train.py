@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from robustlab.commands.train_io import model_path, params_of, record_inputs, refuse_inputs_inside
+from robustlab.commands._train_io import model_path, params_of, record_inputs, refuse_inputs_inside
 from robustlab.options import (
     add_dataset_options,
     add_model_option,
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         + ", ".join(available_models()) + "; or a Hugging Face checkpoint directory / hub id.")
     add_model_option(p, multi=False, required=True,
                      help="family[:key=value,...], HF checkpoint or dir (exactly one)")
-    from robustlab.commands.train_task import TRAIN_TASKS
+    from robustlab.commands._train_task import TRAIN_TASKS
 
     p.add_argument("--task", metavar="TASK",
                    help="what the model does: " + ", ".join(TRAIN_TASKS) + " (aliases conll, "
@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Pre-run checks (options only; the data is read by ``run``): run before anything exists."""
-    from robustlab.commands import train_task
+    from robustlab.commands import _train_task as train_task
 
     task = train_task.task_name(args)
     if task != "classification":
@@ -103,7 +103,7 @@ TRAIN_EVAL_MAX = 2000
 
 
 def run(args: argparse.Namespace) -> int:
-    from robustlab.commands import train_task
+    from robustlab.commands import _train_task as train_task
 
     task = train_task.task_name(args)
     if task != "classification":

@@ -86,6 +86,8 @@ _SENTENCE_END = re.compile(
     r"(?<!\b(?:St|Mr|Dr|Jr|Sr|Mt|Ft|vs|Ms))(?<!\bMrs)(?<!\bNo)(?<!\betc)"
     r"[.!?]+(?=\s|$)", re.IGNORECASE)
 _PUNCT_BREAK = re.compile(r"[,.;:!?()\[\]\"“”]")
+#: a sentence's end mark (not an abbreviation's or an initial's dot)
+SENTENCE_END = _SENTENCE_END
 
 
 class Token(NamedTuple):

@@ -122,6 +122,41 @@ def n_classes_of(store: Any) -> int:
     raise InputError(f"{store.run_dir}: no finished eval cell yet; run robustlab eval first")
 
 
+def label_names_of(store: Any, n_classes: int) -> list[str] | None:
+    """The names of the model's labels (0..n_classes-1) where the model has them: a Hugging
+    Face checkpoint's ``id2label`` (not its generic ``LABEL_0``...). None otherwise (a model
+    trained by robustlab stores integer labels only, as the data files do)."""
+    import json
+    import re
+
+    info = store.run_info()
+    model = str((info.config or {}).get("model") or "") if info is not None else ""
+    folder = Path(model.removeprefix("hf:")).expanduser() if model else None
+    if folder is None or not (folder / "config.json").is_file():
+        return None
+    try:
+        id2label = json.loads((folder / "config.json").read_text(encoding="utf-8"))["id2label"]
+        names = [str(id2label.get(str(i), id2label.get(i, ""))) for i in range(n_classes)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not all(names) or all(re.fullmatch(r"LABEL_\d+", n) for n in names):
+        return None
+    return names
+
+
+def label_text(label: int | str, names: Sequence[str] | None) -> str:
+    """A label as the judge shows it: "1 (positive)" where the names are known, else "1"."""
+    k = int(label)
+    return f"{k} ({names[k]})" if names and 0 <= k < len(names) else str(k)
+
+
+def labels_help(n_classes: int, names: Sequence[str] | None) -> str:
+    """The labels a relabel may name: "0 negative, 1 positive" or "0..1"."""
+    if names:
+        return ", ".join(f"{i} {n}" for i, n in enumerate(names))
+    return f"0..{n_classes - 1}"
+
+
 def parse_verdict(text: str, n_classes: int) -> str:
     """The verdict as stored, or :class:`InputError` naming what is accepted."""
     v = text.strip().lower()
@@ -176,6 +211,33 @@ def apply_judgements(store: Any, rows: Sequence[dict[str, Any]]) -> list[dict[st
 
 
 # ---- CSV exchange ------------------------------------------------------------------------------
+
+
+def refresh_outputs(store: Any) -> list[str]:
+    """Rescore a finished eval run's outputs on the judgements now stored -- summary.json's
+    table, eval.csv and (when the run drew it) eval.png -- as eval writes them on a resume, so
+    they never lag the judgements (robustlab judge, the TUI's judge screen). Returns the files
+    rewritten; none when the run has no summary yet (eval writes them when it finishes)."""
+    import json
+
+    from robustlab.outputs import save_figure, write_json
+    from robustlab.studies.eval.study import accuracy_figure, by_harm, write_csv
+
+    out = Path(store.run_dir)
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        rows = summary["perturbations"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    rows = by_harm(apply_judgements(store, rows))
+    summary["perturbations"] = rows
+    write_json(out / "summary.json", summary)
+    write_csv(out / "eval.csv", rows)
+    files = ["summary.json", "eval.csv"]
+    if (out / "eval.png").exists() and rows:
+        save_figure(accuracy_figure(rows, summary.get("clean_accuracy")), out / "eval.png")
+        files.append("eval.png")
+    return files
 
 
 def export_csv(samples: Sequence[Mapping[str, Any]]) -> str:
@@ -235,4 +297,5 @@ def read_csv(path: str | Path, samples: Sequence[Mapping[str, Any]], n_classes: 
 __all__ = ["CSV_COLUMNS", "PAPER_JUDGED", "PER_PERTURBATION", "apply_judgements",
            "corrected_label", "draw_into", "refuse_task_run", "draw_sample", "export_csv", "judged_marker",
            "judged_scores", "n_classes_of", "needs_judging", "parse_verdict", "read_csv",
+           "label_names_of", "label_text", "labels_help", "refresh_outputs",
            "sample_id"]

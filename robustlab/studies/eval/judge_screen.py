@@ -44,7 +44,7 @@ class JudgeScreen(RunScreen):
 
     def load(self) -> dict[str, Any]:  # a thread: draws the sample on first open
         from robustlab.runs.store import RunStore
-        from robustlab.studies.eval.judge import draw_into, n_classes_of
+        from robustlab.studies.eval.judge import draw_into, label_names_of, n_classes_of
 
         with RunStore(self.path) as store:
             n_classes = n_classes_of(store)
@@ -52,7 +52,8 @@ class JudgeScreen(RunScreen):
             if not samples:
                 draw_into(store)
                 samples = store.judgements()
-        return {"samples": samples, "n_classes": n_classes}
+            names = label_names_of(store, n_classes)
+        return {"samples": samples, "n_classes": n_classes, "names": names}
 
     def show(self, view: dict[str, Any]) -> None:
         todo = [i for i, s in enumerate(view["samples"]) if s["verdict"] is None]
@@ -66,22 +67,27 @@ class JudgeScreen(RunScreen):
     def _paint(self) -> None:
         if not self.samples:
             return
+        from robustlab.studies.eval.judge import label_text, labels_help
+
         s = self.samples[self.pos]
+        names = self.view.get("names")
         done = sum(x["verdict"] is not None for x in self.samples)
         self.set_status(f"{done} of {len(self.samples)} judged · paper 001's check: is the "
                         "perturbed text meaningful and consistent with the label?")
         verdict = s["verdict"] or "not judged"
         self.query_one("#judge-head", Static).update(plain(
-            f"[{self.pos + 1}/{len(self.samples)}] {s['perturbation']} · label {s['label']} · "
+            f"[{self.pos + 1}/{len(self.samples)}] {s['perturbation']} · label "
+            f"{label_text(s['label'], names)} · "
             f"{verdict}"))
         self.query_one("#judge-original", Static).update(
             append(plain("original : "), s["original"]))
         self.query_one("#judge-perturbed", Static).update(
             append(plain("perturbed: "), s["perturbed"]))
         n = self.view["n_classes"]
-        help_ = (f"relabel to which label? press 0..{n - 1} (escape: cancel)"
+        help_ = (f"relabel to which label? press {labels_help(n, names)} (escape: cancel)"
                  if self.relabelling else
-                 f"c consistent · r<label> relabel (0..{n - 1}) · d drop · n/p next/prev")
+                 f"c consistent · r<label> relabel ({labels_help(n, names)}) · d drop · "
+                 "n/p next/prev")
         self.query_one("#judge-help", Static).update(plain(help_))
 
     def action_move(self, step: int) -> None:
@@ -125,8 +131,11 @@ class JudgeScreen(RunScreen):
         from robustlab.runs.store import RunStore
 
         try:
+            from robustlab.studies.eval.judge import refresh_outputs
+
             with RunStore(self.path) as store:
                 store.set_verdicts([(sample, verdict, getpass.getuser())])
+                refresh_outputs(store)  # eval.csv/png and summary.json follow the judgements
             self.saved += 1
         except Exception as exc:  # noqa: BLE001 - shown, never lost silently
             self.app.call_from_thread(self.notify, f"not saved: {exc}", severity="error",

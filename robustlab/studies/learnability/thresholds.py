@@ -165,10 +165,10 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     dataset = _plan_dataset(raw, path)
     model, models = _plan_models(raw, path)
     samples, seeds, steps = _plan_numbers(raw, path)
-    parsed = _plan_tests(raw, path, model)
+    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
+    parsed = _plan_tests(raw, path, model, out_dir)
     _check_perturbations([t["perturbation"] for t in parsed], path)
     _check_models(models, model, path)
-    out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
     return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
                 seeds=tuple(seeds), steps=steps, tests=parsed, out=out_dir.resolve(),
                 max_train=raw.get("max_train"), max_test=raw.get("max_test"),
@@ -289,7 +289,8 @@ def _plan_numbers(raw: dict[str, Any], path: Path) -> tuple[int, list[int], int]
     return samples, seeds, steps
 
 
-def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict[str, Any]]:
+def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
+                run_dir: Path) -> list[dict[str, Any]]:
     """The [[test]] tables merged with [defaults], each with at least one threshold in range."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
@@ -311,13 +312,19 @@ def _plan_tests(raw: dict[str, Any], path: Path, model: str | None) -> list[dict
         merged = {**defaults, **t}
         if not _label_preserving(t["perturbation"]):
             # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
-            # thresholds are refused on it, and [defaults]' are not inherited
+            # thresholds are refused on it, and [defaults]' are not inherited -- unless the
+            # plan's run holds paper 001's human check of it (robustlab judge): then it is
+            # scored as INV on the judged samples' corrected labels, as eval and report do
             given = [k for k in ("min_accuracy", "max_drop") if k in t]
-            if given:
+            judged = model is not None and _judged_in_run(run_dir, t["perturbation"])
+            if given and not judged:
                 raise InputError(f"{where}: {t['perturbation']} changes the label, so it has no "
                                  f"A1 and {', '.join(given)} cannot apply; gate it with "
-                                 "max_fail_rate (a CheckList DIR test, docs/eval.md)")
-            merged = {k: v for k, v in merged.items() if k not in ("min_accuracy", "max_drop")}
+                                 "max_fail_rate (a CheckList DIR test, docs/eval.md), or "
+                                 "judge its samples first (robustlab judge RUN)")
+            if not judged:
+                merged = {k: v for k, v in merged.items()
+                          if k not in ("min_accuracy", "max_drop")}
         for key in THRESHOLDS:
             if key in merged:
                 merged[key] = _limit(where, key, merged[key])
@@ -341,6 +348,21 @@ def _check_models(models: Sequence[str], model: str | None, path: Path) -> None:
             check_model_spec(spec)
         except InputError as exc:
             raise InputError(f"{path}: models: {exc}") from None
+
+
+def _judged_in_run(run_dir: Path, spec: str) -> bool:
+    """Whether the eval run in ``run_dir`` (if there is one yet) has every drawn sample of
+    perturbation ``spec`` judged (robustlab judge), so it is scored on corrected labels."""
+    from robustlab.runs.store import RunStore, is_run_dir
+
+    if not is_run_dir(run_dir):
+        return False
+    try:
+        with RunStore(run_dir, readonly=True) as store:
+            res = store.judged_results().get(spec)
+    except Exception:  # noqa: BLE001 - an unreadable run is not judged; the run reports it
+        return False
+    return res is not None and "judging" not in res and res.get("a1") is not None
 
 
 def _label_preserving(spec: str) -> bool:

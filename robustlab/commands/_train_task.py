@@ -137,7 +137,7 @@ def check(args: argparse.Namespace, task: str) -> None:
 
 
 def _extra(args: argparse.Namespace) -> dict[str, Any]:
-    from robustlab.commands.train_io import params_of
+    from robustlab.commands._train_io import params_of
 
     out = params_of(args.param)
     if args.steps is not None:
@@ -268,7 +268,7 @@ def _name_classes(model: Any, classes: list[str]) -> None:
 
 
 def run(args: argparse.Namespace, task_name_: str) -> int:
-    from robustlab.commands.train_io import model_path, record_inputs, refuse_inputs_inside
+    from robustlab.commands._train_io import model_path, record_inputs, refuse_inputs_inside
     from robustlab.models.device import resolve_device
     from robustlab.outputs import atomic_dir, check_out_dir, write_json
     from robustlab.tasks import get_task

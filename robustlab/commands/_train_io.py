@@ -1,6 +1,6 @@
 """What ``robustlab train`` does the same way for every task: ``--param`` values, the ``--out``
 checks, the record of its inputs, and ``--out`` as a --model value (:mod:`.train`,
-:mod:`.train_task`)."""
+:mod:`._train_task`)."""
 
 from __future__ import annotations
 
