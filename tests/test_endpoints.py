@@ -435,6 +435,21 @@ def test_llm_kinds_map_answers_and_count_invalid_ones(data, fresh, tmp_path, cap
     # an invalid answer is recorded as -1, never as a class
     assert sum(p == -1 for (p,) in preds) == result["invalid"]
     assert f"{ep['invalid']} invalid answers" in stdout
+    # the eval table has the invalid count of the perturbation
+    line = next(ln for ln in stdout.splitlines() if ln.startswith("leet_letters"))
+    assert "invalid" in stdout and line.split()[-1] == str(result["invalid"])
+    # failures: the invalid count per cell, and the raw answer of each invalid prediction
+    assert main(["failures", str(out), "--limit", "1000"]) == 0
+    shown = capsys.readouterr().out
+    head, rule, row = shown.splitlines()[1:4]
+    assert head.split()[-1] == "invalid" and row.split()[-1] == str(result["invalid"])
+    answers = {t: " ".join(json.loads(a)["text"].split()) for t, a in stored(out).items()}
+    blocks = shown.split("\n[")[1:]
+    bad = [b for b in blocks if "-> invalid" in b.splitlines()[0]]
+    assert bad and len(bad) == sum(p == -1 for (p,) in preds)  # INV: each one fails
+    for b in bad:
+        perturbed = next(ln[4:] for ln in b.splitlines() if ln.startswith("  + "))
+        assert f"  answer after: {answers[perturbed]!r} (names no label)" in b
 
 
 # ---- units ---------------------------------------------------------------------------------------

@@ -98,6 +98,13 @@ def _run(args: argparse.Namespace) -> int:
         # the share of those that failed the cell's test (INV, DIR; docs/eval.md)
         results = {c.key: c.result or {} for c in store.cells("done")} \
             if info is not None and info.kind == "eval" else None
+        # a model behind an endpoint: the raw answer of a prediction that named no label
+        # (-1, "invalid": docs/endpoints.md), read from the run's responses table
+        answers = store.answers_by_text(
+            [e[t] for e in rows[: args.limit] for t, p in (("original", "pred_before"),
+                                                            ("perturbed", "pred_after"))
+             if e[p] == -1 and isinstance(e[t], str)]) if results is not None else {}
+    from robustlab.endpoints.kinds import shown
     from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.study import fmt
     from robustlab.tasks.stored import describe, is_task_test, rule
@@ -108,6 +115,10 @@ def _run(args: argparse.Namespace) -> int:
     if results is not None:
         head += [f"{_metric(results)} drop" if task_run else "A1-A0",
                  "changed examples" if task_run else "changed texts", "fail rate of changed"]
+    # an LLM endpoint's answers that named no label (perturbed texts), per cell
+    with_invalid = results is not None and any("invalid" in r for r in results.values())
+    if with_invalid:
+        head.append("invalid")
     table, keys = [], []
     for s in summary:
         r = (results or {}).get(s["cell"], {})
@@ -121,6 +132,8 @@ def _run(args: argparse.Namespace) -> int:
         rate = s["fail"] / n if n else None
         if results is not None:
             row += [fmt(r.get("delta")), n if n is not None else "-", fmt(rate)]
+        if with_invalid:
+            row.append(r.get("invalid", "-"))
         table.append(row)
         # worst first: A1 - A0 (most negative), then the failure rate
         d = r.get("delta")
@@ -148,15 +161,24 @@ def _run(args: argparse.Namespace) -> int:
              "P(label); drop = P(label) before - after):")
         for e in rows[: args.limit]:
             echo(f"\n[{e['perturbation']} | {_short_model(e['model'])} | seed {e['seed']} | #{e['idx']}] "
-                 f"label {e['label']}: {e['pred_before']} -> {e['pred_after']}, "
+                 f"label {e['label']}: {_pred(e['pred_before'])} -> {_pred(e['pred_after'])}, "
                  f"P(label) {fmt(e['prob_before'])} -> {fmt(e['prob_after'])}")
             echo(f"  - {e['original']}")
             echo(f"  + {e['perturbed']}")
+            for side, text, pred in (("before", e["original"], e["pred_before"]),
+                                     ("after", e["perturbed"], e["pred_after"])):
+                if pred == -1 and text in answers:
+                    echo(f"  answer {side}: {shown(answers[text])} (names no label)")
     if args.export:
         export_examples(rows, args.export, user=True)
         if not args.quiet:
             echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0
+
+
+def _pred(p: int) -> str:
+    """A stored prediction: -1 is an endpoint's answer that named no label."""
+    return "invalid" if p == -1 else str(p)
 
 
 def _metric(results: dict[str, dict]) -> str:

@@ -338,6 +338,9 @@ class EndpointModel:
                 last = f"connection failed ({_first_line(exc) or type(exc).__name__})"
             else:
                 if resp.status_code < 300:
+                    if self.card.kind.startswith("openai") and resp.headers.get(
+                            "content-type", "").startswith("text/event-stream"):
+                        return kinds.from_stream(self.card, resp.text)
                     try:
                         return resp.json()
                     except ValueError:

@@ -117,6 +117,48 @@ def answers(card: Card, reply: Any, n: int) -> list[Any]:
              "model": reply.get("model") if isinstance(reply, dict) else None}]
 
 
+def from_stream(card: Card, body: str) -> dict[str, Any]:
+    """An OpenAI-style server-sent event stream (``data: {chunk}`` lines) as the one reply it
+    stands for. Some servers answer only as a stream: ``transformers serve`` 4.57 streams
+    ``/v1/chat/completions`` whatever ``stream`` says (its non-streaming mode is a TODO)."""
+    import json
+
+    parts: list[str] = []
+    reply: dict[str, Any] = {}
+    logprobs: Any = None
+    for line in body.splitlines():
+        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+            continue
+        try:
+            chunk = json.loads(line[5:])
+        except ValueError:
+            raise ReplyError(f"{card.url}: a streamed chunk is not JSON "
+                             f"({line[5:65].strip()!r})") from None
+        if not isinstance(chunk, dict):
+            continue
+        for k in ("model", "usage"):
+            if chunk.get(k):
+                reply[k] = chunk[k]
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta") if card.kind == "openai-chat" else choice
+            piece = (delta or {}).get("content" if card.kind == "openai-chat" else "text")
+            if isinstance(piece, str):
+                parts.append(piece)
+            if logprobs is None and choice.get("logprobs"):
+                logprobs = choice["logprobs"]
+    if not reply and not parts:
+        raise ReplyError(f"{card.url}: a streamed reply with no chunks (starts "
+                         f"{body[:60]!r})")
+    text = "".join(parts)
+    item: dict[str, Any] = ({"message": {"role": "assistant", "content": text}}
+                            if card.kind == "openai-chat" else {"text": text})
+    if logprobs is not None:
+        item["logprobs"] = logprobs
+    return {**reply, "choices": [item]}
+
+
 def usage(reply: Any) -> tuple[int, int]:
     """(prompt, completion) tokens a reply reports (0 when it reports none)."""
     u = reply.get("usage") if isinstance(reply, dict) else None
@@ -127,6 +169,18 @@ def usage(reply: Any) -> tuple[int, int]:
         return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
     return num(u.get("prompt_tokens")), num(u.get("completion_tokens"))
+
+
+def shown(answer: Any, width: int = 120) -> str:
+    """A stored answer as ``failures`` prints it: an LLM's words (quoted, one line), else the
+    raw item; cut to ``width`` characters."""
+    text = answer.get("text") if isinstance(answer, dict) and "text" in answer else answer
+    if not isinstance(text, str):
+        import json
+
+        text = json.dumps(text, ensure_ascii=False)
+    text = " ".join(text.split())
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def _word(s: str) -> str:

@@ -100,3 +100,77 @@ async def test_o_marks_the_sorted_column_in_its_header(eval_run, settings):
         await wait_for(pilot, lambda: heads()[1] == "test ▲" and heads()[0] == "perturbation")
         await pilot.press("O")
         await wait_for(pilot, lambda: heads()[1] == "test ▼")
+
+
+@pytest.fixture
+def llm_run(tmp_path):
+    """An eval run of an LLM behind a real (stdlib) OpenAI-chat server: "Positive." for a text
+    with a positive word, "Negative." for one without, "Hmm" (no label) for one with a digit."""
+    import http.server
+    import threading
+
+    from robustlab.cli import main
+
+    class Chat(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = body["messages"][-1]["content"]
+            word = "Hmm" if any(c.isdigit() for c in text) else \
+                "Positive." if any(w in text.split() for w in POS) else "Negative."
+            data = json.dumps({"model": "chat-test", "choices": [{"index": 0, "message": {
+                "role": "assistant", "content": word}}],
+                "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 1}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Chat)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    data = tmp_path / "dev.tsv"
+    data.write_text("".join(f"1\tthe film was {w}\n0\ta {v} plot\n" for w, v in
+                            (("good", "bad"), ("great", "weak"), ("fine", "dull"))))
+    card = tmp_path / "card.toml"
+    card.write_text(f'url = "http://127.0.0.1:{srv.server_port}/v1/chat/completions"\n'
+                    'kind = "openai-chat"\ntemplate = "Sentiment? {text}"\n'
+                    '[verbalizers]\n"0" = ["negative"]\n"1" = ["positive"]\n')
+    out = tmp_path / "runs" / "eval-llm"
+    try:
+        assert main(["eval", "--model", str(card), "--dataset", str(data), "--perturbations",
+                     "leet_letters", "--seeds", "0", "--out", str(out), "--quiet",
+                     "--no-plots"]) == 0
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    return out
+
+
+async def test_an_endpoint_run_shows_requests_tokens_and_invalid_answers(llm_run, settings,
+                                                                         capsys):
+    capsys.readouterr()
+    ep = json.loads((llm_run / "summary.json").read_text())["endpoint"]
+    assert ep["requests"] > 0 and ep["tokens"] > 0 and ep["invalid"] > 0
+    want = (f"endpoint: {ep['requests']:,} requests · {ep['tokens']:,} tokens · "
+            f"{ep['invalid']:,} invalid answers")
+    app = RobustlabApp([llm_run.parent], settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_run(pilot, app, llm_run.name)
+        await wait_for(pilot, lambda: isinstance(app.screen, EvalScreen)
+                       and app.screen.view is not None)
+        status = app.screen.query_one("#status")
+        assert want in text_of(status).splitlines()
+        # at 80 columns the line is shown whole, on a line of its own
+        await wait_for(pilot, lambda: status.size.width > 0)
+        assert len(want) <= status.size.width
+        rendered = [strip.text for strip in status.render_lines(status.region.reset_offset)]
+        assert any(want in line for line in rendered)
+    # during a run (no summary yet): the same line, from the store and the finished cells
+    from robustlab.studies.eval.view import load_eval
+
+    (llm_run / "summary.json").unlink()
+    view = load_eval(llm_run)
+    assert view.partial and view.endpoint == want

@@ -96,6 +96,26 @@ class ResponseOps(StoreBase):
                     out[row["key"]] = value
         return out
 
+    def answers_by_text(self, texts: Sequence[str]) -> dict[str, Any]:
+        """The stored, verified answers of ``texts`` (text -> answer): what ``failures`` shows
+        for an answer that named no label. A run asks one endpoint, so a text has one answer."""
+        if not texts or not self.has_responses_table():
+            return {}
+        out: dict[str, Any] = {}
+        texts = list(dict.fromkeys(texts))
+        for s in range(0, len(texts), 500):
+            part = texts[s: s + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(f"SELECT {', '.join(_FIELDS)}, crc FROM responses "
+                                       f"WHERE text IN ({marks})", part):
+                row = dict(r)
+                try:
+                    if _crc(row) == row["crc"]:  # a damaged row is never shown
+                        out.setdefault(row["text"], json.loads(row["answer"]))
+                except (TypeError, ValueError, AttributeError):
+                    continue
+        return out
+
     def response_totals(self) -> dict[str, int]:
         """Requests, answers and tokens stored (zeros without the table)."""
         if not self.has_responses_table():

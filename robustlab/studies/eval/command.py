@@ -88,7 +88,11 @@ def print_summary(summary: dict[str, Any]) -> None:
     ep = summary.get("endpoint")
     if ep:
         echo(endpoint_line(ep))
-    if rows:
+    if rows and any("invalid" in r for r in rows):  # answers that named no label, perturbed
+        echo(align([*TABLE_HEAD, "invalid"], [[*t, str(r.get("invalid", "-"))] for t, r in
+                                              zip(table_rows(rows), rows, strict=True)],
+                   rule=True))
+    elif rows:
         echo(align(TABLE_HEAD, table_rows(rows), rule=True))
         echo("test: INV = prediction should not change (A1 against the original label); "
              "DIR flip = prediction should change or P(label) fall (no A1: the label changed); "

@@ -32,7 +32,8 @@ class EvalScreen(RunScreen):
         if view.partial:  # no summary yet: say why, from the store's counts
             parts.append(in_progress(view.unfinished))  # RunScreen reloads it until done
         # the headline (worst perturbations) first: what a reader looks for
-        self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts))
+        self.set_status((f"{view.headline}\n" if view.headline else "") + " · ".join(parts)
+                        + (f"\n{view.endpoint}" if view.endpoint else ""))
         self.query_one("#eval", HeatTable).show(view.table, keep_cursor=True)
         self.query_one("#acc", SpecPlot).show(view.accuracy_plot())
 

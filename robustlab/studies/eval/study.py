@@ -260,6 +260,8 @@ def summarise(results: Sequence[dict[str, Any]], perturbations: Sequence[str]
                                "n": rs[0]["n"], "changed": sum(r["changed"] for r in rs),
                                "failed": None if None in fails else sum(fails),
                                "errors": sum(r["errors"] for r in rs)}
+        if any("invalid" in r for r in rs):  # an LLM endpoint's answers that named no label
+            row["invalid"] = sum(int(r.get("invalid") or 0) for r in rs)
         for m in METRICS:
             row[m] = seed_spread([np.nan if r.get(m) is None else r[m] for r in rs])
         rows.append(row)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from robustlab.runs.store import RunStore
 from robustlab.textfmt import short_model
@@ -29,6 +30,8 @@ class EvalView:
     unfinished: int = 0
     #: what ``clean`` is: "accuracy A0", or a task's metric ("entity F1", "Pearson")
     metric: str = "accuracy A0"
+    #: a model behind an endpoint: its requests, tokens and invalid answers (one short line)
+    endpoint: str = ""
 
     def accuracy_plot(self) -> Plot:
         """A1 − A0 per perturbation (bars numbered as the table's rows), the sign the table and
@@ -90,4 +93,33 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                                 task_headline(rows, task))
     return EvalView(Table(title, EVAL_COLS, table_rows,
                           heat=["a1", "delta", "failure_rate"], labels=labels),
-                    clean, short_model(model), partial, line, unfinished, metric)
+                    clean, short_model(model), partial, line, unfinished, metric,
+                    endpoint_line(path, summary, rows))
+
+
+def endpoint_line(path: str | os.PathLike[str], summary: dict[str, Any] | None,
+                  rows: list[dict[str, Any]]) -> str:
+    """What asking an endpoint cost, short enough for 80 columns: from summary.json's
+    ``endpoint`` (docs/endpoints.md), or during a run from the store's responses and the
+    finished cells; "" for a local model."""
+    ep = (summary or {}).get("endpoint")
+    if isinstance(ep, dict) and ep:  # an LLM kind has a template; only its answers can name
+        llm = ep.get("template") is not None  # no label
+    else:
+        with RunStore(path, readonly=True) as store:
+            if not store.has_responses_table():
+                return ""
+            totals = store.response_totals()
+        llm = any("invalid" in r for r in rows)
+        ep = {**totals, "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
+              "invalid": sum(int(r.get("invalid") or 0) for r in rows)}
+
+    def count(key: str) -> str:  # summary.json is data: a number, else "?"
+        v = ep.get(key)
+        return f"{int(v):,}" if isinstance(v, int | float) and not isinstance(v, bool) \
+            and v == v and abs(v) < 1e15 else "?"
+
+    parts = [f"endpoint: {count('requests')} requests", f"{count('tokens')} tokens"]
+    if llm:
+        parts.append(f"{count('invalid')} invalid answers")
+    return " · ".join(parts)
