@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -240,7 +241,12 @@ def test_word_synonym_context_filters(need_wordnet: None) -> None:
     assert "evil" not in wordnet_synonyms("good")  # antonyms never offered
     assert all(s != "bad" for s in wordnet_synonyms("good", frozenset("a")))
     p = make("word_synonym")
-    assert p.signature() == "word_synonym/v5(mlm='auto',mlm_margin=2.5,pps=1)"
+    # 'auto' is stored as what it resolved to, so runs with and without the LM never share one
+    lm = p.lm_path()
+    assert p.signature() == (f"word_synonym/v5(mlm='auto:{Path(lm).name if lm else 'none'}',"
+                             "mlm_margin=2.5,pps=1)")
+    assert make("word_synonym", mlm="none").signature() == (
+        "word_synonym/v5(mlm='none',mlm_margin=2.5,pps=1)")
     assert p.perturb("the Nobel Prize", seed=0) == "the Nobel Prize"  # names left alone
     # v5: a plural possessive keeps its noun; an adverb after a negation and a part of a
     # multi-word WordNet lemma stay

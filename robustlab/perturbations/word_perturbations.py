@@ -15,6 +15,7 @@ import json
 import random
 import re
 import sys
+from pathlib import Path
 
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.grammar import (
@@ -425,6 +426,17 @@ class WordSynonym(PPSPerturbation):
                  "counter-fitted neighbour filter (fewer synonyms fit their context; set "
                  "$ROBUSTLAB_SYNONYMS or $ROBUSTLAB_SHARED)", file=sys.stderr)
         self._lm = _masked_lm(path) if (path := self.lm_path()) else None
+
+    def signature(self) -> str:
+        """As :meth:`Perturbation.signature`, with ``mlm='auto'`` written as what it resolved to
+        here (``auto:<folder name>`` or ``auto:none``): outputs with and without the masked LM
+        differ, so a run made where the shared model exists and one made where it does not must
+        not share a signature (nor resume into each other's cells)."""
+        sig = super().signature()
+        if self.mlm == "auto":
+            path = self.lm_path()
+            sig = sig.replace("mlm='auto'", f"mlm='auto:{Path(path).name if path else 'none'}'")
+        return sig
 
     def lm_path(self) -> str | None:
         """The fill-mask model folder this instance uses (see the class docstring)."""
