@@ -62,7 +62,7 @@ def test_learnability_report_from_a_real_run_equals_summary(tmp_path, capsys):
     col = {h: j for j, h in enumerate(tp["head"])}
     for r in tp["rows"]:
         s = by_pert[r[1]]
-        assert r[col["robustness (A1−A0)"]] == _f(s["robustness"]["mean"])
+        assert r[col["robustness (A1−A0, INV)"]] == _f(s["robustness"]["mean"])
         assert r[col["Δ (A2−A1)"]] == _f(s["delta"]["mean"])
         assert r[col["A0 / A1 / A2"]] == " / ".join(_f(s[k]["mean"]) for k in (
             "accuracy_standard", "accuracy_robustness", "accuracy_augmentation"))

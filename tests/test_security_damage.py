@@ -212,7 +212,11 @@ def store_readers(run: Path) -> list[str]:
 def tui_readers(run: Path, kind: str) -> list[str]:
     """The TUI's readers of a run: the runs list, progress, the kind's results view, the
     generic table and what Resume (the ``r`` key) checks before asking."""
-    from robustlab.tui import data, launch, results
+    from robustlab.studies.cross_domain.view import load_cross_domain
+    from robustlab.studies.learnability.view import load_learnability
+    from robustlab.studies.second_order.attack_view import load_attack
+    from robustlab.studies.second_order.bias_view import load_bias
+    from robustlab.tui import data, launch
     from robustlab.tui.failures import load_failures
     from robustlab.tui.screens.generic import load_generic
 
@@ -224,9 +228,9 @@ def tui_readers(run: Path, kind: str) -> list[str]:
     said += prog.events
     said.append(f"{prog.run.status} {prog.run.error}")
     loaders: list[Callable[[Path], Any]] = [load_generic, {
-        "learnability": results.load_learnability, "attack": results.load_attack,
-        "bias": results.load_bias, "cross_domain": results.load_cross_domain,
-        "mt": results.load_cross_domain}[kind]]
+        "learnability": load_learnability, "attack": load_attack,
+        "bias": load_bias, "cross_domain": load_cross_domain,
+        "mt": load_cross_domain}[kind]]
     if kind == "learnability":
         loaders.append(load_failures)
     for load in loaders:

@@ -161,7 +161,7 @@ def test_ner_failures_report_check_and_resume(work, tmp_path, capsys):
     assert any("char_swap" in ln and "f1 >=" in ln and "PASS" in ln for ln in lines)
     assert any("word_delete" in ln and "f1 >= 1" in ln and "FAIL" in ln for ln in lines)
     assert "entities" in stdout
-    assert 'name="f1 &gt;= 1"' in (tmp_path / "j.xml").read_text()
+    assert 'name="f1 &gt;= 1 (entities)"' in (tmp_path / "j.xml").read_text()
 
 
 def test_similarity_eval_pearson_equals_scipy_and_perturb_field_is_in_the_signature(

@@ -9,6 +9,10 @@ import json
 import pytest
 
 from robustlab.errors import InputError
+from robustlab.studies.cross_domain.view import load_cross_domain
+from robustlab.studies.learnability.view import load_learnability
+from robustlab.studies.second_order.attack_view import load_attack
+from robustlab.studies.second_order.bias_view import load_bias
 from robustlab.tui import data, forms, launch, results
 from robustlab.tui.specs import Plot, Series, Table, export
 
@@ -64,7 +68,7 @@ def test_progress_orders_running_first_and_estimates_rate(runs):
 
 
 def test_learnability_view_uses_summary_and_partial_cells(runs):
-    view = results.load_learnability(runs["learn"])
+    view = load_learnability(runs["learn"])
     assert len(view.table.rows) == 6 and not view.partial
     scatter = view.scatter_plot("robustness")
     assert "ρ=-0.940" in scatter.note and len(scatter.series[0].x) == 6
@@ -72,12 +76,12 @@ def test_learnability_view_uses_summary_and_partial_cells(runs):
     # a run written before p_method existed: scipy's asymptotic p, said so
     assert "(asymptotic)" in view.scatter_plot("delta").note
     assert view.curve_plot("bow / typo").xlog
-    partial = results.load_learnability(runs["learn-running"])
+    partial = load_learnability(runs["learn-running"])
     assert partial.partial and partial.curves  # per-p means of the finished cells
 
 
 def test_attack_view_and_example(runs):
-    view = results.load_attack(runs["attack"])
+    view = load_attack(runs["attack"])
     assert len(view.table.rows) == 30
     assert {r[2] for r in view.filtered("skipped").rows} == {"skipped"}
     ex = results.load_example(runs["attack"], view.table.keys[0])
@@ -93,11 +97,11 @@ def test_word_diff_marks_exactly_the_changed_words():
 
 
 def test_bias_and_cross_domain_views(runs):
-    bias = results.load_bias(runs["bias"])
+    bias = load_bias(runs["bias"])
     assert bias.table.columns == ["pair", "k=0", "k=1", "k=2"] and len(bias.table.rows) == 3
     hist = bias.histogram(runs["bias"], "he/she", 1)
     assert len(hist.series[0].y) == 60
-    xd = results.load_cross_domain(runs["xd"])
+    xd = load_cross_domain(runs["xd"])
     assert len(xd.systems.rows) == 3 and "bleu" in xd.systems.columns
     assert len(xd.loo.rows) == 12 and len(xd.agreement.rows) == 3
     assert xd.gamma_plot("sysA").series[0].x == [1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
