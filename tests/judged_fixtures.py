@@ -63,18 +63,25 @@ def generate(rule: str, shared: Path) -> list[dict[str, str]]:
     rows = []
     for half in ("dev", "heldout"):
         for dataset in ("sst2", "trec"):
-            n = 0
             items = sentences(shared, dataset, half)
             if half == "heldout":
                 items = items[HELDOUT_SKIP.get(rule, 0):]
-            for source, text in items:
-                out = pert.perturb(text, seed=0)
-                if out != text:
-                    rows.append(dict(half=half, dataset=dataset, source=source, original=text,
-                                     output=out, judgement="", reason=""))
-                    n += 1
-                    if n == PER_HALF:
-                        break
+            rows += changed_rows(pert, items, half, dataset, PER_HALF)
+    return rows
+
+
+def changed_rows(pert, items: Sequence[tuple[str, str]], half: str, dataset: str,
+                 per_half: int) -> list[dict[str, str]]:
+    """The first ``per_half`` of ``items`` (source, text) that ``pert`` changes (seed 0), as
+    fixture rows with the judgement columns empty."""
+    rows = []
+    for source, text in items:
+        out = pert.perturb(text, seed=0)
+        if out != text:
+            rows.append(dict(half=half, dataset=dataset, source=source, original=text,
+                             output=out, judgement="", reason=""))
+            if len(rows) == per_half:
+                break
     return rows
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import judged_fixtures
-from judged_fixtures import COLUMNS, make_rule, precision
+from judged_fixtures import COLUMNS, changed_rows, make_rule, precision
 
 DIR = Path(__file__).parent / "fixtures" / "judgements" / "realtext"
 RULES = ("negation", "verb_tense", "singular_plural_verb", "word_synonym")
@@ -58,18 +58,10 @@ def generate(rule: str, shared: Path, per_half: int = PER_HALF) -> list[dict[str
     rows = []
     for half in ("dev", "heldout"):
         for dataset in FILES:
-            n = 0
             items = sentences(shared, dataset, half)
             if half == "heldout":
                 items = items[HELDOUT_SKIP.get(rule, 0):]
-            for source, text in items:
-                out = pert.perturb(text, seed=0)
-                if out != text:
-                    rows.append(dict(half=half, dataset=dataset, source=source, original=text,
-                                     output=out, judgement="", reason=""))
-                    n += 1
-                    if n == per_half:
-                        break
+            rows += changed_rows(pert, items, half, dataset, per_half)
     return rows
 
 
@@ -87,15 +79,7 @@ def generate2(rule: str, shared: Path, halves: tuple[str, ...] = DRAW2_HALVES,
         for half, items in zip(DRAW2_HALVES, (pool[:cut], pool[cut:]), strict=True):
             if half not in halves:
                 continue
-            n = 0
-            for source, text in items:
-                out = pert.perturb(text, seed=0)
-                if out != text:
-                    rows.append(dict(half=half, dataset=dataset, source=source, original=text,
-                                     output=out, judgement="", reason=""))
-                    n += 1
-                    if n == per_half:
-                        break
+            rows += changed_rows(pert, items, half, dataset, per_half)
     order = {h: k for k, h in enumerate(DRAW2_HALVES)}
     return sorted(rows, key=lambda r: order[r["half"]])
 
