@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from robustlab.runs import payloads
@@ -75,45 +75,36 @@ class ResponseOps(StoreBase):
                           "prompt_tokens, completion_tokens, at, crc) VALUES (?,?,?,?,?,?,?,?)",
                           values)
 
-    def responses(self, keys: Sequence[str]) -> dict[str, Any]:
-        """The stored answers of ``keys`` (those stored and verified)."""
-        if not keys or not self.has_responses_table():
-            return {}
-        out: dict[str, Any] = {}
-        keys = list(keys)
-        for s in range(0, len(keys), 500):
-            part = keys[s: s + 500]
+    def _verified(self, column: str, values: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """The rows whose ``column`` is one of ``values`` and whose CRC verifies, with their
+        answer decoded (a damaged row is never yielded: it is asked again, never read)."""
+        if not values or not self.has_responses_table():
+            return
+        values = list(values)
+        for s in range(0, len(values), 500):
+            part = values[s: s + 500]
             marks = ",".join("?" * len(part))
             for r in self.conn.execute(f"SELECT {', '.join(_FIELDS)}, crc FROM responses "
-                                       f"WHERE key IN ({marks})", part):
+                                       f"WHERE {column} IN ({marks})", part):
                 row = dict(r)
                 try:
-                    ok = _crc(row) == row["crc"]
-                    value = json.loads(row["answer"]) if ok else None
+                    if _crc(row) != row["crc"]:
+                        continue
+                    row["answer"] = json.loads(row["answer"])
                 except (TypeError, ValueError, AttributeError):
-                    ok = False
-                if ok:  # a damaged answer is asked again, never read
-                    out[row["key"]] = value
-        return out
+                    continue
+                yield row
+
+    def responses(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The stored answers of ``keys`` (those stored and verified)."""
+        return {row["key"]: row["answer"] for row in self._verified("key", keys)}
 
     def answers_by_text(self, texts: Sequence[str]) -> dict[str, Any]:
         """The stored, verified answers of ``texts`` (text -> answer): what ``failures`` shows
         for an answer that named no label. A run asks one endpoint, so a text has one answer."""
-        if not texts or not self.has_responses_table():
-            return {}
         out: dict[str, Any] = {}
-        texts = list(dict.fromkeys(texts))
-        for s in range(0, len(texts), 500):
-            part = texts[s: s + 500]
-            marks = ",".join("?" * len(part))
-            for r in self.conn.execute(f"SELECT {', '.join(_FIELDS)}, crc FROM responses "
-                                       f"WHERE text IN ({marks})", part):
-                row = dict(r)
-                try:
-                    if _crc(row) == row["crc"]:  # a damaged row is never shown
-                        out.setdefault(row["text"], json.loads(row["answer"]))
-                except (TypeError, ValueError, AttributeError):
-                    continue
+        for row in self._verified("text", list(dict.fromkeys(texts))):
+            out.setdefault(row["text"], row["answer"])
         return out
 
     def response_totals(self) -> dict[str, int]:
