@@ -325,7 +325,8 @@ def test_bad_cards(data, tmp_path, capsys):
     cases = {"kind = \"grpc\"": "unknown endpoint kind", "colour = 1": "unknown key 'colour'",
              "url = \"ftp://x\"": "not an http(s) URL",
              "url = \"http://u:p@h/x\"": "user name or password",
-             "kind = \"openai-chat\"": "needs verbalizers"}
+             "kind = \"openai-chat\"": "needs verbalizers",
+             "labels = " + "[" * 3000 + "1" + "]" * 3000: "nests arrays or tables too deep"}
     for line, words in cases.items():
         text = line if line.startswith("url") else f"url = \"http://h/x\"\n{line}"
         p = tmp_path / "c.toml"

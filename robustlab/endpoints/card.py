@@ -141,6 +141,8 @@ def load_card(path: str | Path) -> Card:
         raise InputError(f"{where}: cannot read the model card ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{where}: not a valid TOML model card ({exc})") from None
+    except RecursionError:  # tomllib recurses per nested array or table (as a plan's reader)
+        raise InputError(f"{where}: nests arrays or tables too deep to be a model card") from None
     known = {f.name for f in dataclasses.fields(Card)} - {"source"}
     unknown = sorted(set(raw) - known)
     if unknown:
