@@ -58,6 +58,11 @@ MODULES: dict[str, tuple[list[str], list[str], float]] = {
     "perturbations-base": (["robustlab/perturbations/base.py"],
                            ["tests/test_perturbation_base.py",
                             "tests/test_perturbation_streams.py"], 0.80),
+    # the client (retry, backoff, Retry-After, budget, concurrency) and the card reader, against
+    # their server-less unit tests: tests/test_endpoints*.py start a uvicorn server per module
+    # (seconds per mutant under load), so they are left out of the map
+    "endpoints": (["robustlab/endpoints/client.py", "robustlab/endpoints/card.py"],
+                  ["tests/test_endpoint_units.py"], 0.80),
     "store": (["robustlab/runs/store/*"],
               ["tests/test_runs_store.py", "tests/test_damaged_store.py",
                "tests/test_store_judgements.py"], 0.80),
