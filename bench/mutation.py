@@ -39,7 +39,7 @@ MODULES: dict[str, tuple[list[str], list[str], float]] = {
                  "tests/test_tasks_metrics.py"], 0.90),
     "eval-predict": (["robustlab/studies/eval/predict.py"], ["tests/test_eval_predict.py"], 0.90),
     "executor": (["robustlab/runs/executor.py"],
-                 ["tests/test_executor_units.py",
+                 ["tests/test_executor_units.py", "tests/test_executor_loop.py",
                   "tests/test_runs_store.py::test_run_and_resume",
                   "tests/test_runs_store.py::test_done_results_in_study_order",
                   "tests/test_runs_store.py::test_failures_are_results_and_rerun",
@@ -159,6 +159,24 @@ EQUIVALENT: dict[str, str] = {
         "and spearmanr return NaN themselves (their warning is silenced), the same result",
     "robustlab.metrics.learnability.x_learnability_prob__mutmut_5":
         "dtype argument dropped: as __mutmut_3",
+    "robustlab.runs.executor.xǁ_Processesǁ_restart__mutmut_4":
+        "cancel_futures dropped on restart: _restart runs only on BrokenProcessPool, and a broken "
+        "pool has already failed every pending future itself (concurrent.futures' "
+        "terminate_broken), so nothing is left to cancel",
+    "robustlab.runs.executor.xǁ_Processesǁ_restart__mutmut_9":
+        "flush=None: sys.stderr is line-buffered (Python >= 3.9, terminal or pipe), so the "
+        "line is written at its newline either way",
+    "robustlab.runs.executor.x__announce_damaged__mutmut_16": "flush dropped: as "
+        "xǁ_Processesǁ_restart__mutmut_9",
+    "robustlab.runs.executor.xǁ_Processesǁclose__mutmut_1":
+        "shutdown(wait=None): None and False are both false to shutdown's `if ... and wait`",
+    "robustlab.runs.executor.x_refuse_unguarded_main__mutmut_45":
+        "'UTF-8' for 'utf-8': Python's codec names are case-insensitive, the same codec",
+    "robustlab.runs.executor.xǁ_CellLoopǁmore_to_do__mutmut_13":
+        "_held_elsewhere(..., None) for (..., self.me): when more_to_do runs the backend has "
+        "returned every cell this call claimed (each recorded done or failed), so no running "
+        "cell has worker == me and both exclude nothing (two loops in one process on one run "
+        "directory, which would share a worker id, are not a supported use)",
 }
 
 #: survivors (or no-tests mutants) of a run killed by a test written after it, or by one that
