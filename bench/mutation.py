@@ -177,6 +177,17 @@ EQUIVALENT: dict[str, str] = {
         "returned every cell this call claimed (each recorded done or failed), so no running "
         "cell has worker == me and both exclude nothing (two loops in one process on one run "
         "directory, which would share a worker id, are not a supported use)",
+    "robustlab.endpoints.card.x_load_card__mutmut_34":
+        "the defaults' url 'XXXX' for '': the defaults card is read only for each field's "
+        "type (a str either way); url itself is checked by _check_url",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_2":
+        "last = None for '': every try sets last (or returns or raises) before the loop can "
+        "end, so its first value is never read",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_22":
+        "zip strict=None: keys is built from texts one for one, so the lengths always match",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_35": "as __mutmut_22",
+    "robustlab.endpoints.client.xǁEndpointModelǁrequest_key__mutmut_10":
+        "'UTF-8' for 'utf-8': Python's codec names are case-insensitive, the same codec",
 }
 
 #: survivors (or no-tests mutants) of a run killed by a test written after it, or by one that

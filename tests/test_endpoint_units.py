@@ -666,3 +666,56 @@ def test_identity_is_how_a_text_is_asked_not_how_fast():
             defaults.retries, defaults.response_type, defaults.max_tokens) == (
         1, 4, 0.0, 30.0, 5, "proba", 8)
 
+
+
+def test_edge_values_a_card_accepts(tmp_path):
+    c = C.load_card(_card(tmp_path, f'url = "{URL}"\nmax_concurrency = 1\nseed = -3\n'
+                                    'batch_size = 1\nrps = 0\nretries = 0\n'))
+    assert (c.max_concurrency, c.seed, c.batch_size, c.rps, c.retries) == (1, -3, 1, 0.0, 0)
+    with pytest.raises(InputError, match=r"api_key_env = '' is not a valid value$"):
+        C.load_card(_card(tmp_path, f'url = "{URL}"\napi_key_env = ""\n'))
+
+
+def test_a_pair_is_stored_as_json_text(server):
+    server.replies = [ok()]
+    cache = Cache()
+    seen: list[dict] = []
+    cache.put = lambda rows: seen.extend(rows)  # type: ignore[method-assign]
+    m = model(cache)
+    m.predict_proba([("a", "b")])
+    assert server.requests[0].read() == b'{"text":["a","b"]}'
+    assert seen[0]["text"] == '["a", "b"]' and seen[0]["key"] == m.request_key(("a", "b"))
+
+
+def test_a_redirect_is_not_followed_nor_taken_for_an_answer(server):
+    server.replies = [httpx.Response(300, text="elsewhere")]
+    m = model()
+    with pytest.raises(K.EndpointError) as e:
+        m.predict_proba(["a"])
+    assert str(e.value) == f"{URL}: HTTP 300 ('elsewhere'); not retried" and m.attempts == 1
+
+
+def test_a_streamed_llm_reply_is_read_as_one(server):
+    stream = ('data: {"model": "m", "choices": [{"delta": {"content": "Go"}}]}\n\n'
+              'data: {"choices": [{"delta": {"content": "od"}}]}\n\ndata: [DONE]\n\n')
+    server.replies = [httpx.Response(200, text=stream,
+                                     headers={"content-type": "text/event-stream"})]
+    m = model(kind="openai-chat", verbalizers={"neg": ("bad",), "pos": ("good",)})
+    np.testing.assert_array_equal(m.predict_proba(["x"]), [[0.0, 1.0]])
+    assert m.raw_answer("x") == {"text": "Good", "logprobs": None, "model": "m"}
+    assert m.server_model == "m"
+
+
+def test_the_writer_thread_is_a_named_daemon():
+    w = K._Writer(Cache())
+    assert w.thread.daemon and w.thread.name == "robustlab-endpoint-store"
+    w.close()
+
+
+def test_an_endpoint_model_is_never_pickled():
+    import pickle
+
+    with pytest.raises(TypeError) as e:
+        pickle.dumps(model(key="k"))
+    assert str(e.value) == ("an endpoint model is not pickled (it holds a key); each worker "
+                            "opens its own")
