@@ -36,6 +36,7 @@ PERF = re.compile("|".join([
     rf"~?{_NUM}\s*(?:s|ms|seconds|min)\s+per\s+\w+",                   # 3.2 s per cell
     rf"\|\s*~?{_NUM}\s*(?:s|ms|min)\b[^|\n]*\|",                        # | 0.01 s | in a table
     rf"{_NUM}\s*(?:s|min)\s+(?:wall|CPU)\b",                              # 289 s wall
+    rf"~\s*{_NUM}\s*(?:s|ms|min)\b",                                       # (imports it, ~15 s)
 ]), re.IGNORECASE | re.MULTILINE)
 CITES = re.compile(r"bench/[\w.-]+\.py")
 LOAD = re.compile(r"\bload\b|\bidle\b", re.IGNORECASE)
@@ -122,6 +123,7 @@ def test_the_check_sees_the_numbers_the_issue_named():
     "small models train 5–20× slower",
     "MiniLM on a loaded machine runs at about 20 s per step",
     "7 min 21 s wall, 129 s CPU",
+    "(it imports TextAttack, ~15 s)",
 ])
 def test_a_planted_number_without_its_command_fails(claim):
     """Each form a docs performance number takes here, planted in a section of its own: the
