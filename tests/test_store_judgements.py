@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from robustlab.runs import Cell, RunStore, StoreError
+from robustlab.runs import Cell, CellOutput, RunStore, StoreError, run_cells
 from robustlab.runs.store import judgements as J
 
 
@@ -179,3 +179,45 @@ def test_an_unknown_status_is_named_in_twenty_characters(store: RunStore) -> Non
     store.conn.commit()
     assert [c.key for c in store.cells()] == ["c1"]  # the damaged cell is skipped ...
     assert store.damaged["c2"] == f"status {'s' * 20!r} is not a cell state"  # ... and named
+
+
+# ---- damage found in done cells only, named by its first fault (issue 35: store survivors) ----
+
+
+def _cell_out(kind: str, params: dict) -> CellOutput:
+    x = params["x"]
+    return CellOutput({"y": x * x}, records=[{"i": i} for i in range(3)])
+
+
+def _run_cells(path: Path, n: int = 3) -> None:
+    with RunStore(path) as store:
+        store.init_run("t", "t", {})
+        run_cells(store, [Cell(f"x={i}", "c", {"x": i}) for i in range(n)], _cell_out,
+                  progress=False)
+
+
+def _raw_db(path: Path) -> sqlite3.Connection:
+    """A connection that writes past the store's checksums (damage on disk)."""
+    return sqlite3.connect(path / "store.sqlite", isolation_level=None)
+
+
+def test_a_damaged_cell_is_named_by_its_first_damage_only(tmp_path):
+    _run_cells(tmp_path)
+    con = _raw_db(tmp_path)
+    con.execute("UPDATE records SET payload='{\"i\": 7}' WHERE cell='x=1' AND idx IN (0, 2)")
+    con.execute("UPDATE cells SET params='{\"x\": 9}' WHERE key='x=2'")
+    con.execute("UPDATE records SET payload='{\"i\": 8}' WHERE cell='x=2' AND idx=1")
+    con.close()
+    with RunStore(tmp_path, readonly=True) as ro:
+        assert ro.damaged_done() == {"x=1": "record #0 fails its checksum",
+                                     "x=2": "params fails its checksum"}
+
+
+def test_only_done_cells_are_checked_for_damage(tmp_path):
+    _run_cells(tmp_path)
+    con = _raw_db(tmp_path)
+    con.execute("UPDATE records SET payload='{\"i\": 7}' WHERE cell='x=0' AND idx=0")
+    con.execute("UPDATE cells SET status='failed' WHERE key='x=0'")  # records left behind
+    con.close()
+    with RunStore(tmp_path, readonly=True) as ro:
+        assert ro.damaged_done() == {}
