@@ -271,6 +271,13 @@ def prepare(name: str) -> Path:
                 dst = work / "mutants" / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
+        # and drop the modules since moved or removed (a stale robustlab/commands/<kind>.py
+        # made the CLI register a command twice and every clean run fail)
+        for old in kept.rglob("*.py"):
+            rel = old.relative_to(work / "mutants").as_posix()
+            if not (ROOT / rel).exists() and not any(Path(rel).match(p) for p in only):
+                old.unlink()
+                old.with_suffix(".py.meta").unlink(missing_ok=True)
     toml = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     q = lambda xs: "[" + ", ".join(json.dumps(x) for x in xs) + "]"  # noqa: E731
     args = ["-p", "no:cacheprovider", "-m", "not slow", "-x", "-q", "--timeout", "600",
