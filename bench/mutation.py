@@ -186,6 +186,14 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_22":
         "zip strict=None: keys is built from texts one for one, so the lengths always match",
     "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_35": "as __mutmut_22",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_39": "as __mutmut_22",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_53":
+        "`width and len(row)`: width is read only for an invalid (None) row, which only the LLM "
+        "kinds give, and their cards always have verbalizers (load_card refuses one without), "
+        "so n_classes_ is set and the loop never changes width",
+    "robustlab.runs.executor.xǁ_CellLoopǁ__init____mutmut_6":
+        "self.me = None: store.claim(key, None) claims for worker_id(), the same name, and "
+        "more_to_do's held-elsewhere reads as for xǁ_CellLoopǁmore_to_do__mutmut_13",
     "robustlab.endpoints.client.xǁEndpointModelǁrequest_key__mutmut_10":
         "'UTF-8' for 'utf-8': Python's codec names are case-insensitive, the same codec",
 }

@@ -335,6 +335,7 @@ def test_no_more_requests_in_flight_than_allowed(server, card_limit, cli_limit, 
     m.predict_proba([f"t{i}" for i in range(8)])
     assert state["peak"] == peak and len(server.requests) == 8
     assert server.clients[0]["limits"].max_connections == peak
+    assert server.clients[0]["limits"].max_keepalive_connections == peak
 
 
 def test_asked_from_a_running_event_loop_it_asks_from_a_thread(server):
@@ -719,3 +720,25 @@ def test_an_endpoint_model_is_never_pickled():
         pickle.dumps(model(key="k"))
     assert str(e.value) == ("an endpoint model is not pickled (it holds a key); each worker "
                             "opens its own")
+
+
+def test_an_llm_reply_without_a_content_type_is_read_as_json(server):
+    body = b'{"choices": [{"message": {"content": "bad"}}]}'
+    server.replies = [httpx.Response(200, content=body)]
+    m = model(kind="openai-chat", verbalizers={"neg": ("bad",), "pos": ("good",)})
+    assert "content-type" not in httpx.Response(200, content=body).headers
+    np.testing.assert_array_equal(m.predict_proba(["x"]), [[1.0, 0.0]])
+
+
+def test_an_invalid_plain_text_answer_is_remembered_by_its_text(server):
+    server.replies = [httpx.Response(200, json={"choices": [{"message": {"content": "meh"}}]})]
+    m = model(kind="openai-chat", verbalizers={"neg": ("bad",), "pos": ("good",)})
+    m.predict_proba(["so so"])
+    assert m.invalid_texts == {"so so"} and m.is_invalid("so so")
+
+
+def test_a_card_url_that_is_not_http_names_the_key(tmp_path):
+    p = _card(tmp_path, 'url = "ftp://h/x"\n')
+    with pytest.raises(InputError) as e:
+        C.load_card(p)
+    assert str(e.value) == f"--model {p}: url: 'ftp://h/x' is not an http(s) URL"
