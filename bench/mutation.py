@@ -191,6 +191,24 @@ EQUIVALENT: dict[str, str] = {
         "`width and len(row)`: width is read only for an invalid (None) row, which only the LLM "
         "kinds give, and their cards always have verbalizers (load_card refuses one without), "
         "so n_classes_ is set and the loop never changes width",
+    "robustlab.runs.store.recovery.x__stat__mutmut_5":
+        "(-1, -2) for a missing file's (-1, -1): the marker is only compared with another "
+        "_stat of the same code (the quick_check cache key), so any constant reads the same",
+    "robustlab.runs.store.run.xǁRunRowǁrun_heartbeat__mutmut_6":
+        "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.judgements.xǁJudgementOpsǁset_verdicts__mutmut_32":
+        "the UPDATE in upper case: SQL keywords and names are case-insensitive in SQLite",
+    "robustlab.runs.store.schema.x_add_checksums__mutmut_39":
+        "the SELECT in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.responses.xǁResponseOpsǁresponse_totals__mutmut_24":
+        "column and table names in upper case: SQLite names are case-insensitive",
+    "robustlab.runs.store.judgements.x_judgement_checksum__mutmut_34":
+        "ensure_ascii=None for False: json.dumps tests it for truth, both false",
+    "robustlab.runs.store.responses.xǁResponseOpsǁadd_responses__mutmut_39":
+        "getattr default None for False: both false, the check reads the same",
+    "robustlab.runs.store.responses.xǁResponseOpsǁadd_responses__mutmut_5":
+        "sort_keys=None: the answer is checksummed as the very string stored and decoded back "
+        "on read, so key order changes no answer read (only the stored text's order)",
     "robustlab.runs.executor.xǁ_CellLoopǁ__init____mutmut_6":
         "self.me = None: store.claim(key, None) claims for worker_id(), the same name, and "
         "more_to_do's held-elsewhere reads as for xǁ_CellLoopǁmore_to_do__mutmut_13",

@@ -221,3 +221,73 @@ def test_only_done_cells_are_checked_for_damage(tmp_path):
     con.close()
     with RunStore(tmp_path, readonly=True) as ro:
         assert ro.damaged_done() == {}
+
+
+# ---- endpoint responses, wall time, run files (issue 35: store survivors) -------------------------
+
+
+def _responses(n: int, request: str = "r1", tokens: tuple[int, int] = (0, 0)) -> list[dict]:
+    return [{"key": f"k{i}", "text": f"t{i}", "answer": {"p": [0.5, i], "b": "é"},
+             "request": request, "prompt_tokens": tokens[0] if i == 0 else 0,
+             "completion_tokens": tokens[1] if i == 0 else 0} for i in range(n)]
+
+
+def test_responses_are_read_back_by_key_and_by_text_in_batches(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as s:
+        assert s.response_totals() == {"requests": 0, "answers": 0, "prompt_tokens": 0,
+                                       "completion_tokens": 0}
+        s.add_responses(_responses(600, "r1", (11, 4)))  # more than one 500-key query
+        s.add_responses(_responses(2, "r2", (3, 2)))      # keys already stored keep their row
+        got = s.responses([f"k{i}" for i in range(601)])
+        assert len(got) == 600 and got["k599"] == {"b": "é", "p": [0.5, 599]}
+        assert s.answers_by_text(["t3", "t3", "nope"]) == {"t3": {"b": "é", "p": [0.5, 3]}}
+        assert s.response_totals() == {"requests": 1, "answers": 600, "prompt_tokens": 11,
+                                       "completion_tokens": 4}
+        assert s.responses([]) == {} and s.answers_by_text([]) == {}
+
+
+def test_an_answer_over_the_limit_is_refused_and_one_at_it_is_kept(tmp_path: Path) -> None:
+    from robustlab.errors import InputError
+    from robustlab.runs.store.responses import MAX_ANSWER
+
+    at_limit = "a" * (MAX_ANSWER - 2)  # its JSON adds the two quotes
+    row = {"key": "k", "text": "t", "answer": at_limit, "request": "r"}
+    with RunStore(tmp_path) as s:
+        s.add_responses([row])
+        assert s.responses(["k"]) == {"k": at_limit}
+        with pytest.raises(InputError) as e:
+            s.add_responses([{**row, "key": "k2", "answer": at_limit + "a"}])
+        assert str(e.value) == (f"an endpoint answer of {MAX_ANSWER + 1} characters, more than "
+                                f"the {MAX_ANSWER} a run stores")
+
+
+def test_elapsed_adds_the_running_invocation(tmp_path: Path) -> None:
+    import time
+
+    with RunStore(tmp_path) as s:
+        s.init_run("test", "t", {})
+        s.set_meta("seconds", "10")
+        s.set_meta("invocation_start", repr(time.time() - 50.0))
+        assert 60.0 <= s.elapsed() < 120.0
+
+
+def test_run_files_are_the_files_readers_rely_on(tmp_path: Path) -> None:
+    from robustlab.runs.store import run_files
+
+    for name in ("store.sqlite", "store.sqlite-wal", "summary.json", "results.jsonl",
+                 "worker.json", "worker.log", "report.html", "RESULTS.JSONL"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    assert [p.name for p in run_files(tmp_path)] == [
+        "store.sqlite", "store.sqlite-wal", "summary.json", "results.jsonl", "worker.json",
+        "worker.log"]
+
+
+def test_a_judgements_checksum_is_of_its_utf8_json_text() -> None:
+    """Stores written before keep verifying: the CRC is of the row's JSON with non-ASCII text
+    as itself (not \\u escapes), as written here by hand."""
+    from robustlab.runs import payloads
+
+    row = {"sample": "s1", "cell": "c1", "idx": 3, "perturbation": "p", "original": "café",
+           "perturbed": "cafe", "label": 1, "verdict": "ok", "who": "me", "at": 2.5}
+    text = '["s1", "c1", 3, "p", "café", "cafe", 1, "ok", "me", 2.5]'
+    assert J.judgement_checksum(row) == payloads.checksum(text)
