@@ -194,6 +194,10 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.runs.store.recovery.x__stat__mutmut_5":
         "(-1, -2) for a missing file's (-1, -1): the marker is only compared with another "
         "_stat of the same code (the quick_check cache key), so any constant reads the same",
+    "robustlab.runs.store.records.xǁRecordReadsǁpredictions__mutmut_52":
+        "ORDER BY in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.schema.x_read_meta__mutmut_7":
+        "the SELECT in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.runs.store.run.xǁRunRowǁrun_heartbeat__mutmut_6":
         "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.runs.store.judgements.xǁJudgementOpsǁset_verdicts__mutmut_32":

@@ -291,3 +291,28 @@ def test_a_judgements_checksum_is_of_its_utf8_json_text() -> None:
            "perturbed": "cafe", "label": 1, "verdict": "ok", "who": "me", "at": 2.5}
     text = '["s1", "c1", 3, "p", "café", "cafe", 1, "ok", "me", 2.5]'
     assert J.judgement_checksum(row) == payloads.checksum(text)
+
+
+def test_a_cell_whose_key_is_damaged_is_named_by_its_sequence_number(tmp_path: Path) -> None:
+    _run_cells(tmp_path)
+    con = _raw_db(tmp_path)
+    seq = con.execute("SELECT seq FROM cells WHERE key='x=1'").fetchone()[0]
+    con.execute("UPDATE cells SET key=X'00FF' WHERE key='x=1'")  # not text any more
+    con.close()
+    with RunStore(tmp_path, readonly=True) as ro:
+        assert [c.key for c in ro.cells()] == ["x=0", "x=2"]
+        assert list(ro.damaged) == [f"#{seq!r}"] and list(ro.damaged_done()) == [f"#{seq!r}"]
+
+
+def test_a_damaged_event_is_shown_as_damaged_in_its_place(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as s:
+        s.init_run("test", "t", {})
+        for i in range(3):
+            s.log(f"event {i}")
+    con = _raw_db(tmp_path)
+    con.execute("UPDATE events SET level=X'00' WHERE message='event 1'")  # not text any more
+    con.close()
+    with RunStore(tmp_path, readonly=True) as ro:
+        events = [(e["level"], e["message"]) for e in ro.events()][-3:]
+    assert events[0] == ("info", "event 0") and events[2] == ("info", "event 2")
+    assert events[1][0] == "error" and events[1][1].startswith("damaged in the store (event #")
