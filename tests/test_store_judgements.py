@@ -316,3 +316,15 @@ def test_a_damaged_event_is_shown_as_damaged_in_its_place(tmp_path: Path) -> Non
         events = [(e["level"], e["message"]) for e in ro.events()][-3:]
     assert events[0] == ("info", "event 0") and events[2] == ("info", "event 2")
     assert events[1][0] == "error" and events[1][1].startswith("damaged in the store (event #")
+
+
+def test_a_closed_invocation_adds_no_negative_time_and_stops_counting(tmp_path: Path) -> None:
+    import time
+
+    with RunStore(tmp_path) as s:
+        s.init_run("test", "t", {})
+        s.set_meta("seconds", "10")
+        s.set_meta("invocation_start", repr(time.time() + 1000.0))  # the clock went back
+        s.set_run_status("done")
+        assert float(s.meta("seconds")) == 10.0 and s.meta("invocation_start") is None
+        assert s.elapsed() == 10.0
