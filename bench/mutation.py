@@ -198,6 +198,17 @@ EQUIVALENT: dict[str, str] = {
         "ORDER BY in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.runs.store.schema.x_read_meta__mutmut_7":
         "the SELECT in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.cells.xǁCellOpsǁclaim__mutmut_8":
+        "the UPDATE in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.cells.xǁCellOpsǁdone_keys__mutmut_4":
+        "the SELECT in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.cells.xǁCellOpsǁfinish__mutmut_64":
+        "column names in upper case in an UPDATE: SQLite names are case-insensitive",
+    "robustlab.runs.store.run.xǁRunRowǁrun_info__mutmut_4":
+        "the SELECT in lower case: SQL keywords are case-insensitive in SQLite",
+    "robustlab.runs.store.run.xǁRunRowǁrun_info__mutmut_48":
+        "row['UPDATED'] for row['updated']: sqlite3.Row looks column names up "
+        "case-insensitively",
     "robustlab.runs.store.run.xǁRunRowǁrun_heartbeat__mutmut_6":
         "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.runs.store.judgements.xǁJudgementOpsǁset_verdicts__mutmut_32":

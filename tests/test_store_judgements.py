@@ -328,3 +328,45 @@ def test_a_closed_invocation_adds_no_negative_time_and_stops_counting(tmp_path: 
         s.set_run_status("done")
         assert float(s.meta("seconds")) == 10.0 and s.meta("invocation_start") is None
         assert s.elapsed() == 10.0
+
+
+def _inputs(**roles: tuple[str, str]) -> dict:
+    return {"x": 1, "inputs": {role: {"sha256": sha, "origin": origin}
+                               for role, (sha, origin) in roles.items()}}
+
+
+def test_a_resume_keeps_the_stored_inputs_and_refuses_changed_ones(tmp_path: Path) -> None:
+    import time
+
+    with RunStore(tmp_path) as s:
+        before = time.time()
+        s.init_run("test", "t", _inputs(dataset=("aa", "old.tsv")))
+        assert before <= float(s.meta("invocation_start")) <= time.time()
+    with RunStore(tmp_path) as s:  # a path moved, the content is the same; a role is new
+        s.init_run("test", "t", _inputs(dataset=("aa", "new.tsv"), model=("mm", "m")))
+        assert s.run_info().config["inputs"] == {"dataset": {"sha256": "aa", "origin": "old.tsv"},
+                                                 "model": {"sha256": "mm", "origin": "m"}}
+    with RunStore(tmp_path) as s, pytest.raises(StoreError) as e:
+        s.init_run("test", "t", _inputs(dataset=("bb", "old.tsv")))
+    assert str(e.value).startswith("input changed since this run started: dataset (old.tsv): ")
+    assert str(e.value).endswith(". The finished cells were computed on the old input: restore "
+                                 "it, or start a new run with another --out")
+
+
+def test_quick_check_passes_a_healthy_store_and_remembers_it(tmp_path: Path) -> None:
+    _run_cells(tmp_path)
+    with RunStore(tmp_path, readonly=True) as ro:
+        assert ro.quick_check() is None and ro.quick_check() is None
+
+
+def test_a_damaged_done_cell_put_back_says_why_in_its_event(tmp_path: Path) -> None:
+    _run_cells(tmp_path)
+    con = _raw_db(tmp_path)
+    con.execute("UPDATE records SET payload='{\"i\": 7}' WHERE cell='x=1' AND idx=0")
+    con.close()
+    with RunStore(tmp_path) as s:
+        assert s.reset_damaged() == {"x=1": "record #0 fails its checksum"}
+        assert [(e["level"], e["message"], e["cell"]) for e in s.events()][-1] == (
+            "warning", "damaged stored data (record #0 fails its checksum): computing the cell "
+            "again", "x=1")
+        assert s.cell("x=1").status == "pending"
