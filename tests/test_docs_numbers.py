@@ -80,7 +80,6 @@ def claims(path: Path, root: Path = ROOT) -> list[tuple[str, str, str]]:
 PENDING = {
     ("tasks.md", "Evaluating a task's model (`robustlab eval`, `failures`, `report`, `check`, "
                  "the TUI)"): "tasks31: 289 s wall (59 s CPU) with no bench command",
-    ("tasks.md", "MiniLM"): "tasks31: ~30 s per step with no bench command",
     ("perturbations.md", "Measured (2026-11-22, shared 2-core machine, load average 5–7)"):
         "verbs33: texts/s and TextAttack ratios with no bench command in the section",
 }
