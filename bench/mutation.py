@@ -209,6 +209,8 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.runs.store.run.xǁRunRowǁrun_info__mutmut_48":
         "row['UPDATED'] for row['updated']: sqlite3.Row looks column names up "
         "case-insensitively",
+    "robustlab.runs.store.schema.x_check_schema__mutmut_21":
+        "the INSERT in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.runs.store.run.xǁRunRowǁrun_heartbeat__mutmut_6":
         "the UPDATE statement in lower case: SQL keywords are case-insensitive in SQLite",
     "robustlab.runs.store.judgements.xǁJudgementOpsǁset_verdicts__mutmut_32":

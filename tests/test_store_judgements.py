@@ -370,3 +370,44 @@ def test_a_damaged_done_cell_put_back_says_why_in_its_event(tmp_path: Path) -> N
             "warning", "damaged stored data (record #0 fails its checksum): computing the cell "
             "again", "x=1")
         assert s.cell("x=1").status == "pending"
+
+
+def test_a_claim_records_the_worker_named(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as s:
+        s.init_run("test", "t", {})
+        s.add_cells([Cell("a", "c", {}), Cell("b", "c", {})])
+        assert s.claim("a", "elsewhere:7") and s.claim("b")
+        from robustlab.runs.store import worker_id
+
+        assert {c.key: c.worker for c in s.cells("running")} == {"a": "elsewhere:7",
+                                                                 "b": worker_id()}
+
+
+def test_a_writer_resolves_a_linked_run_directory_once_a_reader_does_not(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with RunStore(link) as s:
+        assert s.run_dir == real.resolve() and s.path == real.resolve() / "store.sqlite"
+        s.init_run("test", "t", {})
+    ro = RunStore(link, readonly=True)
+    assert ro.run_dir == link
+    ro.close()
+
+
+def test_a_store_swapped_for_a_link_after_the_check_is_refused_before_writing(
+        tmp_path: Path, monkeypatch) -> None:
+    other = tmp_path / "other"
+    with RunStore(other) as s:
+        s.init_run("test", "t", {})
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "store.sqlite").symlink_to(other / "store.sqlite")
+    monkeypatch.setattr(RunStore, "_check_files", lambda self: None)  # the swap came after it
+    s = RunStore(run)
+    with pytest.raises(StoreError) as e:
+        s.init_run("test", "t", {})
+    assert str(e.value) == (f"{run / 'store.sqlite'} opened as {other.resolve() / 'store.sqlite'}"
+                            ": a symbolic link; robustlab does not open a run store through a "
+                            "link; remove it and rerun")
