@@ -392,6 +392,8 @@ def run(name: str, children: int, recheck: bool = False, sample: int = 0,
     if recheck:
         by = results(name) or {}
         left = sorted(by.get("survived", []) + by.get("no tests", []) + by.get("timeout", []))
+        # an equivalent mutant cannot be killed; each would run every test that covers it
+        left = [m for m in left if not _equivalent(m)]
         if not left:
             return 0.0
     work = prepare(name)
