@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
     task_run = any(is_task_test(t) for t in tests.values())
     head = ["model", "perturbation", "seed", "test", "n", "pass", "fail", "fail rate"]
     if results is not None:
-        head += [f"{_metric(results)} drop" if task_run else "A1-A0",
+        head += [f"{_metric(results)} pert-clean" if task_run else "A1-A0",
                  "changed examples" if task_run else "changed texts", "fail rate of changed"]
     # an LLM endpoint's answers that named no label (perturbed texts), per cell
     with_invalid = results is not None and any("invalid" in r for r in results.values())
@@ -123,13 +123,14 @@ def _run(args: argparse.Namespace) -> int:
     for s in summary:
         r = (results or {}).get(s["cell"], {})
         test = s.get("test", "INV")
-        changed_test = test == "changed"  # no pass/fail: only changed predictions
-        row = [_short_model(s["model"]), s["perturbation"], s["seed"],
-               rule(test) if is_task_test(test) else header(test, s.get("expectation")),
+        shown_test = rule(test) if is_task_test(test) else header(test, s.get("expectation"))
+        changed_test = shown_test == "changed"  # no pass/fail: only changed predictions
+        row = [_short_model(s["model"]), s["perturbation"], s["seed"], shown_test,
                s["n"], "-" if changed_test else s["pass"], "-" if changed_test else s["fail"],
                fmt(None if changed_test else s["fail_rate"])]
         n = r.get("changed")
-        rate = s["fail"] / n if n else None
+        tested = r.get("tested", n)  # a DIR test on pairs tests some changed examples only
+        rate = None if changed_test else s["fail"] / tested if tested else None
         if results is not None:
             row += [fmt(r.get("delta")), n if n is not None else "-", fmt(rate)]
         if with_invalid:

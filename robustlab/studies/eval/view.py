@@ -41,7 +41,7 @@ class EvalView:
         x = [i + 1 for i in range(len(self.table.rows))]
         y = [r[d] if r[d] is not None else 0.0 for r in self.table.rows]
         # a task's run: its metric's drop (entity F1, Pearson ...), not accuracy's
-        name = "A1 - A0" if self.metric == "accuracy A0" else f"{self.metric} drop"
+        name = "A1 - A0" if self.metric == "accuracy A0" else f"{self.metric} pert-clean"
         clean = "A0" if self.metric == "accuracy A0" else self.metric
         return Plot(f"{name} per perturbation (table row)", "perturbation",
                     name, [Series(name, x, y, "bar",

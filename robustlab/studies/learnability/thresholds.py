@@ -397,11 +397,12 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
             rows[(c.params["model"], c.params["perturbation"])].append(c.result)
     out = {}
     for key, rs in rows.items():
-        test = rs[0].get("test", "INV")
-        if is_task_test(test):  # a task's failure rule: "entities", "|d|>0.5", "ranking"
-            test = rule(test)
+        test, expectation = rs[0].get("test", "INV"), rs[0].get("expectation")
+        if is_task_test(test):  # a task's failure rule: "entities", "|d|>0.5", "ranking",
+            # or its CheckList type with the expectation in it: "DIR not entailment", "changed"
+            test, expectation = rule(test), None
         fr = [r["failure_rate"] for r in rs if r.get("failure_rate") is not None]
-        fig: dict[str, Any] = {"test": test, "expectation": rs[0].get("expectation"),
+        fig: dict[str, Any] = {"test": test, "expectation": expectation,
                                "accuracy": None, "drop": None,
                                # no text changed: nothing could fail; a "changed" test has
                                # no pass/fail at all
