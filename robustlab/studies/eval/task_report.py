@@ -46,7 +46,12 @@ def _failing(run: RunData, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
 def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]) -> list[Any]:
     """The blocks of one task run (``rows``: its per-perturbation rows, worst first)."""
     from robustlab.studies.eval.study import test_header
-    from robustlab.studies.eval.tasks import metric_figure, metric_label, task_headline
+    from robustlab.studies.eval.tasks import (
+        _FIELD_WORDS,
+        metric_figure,
+        metric_label,
+        task_headline,
+    )
 
     s = run.summary or {}
     task = s.get("task")
@@ -63,8 +68,8 @@ def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]
              f"it is on {ds.get('path') or ds.get('name')} ({task}): "
              f"{s.get('n_examples', rows[0]['n'])} examples, clean {m} "
              f"{num(s.get('clean_metric'))} ({extra})"
-             + (f"; perturbing the {s['perturb_field']} field" if s.get("perturb_field")
-                else "") + ".")]
+             + (f"; perturbing {_FIELD_WORDS.get((task, s['perturb_field']), s['perturb_field'])}"
+                if s.get("perturb_field") else "") + ".")]
     if cm.get("per_type"):
         out.append(Table(["entity type", "clean F1"],
                          [[t, num(v)] for t, v in cm["per_type"].items()],

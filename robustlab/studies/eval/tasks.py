@@ -443,7 +443,7 @@ def write_task_csv(path: Path, rows: Sequence[dict[str, Any]], task_name: str) -
 
 def metric_figure(rows: Sequence[dict[str, Any]], clean: float | None, task_name: str) -> Any:
     """The task's metric per perturbation, clean beside perturbed (sd over seeds)."""
-    from robustlab.plots import legend_outside, new_figure, short_name
+    from robustlab.plots import SMALL, new_figure, short_name
     from robustlab.studies.eval.study import fmt
 
     rows = [r for r in rows if r["a1"].get("mean") is not None]
@@ -460,7 +460,11 @@ def metric_figure(rows: Sequence[dict[str, Any]], clean: float | None, task_name
     ax.set_xticklabels([short_name(r["label"], 24) for r in rows], rotation=60, ha="right")
     ax.set_ylabel(m)
     ax.set_title(f"{m}, worst first" + (f" (clean {fmt(clean)})" if clean is not None else ""))
-    legend_outside(fig, ax)
+    # below the tick labels, in one row: beside the title (legend_outside's upper right) it
+    # ran into a long title on a narrow figure (few perturbations)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=SMALL,
+               frameon=False)
     return fig
 
 
