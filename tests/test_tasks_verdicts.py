@@ -352,3 +352,28 @@ def test_perturbed_pearson_is_the_mean_over_samples_then_seeds_hand_computed():
     assert row["a1"]["mean"] == pytest.approx(0.375)
     assert row["a1"]["std"] == pytest.approx(0.75 / np.sqrt(2))
     assert row["delta"]["mean"] == pytest.approx(0.375 - 1.0)
+
+
+# ---- the report's figure ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_rows", [2, 5, 14])
+def test_the_task_figures_legend_overlaps_neither_title_nor_plot(n_rows):
+    """The legend sits below the tick labels: beside the title (its old place, upper right)
+    it ran into a long title on a narrow figure."""
+    from robustlab.studies.eval.tasks import metric_figure
+
+    rows = [{"label": f"perturbation_{i}", "a0": {"mean": 0.8}, "a1": {"mean": 0.5 + i / 100,
+                                                                       "std": 0.01}}
+            for i in range(n_rows)]
+    fig = metric_figure(rows, 0.8, "similarity")
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    legend = fig.legends[0].get_window_extent(r)
+    boxes = [ax.title.get_window_extent(r), ax.get_window_extent(r),
+             *[t.get_window_extent(r) for t in ax.get_xticklabels()]]
+    assert not any(legend.overlaps(b) for b in boxes)
+    assert legend.y1 < ax.get_window_extent(r).y0  # below the plot
+    fig_box = fig.bbox
+    assert fig_box.x0 <= legend.x0 and legend.x1 <= fig_box.x1 and legend.y0 >= fig_box.y0
