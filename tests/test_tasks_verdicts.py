@@ -101,9 +101,11 @@ def test_pairs_without_an_entailment_class_have_no_expectation():
 
 
 def test_a_dir_row_is_tested_only_where_the_hypothesis_alone_changed():
-    from robustlab.tasks.stored import row_verdict
+    from robustlab.tasks.stored import row_verdict, rule, task_name
 
     t = "task:pair:DIR not entailment"
+    assert task_name(t) == "pair" and rule(t) == "DIR not entailment"
+    assert task_name("task:ner") == "ner" and rule("task:ner") == "entities"
     row = {"original": "P . ||| H .", "perturbed": "P . ||| not H .", "label": "entailment",
            "pred_before": "entailment", "pred_after": "entailment"}
     assert row_verdict(t, row) is True
@@ -140,6 +142,15 @@ def test_a_sound_nli_model_passes_negation_and_a_blind_one_fails(nli, tmp_path, 
         summary = json.loads((out / "summary.json").read_text())
         row = next(r for r in summary["perturbations"] if r["perturbation"] == "negation")
         assert row["a1"]["mean"] is None and row["failure_rate"]["mean"] == failed / 8
+    from robustlab.studies.eval.view import load_eval
+    from robustlab.tui.failures import load_failures
+
+    for model in ("sound", "blind"):  # the TUI's views: the task's metric, the DIR rule
+        view = load_eval(tmp_path / model)
+        assert view.metric == "accuracy" and "DIR not entailment" in str(view.table.rows)
+    fails = load_failures(tmp_path / "blind")
+    assert fails.task_run and fails.examples
+    assert any("entailment -> entailment" in ln for ln in fails.detail(fails.examples[0]))
     rc, stdout, _ = _run(["failures", str(tmp_path / "blind"), "--limit", "2"], capsys)
     assert rc == 0 and "DIR not entailment" in stdout
     assert "class entailment -> entailment (gold entailment)" in stdout

@@ -32,7 +32,7 @@ from robustlab.tasks.align import carry_tags
 from robustlab.tasks.perturb import Perturbed
 
 __all__ = ["PAIR_JOIN", "TEST_PREFIX", "describe", "drop", "is_task_test", "moved", "row",
-           "row_failed", "row_verdict", "rule", "task_test"]
+           "row_failed", "row_verdict", "rule", "task_name", "task_test"]
 
 #: the test of a task's cell: ``task:ner``
 TEST_PREFIX = "task:"
@@ -51,6 +51,11 @@ def task_test(task_name: str, test: str, expectation: str | None) -> str:
     from robustlab.metrics.checklist_tests import INV, header
 
     return TEST_PREFIX + task_name + ("" if test == INV else ":" + header(test, expectation))
+
+
+def task_name(test: str) -> str:
+    """The task of a stored task test (``task:pair:DIR not entailment`` -> ``pair``)."""
+    return _parts(test)[0]
 
 
 def _parts(test: str) -> tuple[str, str]:

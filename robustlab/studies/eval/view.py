@@ -81,10 +81,9 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                    num(r.get("change_rate")), num(r["noop_rate"]), len(r["seeds"])]
                   for r in rows]
     title = "the model as it is, worst first" + (" (finished cells so far)" if partial else "")
-    from robustlab.tasks.stored import TEST_PREFIX, is_task_test
+    from robustlab.tasks.stored import is_task_test, task_name
 
-    task = rows[0]["test"][len(TEST_PREFIX):] if rows and is_task_test(rows[0].get("test")) \
-        else None
+    task = task_name(rows[0]["test"]) if rows and is_task_test(rows[0].get("test")) else None
     labels, metric, line = EVAL_LABELS, "accuracy A0", headline(rows)
     if task:
         from robustlab.studies.eval.tasks import metric_label, task_headline, tui_labels
