@@ -257,6 +257,13 @@ def run_task(name: str, path: Path, args: argparse.Namespace, model_dir: str | N
             print(f"  repeat {rep + 1}/{args.repeats} ({' > '.join(order)}): "
                   + "  ".join(f"{m} {times[m][-1]:.2f} s" for m in METHODS), flush=True)
         load_after = load()
+        if args.profile:  # where robustlab's time goes (its own code vs torch's forward)
+            import cProfile
+            import pstats
+
+            prof = cProfile.Profile()
+            prof.runcall(run_robustlab)
+            pstats.Stats(prof).sort_stats("tottime").print_stats(12)
         # agreement: robustlab's prediction of each distinct input against the pipeline's
         ours_by = {}
         for s, preds in zip(sets, outputs["robustlab"], strict=True):
@@ -316,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default torch's)")
     ap.add_argument("--out", default=None, metavar="PREFIX",
                     help="write PREFIX.json and PREFIX.md")
+    ap.add_argument("--profile", action="store_true",
+                    help="after timing, run robustlab's path once under cProfile per task")
     ap.add_argument("--block-optional", action="store_true",
                     help=f"make {', '.join(OPTIONAL)} unimportable (shows they are not needed)")
     args = ap.parse_args(argv)
