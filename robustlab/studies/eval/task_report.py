@@ -47,7 +47,7 @@ def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]
     """The blocks of one task run (``rows``: its per-perturbation rows, worst first)."""
     from robustlab.studies.eval.study import test_header
     from robustlab.studies.eval.tasks import (
-        _FIELD_WORDS,
+        FIELD_WORDS,
         metric_figure,
         metric_label,
         task_headline,
@@ -68,7 +68,7 @@ def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]
              f"it is on {ds.get('path') or ds.get('name')} ({task}): "
              f"{s.get('n_examples', rows[0]['n'])} examples, clean {m} "
              f"{num(s.get('clean_metric'))} ({extra})"
-             + (f"; perturbing {_FIELD_WORDS.get((task, s['perturb_field']), s['perturb_field'])}"
+             + (f"; perturbing {FIELD_WORDS.get((task, s['perturb_field']), s['perturb_field'])}"
                 if s.get("perturb_field") else "") + ".")]
     if cm.get("per_type"):
         out.append(Table(["entity type", "clean F1"],

@@ -399,18 +399,20 @@ def task_table(rows: Sequence[dict[str, Any]], task_name: str) -> tuple[list[str
 
 
 def task_headline(rows: Sequence[dict[str, Any]], task_name: str, top: int = 3) -> str:
-    from robustlab.studies.eval.study import _mean, fmt
+    from robustlab.studies.eval.study import fmt
+
+    def given(v: Any) -> bool:  # a summary row's value: {mean, std, ...} over seeds
+        return (v.get("mean") if isinstance(v, dict) else v) is not None
 
     if not rows:
         return "no perturbation finished yet"
     m = metric_label(task_name)
     parts = []
     for r in rows[:top]:
-        bits = [f"{m} {DELTA_HEAD} {fmt(r['delta'])}"] if _mean(r.get("delta")) is not None \
-            else []
-        if _mean(r.get("failure_rate")) is not None:
+        bits = [f"{m} {DELTA_HEAD} {fmt(r['delta'])}"] if given(r.get("delta")) else []
+        if given(r.get("failure_rate")):
             bits.append(f"fail {fmt(r['failure_rate'])}")
-        elif _mean(r.get("change_rate")) is not None:
+        elif given(r.get("change_rate")):
             bits.append(f"moved {fmt(r['change_rate'])}")
         parts.append(f"{r['label']} ({', '.join(bits) or 'no result'})")
     return "worst: " + "; ".join(parts)
@@ -469,10 +471,10 @@ def metric_figure(rows: Sequence[dict[str, Any]], clean: float | None, task_name
 
 
 #: --perturb-field in words, per task
-_FIELD_WORDS = {("answer-selection", "first"): "the question",
+FIELD_WORDS = {("answer-selection", "first"): "the question",
                 ("answer-selection", "second"): "the candidate sentences",
                 ("answer-selection", "both"): "the question and its candidates"}
-_FIELD_WORDS.update({(t, f): w for t in ("pair", "similarity") for f, w in
+FIELD_WORDS.update({(t, f): w for t in ("pair", "similarity") for f, w in
                      (("first", "the first text"), ("second", "the second text"),
                       ("both", "both texts"))})
 
@@ -492,7 +494,7 @@ def print_task_summary(summary: dict[str, Any]) -> None:
     echo(f"{task}: clean {m} {fmt(summary.get('clean_metric'))}" + (f" ({extra})" if extra
                                                                     else "")
          + f" on {summary.get('n_examples')} examples"
-         + (f"; perturbing {_FIELD_WORDS.get((task, field), field)}" if field else ""))
+         + (f"; perturbing {FIELD_WORDS.get((task, field), field)}" if field else ""))
     if cm.get("per_type"):
         echo("  per type: " + ", ".join(f"{t} {fmt(v)}" for t, v in cm["per_type"].items()))
     rows = summary.get("perturbations") or []
