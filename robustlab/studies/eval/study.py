@@ -543,19 +543,15 @@ class Eval:
 def endpoint_summary(store: RunStore, predictor: Any, results: Sequence[dict[str, Any]]
                      ) -> dict[str, Any]:
     """``{"endpoint": …}`` for a model behind HTTP: the requests and tokens the run's store
-    holds, this process's share, retries, and the invalid answers (:mod:`robustlab.endpoints`);
-    nothing for a local model."""
+    holds, this process's share, retries (:func:`robustlab.endpoints.costs.costs`), and the
+    invalid answers; nothing for a local model."""
+    from robustlab.endpoints.costs import costs
+
     model = getattr(predictor, "model", None)
-    card = getattr(model, "card", None)
-    if card is None:
+    if getattr(model, "card", None) is None:
         return {}
-    totals = store.response_totals()
     return {"endpoint": {
-        "url": card.url, "kind": card.kind, "server_model": model.server_model,
-        "template": card.template if card.kind.startswith("openai") else None,
-        **totals, "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
-        "sent_this_run": model.sent, "tokens_this_run": model.tokens,
-        "tries_this_run": model.attempts, "reused_this_run": model.reused,
+        **costs(store, model),
         "invalid": sum(int(r.get("invalid") or 0) for r in results),
         "invalid_clean": max((int(r.get("invalid_clean") or 0) for r in results), default=0)}}
 
