@@ -93,7 +93,7 @@ def test_attack_over_an_endpoint_counts_and_resumes(tables, bow, fresh, tmp_path
     assert asked(stdout) == (0, 0) and fresh.stats()["requests"] == requests
 
 
-def test_max_queries_refuses_then_stops_and_resumes(tables, fresh, tmp_path, capsys):
+def test_max_queries_refuses_then_stops_and_resumes(tables, fresh, tmp_path, capsys):  # noqa: F811
     c = card(tmp_path / "card.toml", f"{fresh.url}/predict", batch_size=1,
              request_field="text", max_concurrency=2)
     out = tmp_path / "run"
@@ -133,7 +133,8 @@ def test_max_queries_refuses_then_stops_and_resumes(tables, fresh, tmp_path, cap
     assert records(out) == records(whole)
 
 
-def test_bias_over_an_endpoint_is_refused_in_one_line(tables, fresh, tmp_path, capsys):
+def test_bias_over_an_endpoint_is_refused_in_one_line(tables, fresh, tmp_path,  # noqa: F811
+                                                      capsys):
     c = card(tmp_path / "card.toml", f"{fresh.url}/predict")
     rc, _, err = run(["bias", "--model", str(c), "--dataset", str(tables / "dev.tsv"),
                       "--source", f"table:{tables / 'table.json'}", "--out",

@@ -187,6 +187,22 @@ def shown(answer: Any, width: int = 120) -> str:
     return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
+def raw_text(answer: Any, *, tsv: bool = False) -> str:
+    """A stored answer as an exported column holds it (``failures --csv``): an LLM's words as
+    it answered them, else the raw item as JSON; "" for none. ``tsv``: tabs and line breaks
+    written as ``\\t``/``\\n`` (a TSV field cannot hold them; CSV and JSONL quote them)."""
+    import json
+
+    if answer is None:
+        return ""
+    text = answer.get("text") if isinstance(answer, dict) and isinstance(
+        answer.get("text"), str) else json.dumps(answer, ensure_ascii=False)
+    if tsv:
+        text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r") \
+            .replace("\n", "\\n")
+    return text
+
+
 def _word(s: str) -> str:
     return re.sub(r"[^\w]+", " ", s.lower()).strip()
 
