@@ -460,7 +460,7 @@ class Eval:
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name,
-                                 run_dir=out, trusted=ctx.trusted)
+                                 run_dir=out, trusted=ctx.may_send_key())
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])
@@ -470,7 +470,7 @@ class Eval:
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
                        device=device, batch_size=cfg.batch_size, signature=sig,
                        predictor=predictor if ctx.executor == "sequential" else None,
-                       prefetch=self.prefetch, run_dir=out, trusted=ctx.trusted)
+                       prefetch=self.prefetch, run_dir=out, trusted=ctx.may_send_key())
         ctx.say(f"{len(examples)} examples x {len(cfg.perturbations)} perturbations "
                 f"({len(cells)} cells) -> {out}")
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),

@@ -426,7 +426,7 @@ def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
                          f"{queries}, lower --query-budget, --beam-width or --num-examples, or "
                          "add --stop-at-budget to stop after it and continue later")
     ctx.say(f"asking {cfg.model} (at most {LIMITS.max_queries or 'unlimited'} queries this run)")
-    model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.trusted, limits=LIMITS)
+    model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(), limits=LIMITS)
     # every text of a call in one predict_proba: its requests run --max-concurrency at a time
     return textattack_wrapper(model, batch_size=1 << 20), (model, queries)
 
