@@ -79,6 +79,15 @@ def test_attack_over_an_endpoint_counts_and_resumes(tables, bow, fresh, tmp_path
     assert ep["requests"] == requests and ep["queries_this_run"] == queries
     assert ep["estimate"] == estimate and ep["stopped"] is None
     assert "tokens: not reported by the server" in stdout  # a classifier's JSON has no usage
+    # the bound holds for every example (the model queries it charged, store or not)
+    from robustlab.studies.second_order.patch_words import PatchSelector
+    from robustlab.studies.second_order.queries import estimate as bound_of
+
+    kw = {"kappa": 2, "beam_width": 2, "max_rounds": 3}
+    recs = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    selector = PatchSelector(str(tables / "pairs.json"))
+    for r in recs:
+        assert r["queries"] <= bound_of("so-beam", kw, [r["original"]], selector).queries, r
     # the endpoint's attack is the local model's attack, example for example
     local = tmp_path / "local"
     rc, _, err = run(attack(tables, bow, local), capsys)
@@ -141,3 +150,23 @@ def test_bias_over_an_endpoint_is_refused_in_one_line(tables, fresh, tmp_path,  
                       str(tmp_path / "b"), "--quiet"], capsys)
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "endpoint" in err
     assert fresh.stats()["requests"] == 0
+
+
+def test_the_bound_by_hand():
+    """N1 = (L-1)·κ; SO-Beam N1 + (k-1)·β·N1; SO-Enum N1 + N1² (k = 2); the random baseline
+    walks × steps; --query-budget caps the candidates; per example: the single words of the
+    candidate pairs + 3 + 2 per candidate, and nothing for an example with no pair."""
+    from robustlab.studies.second_order.patch_words import PatchSelector
+    from robustlab.studies.second_order.queries import candidate_bound, estimate
+
+    beam = {"kappa": 2, "beam_width": 2, "max_rounds": 3}
+    assert candidate_bound("so-beam", beam, 5)[0] == 8 + 2 * 2 * 8
+    assert candidate_bound("so-beam", {**beam, "query_budget": 10}, 5)[0] == 10
+    assert candidate_bound("so-enum", {"kappa": 2, "max_distance": 2}, 5)[0] == 8 + 64
+    assert candidate_bound("so-enum", {"kappa": 2, "max_distance": 1}, 5)[0] == 8
+    assert candidate_bound("so-random", {"walks": 20, "max_changes": 6}, 5)[0] == 120
+    selector = PatchSelector({"film": ["movie"], "plot": ["story"]})
+    # "the film was good ." has 4 words (N1 = 3·2 = 6) and one pair (film, movie): 2 single
+    # words + 3 + 2·(6 + 2·2·6); "a dull thing" has no pair: 0
+    est = estimate("so-beam", beam, ["the film was good .", "a dull thing"], selector)
+    assert (est.queries, est.examples, est.skipped) == (2 + 3 + 2 * (6 + 2 * 2 * 6), 2, 1)
