@@ -162,6 +162,9 @@ def test_the_bound_by_hand():
     beam = {"kappa": 2, "beam_width": 2, "max_rounds": 3}
     assert candidate_bound("so-beam", beam, 5)[0] == 8 + 2 * 2 * 8
     assert candidate_bound("so-beam", {**beam, "query_budget": 10}, 5)[0] == 10
+    # a table whose longest entry has 2 words bounds a position by 2 whatever κ
+    assert candidate_bound("so-beam", {**beam, "kappa": 20, "per_position": 2}, 5)[0] == 40
+    assert candidate_bound("so-beam", {**beam, "per_position": 50}, 5)[0] == 40  # κ=2 first
     assert candidate_bound("so-enum", {"kappa": 2, "max_distance": 2}, 5)[0] == 8 + 64
     assert candidate_bound("so-enum", {"kappa": 2, "max_distance": 1}, 5)[0] == 8
     assert candidate_bound("so-random", {"walks": 20, "max_changes": 6}, 5)[0] == 120

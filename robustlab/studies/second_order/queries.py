@@ -8,8 +8,10 @@ A query is one text sent to the model. Per example the attack asks (components.p
   example with no candidate pair is skipped and asks nothing more;
 * x0 once for its class, and the initial result: x0 and x0 ⊕ p (3);
 * every candidate x̃ twice (x̃ and x̃ ⊕ p). Neighbor_1 of a sentence of L words has at most
-  (L − 1)·κ members (every position but the patch word's, at most κ words each), so SO-Beam
-  (β, k rounds) evaluates at most N1 + (k − 1)·β·N1 candidates with N1 = (L − 1)·κ, SO-Enum
+  (L − 1)·c members (every position but the patch word's, at most c words each: κ, or for a
+  ``table:`` source min(κ, its longest entry), since a lexical source's candidates are the
+  word's entry cut to κ), so SO-Beam (β, k rounds) evaluates at most N1 + (k − 1)·β·N1
+  candidates with N1 = (L − 1)·c, SO-Enum
   (k ≤ 2) N1 (+ N1·N1 for k = 2), the random baseline β walks × k steps; ``--query-budget``
   caps the candidates (TextAttack counts the initial result as one of them).
 
@@ -42,15 +44,18 @@ class QueryEstimate:
 def candidate_bound(recipe: str, kwargs: dict[str, Any], words: int) -> tuple[int, str]:
     """The most candidates x̃ one example of ``words`` words may evaluate, and how."""
     kappa = int(kwargs.get("kappa", 20))
-    n1 = max(words - 1, 0) * kappa
+    # the most words a position may get: κ, or fewer for a table (its longest entry)
+    per = min(kappa, int(kwargs.get("per_position") or kappa))
+    c = f"c={per} (κ={kappa}, a table's longest entry {per})" if per < kappa else f"c=κ={kappa}"
+    n1 = max(words - 1, 0) * per
     if recipe == "so-beam":
         beta, k = int(kwargs.get("beam_width", 20)), int(kwargs.get("max_rounds", 6))
         bound = n1 + (k - 1) * beta * n1
-        how = f"SO-Beam's worst case, N1 + (k-1)·β·N1 with N1 = (L-1)·κ, β={beta}, k={k}, κ={kappa}"
+        how = f"SO-Beam's worst case, N1 + (k-1)·β·N1 with N1 = (L-1)·c, β={beta}, k={k}, {c}"
     elif recipe == "so-enum":
         k = int(kwargs.get("max_distance", 2))
         bound = n1 + (n1 * n1 if k >= 2 else 0)
-        how = f"SO-Enum's Neighbor_1..{k}, N1 = (L-1)·κ, κ={kappa}"
+        how = f"SO-Enum's Neighbor_1..{k}, N1 = (L-1)·c, {c}"
     else:
         walks, k = int(kwargs.get("walks", 20)), int(kwargs.get("max_changes", 6))
         bound = walks * k

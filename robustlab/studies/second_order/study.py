@@ -414,6 +414,13 @@ def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
         with RunStore(out, readonly=True) as store:
             done = {c.key for c in store.cells("done")}
     todo = [str(t) for i, (t, _) in enumerate(examples) if f"ex={i:06d}" not in done]
+    src = kwargs.get("source")
+    if isinstance(src, str) and src.startswith("table:"):  # c = its longest entry, if < κ
+        from robustlab.studies.second_order.neighbourhood import load_table
+
+        table = load_table(src[len("table:"):])
+        kwargs = {**kwargs, "per_position": max((len(set(v)) for v in table.values()),
+                                                default=0) or 1}
     est = estimate(cfg.recipe, kwargs, todo, PatchSelector(kwargs.get("pairs")))
     queries = est.queries + 1  # and the neutral probe of the model's classes
     echo(f"robustlab attack: {cfg.model}: at most {queries:,} endpoint queries for {len(todo)} "
