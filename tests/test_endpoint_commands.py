@@ -84,6 +84,9 @@ REFUSED = {
     "bias": ["bias", "--model", "{card}", "--dataset", "{data}", "--out", "{out}"],
     "textattack": ["textattack", "attack", "--model", "{card}", "--recipe", "textfooler",
                    "--dataset-from-huggingface", "{data}", "--num-examples", "1"],
+    "attack --executor process": ["attack", "--recipe", "so-enum", "--model", "{card}",
+                                  "--dataset", "{data}", "--source", "wordnet", "--lm-check",
+                                  "none", "--executor", "process", "--out", "{out}"],
 }
 
 

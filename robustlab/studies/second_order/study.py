@@ -292,6 +292,10 @@ class Attack:
         if victim is None and is_endpoint(cfg.model):
             # a model behind HTTP: asked through the endpoint client, every answer stored in
             # this run's store as it arrives; nothing is asked before the estimate is agreed
+            if ctx.executor != "sequential":
+                raise InputError(f"--executor {ctx.executor}: an attack over an endpoint runs "
+                                 "with --executor sequential (its requests run "
+                                 "--max-concurrency at a time)")
             victim, (endpoint, estimated) = open_endpoint_victim(cfg, examples,
                                                                  self.recipe_kwargs(), ctx, out)
             model_name = endpoint.card.url
@@ -325,10 +329,6 @@ class Attack:
         sig = cfg.signature()
         cells = [Cell(f"ex={i:06d}", "attack", {"index": i, "text": str(t), "label": int(y)})
                  for i, (t, y) in enumerate(examples)]
-        if endpoint is not None and ctx.executor != "sequential":
-            raise InputError(f"--executor {ctx.executor}: an attack over an endpoint runs with "
-                             "--executor sequential (its requests run --max-concurrency at a "
-                             "time)")
         if ctx.executor == "sequential":
             fn = AttackCells(cfg.recipe, kwargs, None, sig, attack=attack, device=device)
         else:
@@ -398,10 +398,9 @@ def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
                          kwargs: dict[str, Any], ctx: RunContext, out: Path
                          ) -> tuple[Any, tuple[Any, int]]:
     """The attack's victim over the endpoint ``cfg.model`` names (a TextAttack wrapper over an
-    :class:`~robustlab.endpoints.EndpointModel` whose cache is this run's store, the model and
-    the query estimate), after its
-    query estimate over the examples not done yet is printed and checked against
-    ``--max-queries`` (refused in one line when larger: nothing asked, nothing written)."""
+    :class:`~robustlab.endpoints.EndpointModel` whose cache is this run's store), with the model
+    and the query estimate over the examples not done yet, which is printed first and checked
+    against ``--max-queries`` (refused in one line when larger: nothing asked or written)."""
     from robustlab.endpoints import LIMITS, open_endpoint
     from robustlab.integrations.victims import textattack_wrapper
     from robustlab.runs.store import StoreCache, is_run_dir
@@ -433,7 +432,8 @@ def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
                          f"{queries}, lower --query-budget, --beam-width or --num-examples, or "
                          "add --stop-at-budget to stop after it and continue later")
     ctx.say(f"asking {cfg.model} (at most {LIMITS.max_queries or 'unlimited'} queries this run)")
-    model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(), limits=LIMITS)
+    model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(),
+                          limits=LIMITS)
     # every text of a call in one predict_proba: its requests run --max-concurrency at a time
     return textattack_wrapper(model, batch_size=1 << 20), (model, queries)
 

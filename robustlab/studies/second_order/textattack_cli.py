@@ -263,14 +263,6 @@ def cli_hooks() -> Iterator[None]:
     class RobustlabModelArgs(ModelArgs):
         @classmethod
         def _create_model_from_args(cls, args):
-            from robustlab.endpoints.card import is_endpoint
-            from robustlab.errors import InputError
-
-            if isinstance(args.model, str) and is_endpoint(args.model):
-                raise InputError(f"--model {args.model}: TextAttack's recipes ask a model "
-                                 "with no query estimate or budget; attack a model behind an "
-                                 "endpoint with robustlab attack --model CARD (--max-queries "
-                                 "N, docs/endpoints.md)")
             if not args.model_from_file and not args.model_from_huggingface \
                     and is_robustlab_model(args.model):
                 return load_robustlab_victim(args.model)
