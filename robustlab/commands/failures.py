@@ -104,6 +104,10 @@ def _run(args: argparse.Namespace) -> int:
             [e[t] for e in rows[: args.limit] for t, p in (("original", "pred_before"),
                                                             ("perturbed", "pred_after"))
              if e[p] == -1 and isinstance(e[t], str)]) if results is not None else {}
+        # --csv of an endpoint run: every exported example's raw answers (docs/endpoints.md)
+        raw = store.answers_by_text([e[t] for e in rows for t in ("original", "perturbed")
+                                     if isinstance(e[t], str)]) \
+            if args.export and store.has_responses_table() else None
     from robustlab.endpoints.kinds import shown
     from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.study import fmt
@@ -171,7 +175,16 @@ def _run(args: argparse.Namespace) -> int:
                 if pred == -1 and text in answers:
                     echo(f"  answer {side}: {shown(answers[text])} (names no label)")
     if args.export:
-        export_examples(rows, args.export, user=True)
+        extra: tuple[str, ...] = ()
+        if raw is not None:  # an endpoint run: what the model answered, before and after
+            from robustlab.endpoints.kinds import raw_text
+
+            tsv = str(args.export).lower().endswith(".tsv")
+            rows = [{**e, **{f"answer_{side}": raw_text(raw.get(e[t]), tsv=tsv)
+                             for side, t in (("before", "original"), ("after", "perturbed"))}}
+                    for e in rows]
+            extra = ("answer_before", "answer_after")
+        export_examples(rows, args.export, user=True, extra=extra)
         if not args.quiet:
             echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0

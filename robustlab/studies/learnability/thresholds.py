@@ -225,8 +225,21 @@ def _plan_dataset(raw: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def _plan_models(raw: dict[str, Any], path: Path) -> tuple[str | None, list[str]]:
     """``model`` (a trained model evaluated as it is, or None) and the model specs: that model
-    resolved, or the families trained per cell."""
+    resolved, or the families trained per cell. A model behind an endpoint listed alone in
+    ``models`` is that plan's ``model`` (it is evaluated as it is: nothing trains it)."""
     base = path.parent
+    listed = raw.get("models")
+    if raw.get("model") is None and isinstance(listed, list | str):
+        from robustlab.endpoints.card import is_endpoint
+
+        specs = [listed] if isinstance(listed, str) else listed
+        cards = [m for m in specs if isinstance(m, str) and is_endpoint(m)]
+        if cards and len(specs) != 1:
+            raise InputError(f"{path}: models: {cards[0]} is a model behind an endpoint, "
+                             "evaluated as it is (never trained per cell): give it alone, "
+                             f"model = \"{cards[0]}\", in a plan of its own")
+        if cards:
+            raw = {**{k: v for k, v in raw.items() if k != "models"}, "model": cards[0]}
     model = raw.get("model")
     if model is not None:
         if "models" in raw:
@@ -406,7 +419,7 @@ def _check_models(models: Sequence[str], model: str | None, path: Path) -> None:
         try:
             if model is not None and Path(spec).is_dir() and declared_task(spec)[0]:
                 continue  # a task's model (NER, similarity ...): checked when the eval loads it
-            check_model_spec(spec)
+            check_model_spec(spec, endpoint=model is not None)
         except InputError as exc:
             raise InputError(f"{path}: models: {exc}") from None
 
