@@ -239,11 +239,11 @@ def _check_card(card: Card, where: str) -> None:
             raise InputError(f"{where}: the template must contain {{text}}")
         if card.batch_size != 1:
             raise InputError(f"{where}: batch_size applies to the json and hf-inference kinds")
+        if card.labels and sorted(card.labels) != sorted(card.verbalizers):
+            raise InputError(f"{where}: labels and the verbalizers' labels differ")
     elif card.stream:
         raise InputError(f"{where}: stream applies to the openai-chat and openai-completions "
                          "kinds")
-        if card.labels and sorted(card.labels) != sorted(card.verbalizers):
-            raise InputError(f"{where}: labels and the verbalizers' labels differ")
     if card.kind == "json" and card.response_type == "label" and not card.labels:
         raise InputError(f"{where}: response_type = \"label\" needs labels = [...] (class "
                          "names in class order)")
