@@ -7,6 +7,7 @@ tests/test_endpoints.py cover the same code end to end but start a server each r
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import ssl
 import time
@@ -576,10 +577,10 @@ def test_a_value_of_the_wrong_type_is_named(tmp_path, line):
      "class order)"),
     ('kind = "grpc"', "kind: unknown endpoint kind 'grpc' (one of json, openai-chat, "
      "openai-completions, hf-inference)"),
-    ("colour = 1", "unknown key 'colour' in the model card (keys: api_key_env, batch_size, "
-     "kind, labels, max_concurrency, max_tokens, model, request_field, response_field, "
-     "response_type, retries, rps, seed, temperature, template, timeout, url, "
-     "use_logprobs, verbalizers)"),
+    ("colour = 1", "unknown key 'colour' in the model card (keys: "
+     + ", ".join(sorted(f.name for f in dataclasses.fields(C.Card) if f.name != "source"))
+     + ")"),
+    ("stream = true", "stream applies to the openai-chat and openai-completions kinds"),
 ])
 def test_card_rules_are_one_line_each(tmp_path, body, message):
     p = _card(tmp_path, f'url = "{URL}"\n{body}\n')
