@@ -232,6 +232,8 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.runs.executor.xǁ_CellLoopǁ__init____mutmut_6":
         "self.me = None: store.claim(key, None) claims for worker_id(), the same name, and "
         "more_to_do's held-elsewhere reads as for xǁ_CellLoopǁmore_to_do__mutmut_13",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_check_budget__mutmut_1":
+        "default texts=2: its one caller passes len(group), so the default is never used",
     "robustlab.endpoints.client.xǁEndpointModelǁrequest_key__mutmut_10":
         "'UTF-8' for 'utf-8': Python's codec names are case-insensitive, the same codec",
 }

@@ -743,3 +743,49 @@ def test_a_card_url_that_is_not_http_names_the_key(tmp_path):
     with pytest.raises(InputError) as e:
         C.load_card(p)
     assert str(e.value) == f"--model {p}: url: 'ftp://h/x' is not an http(s) URL"
+
+
+def test_the_query_budget_stops_before_a_request_would_pass_it(server):
+    server.replies = [ok()]
+    cache = Cache()
+    m = model(cache, limits=K.Limits(max_concurrency=1, max_queries=3))
+    with pytest.raises(K.QueryBudgetSpent) as e:
+        m.predict_proba(["a", "b", "c", "d", "e"])
+    assert str(e.value) == ("stopped at the query budget: --max-queries 3 reached (3 queries in "
+                            "3 requests this run); every answer so far is stored: rerun the "
+                            "same command to continue")
+    assert m.stopped == "stopped at the query budget (--max-queries 3)"
+    assert m.queries == 3 and len(server.requests) == 3 and len(cache.rows) == 3
+    m = model(limits=K.Limits(max_concurrency=1, budget=1))
+    with pytest.raises(K.BudgetSpent):
+        m.predict_proba(["x", "y"])
+    assert m.stopped == "stopped at the budget (--budget 1 requests)"
+
+
+def test_answers_that_arrive_after_another_request_failed_are_still_stored(server):
+    done = asyncio.Event()
+
+    async def reply(request):
+        if b"bad" in request.read():
+            done.set()
+            return httpx.Response(400, text="no")
+        await done.wait()  # answered only after the failure came back
+        return ok()
+
+    server.replies = [reply]
+    cache = Cache()
+    m = model(cache, max_concurrency=3)
+    with pytest.raises(K.EndpointError, match="HTTP 400"):
+        m.predict_proba(["good 1", "bad", "good 2"])
+    assert sorted(cache.rows) == sorted([m.request_key("good 1"), m.request_key("good 2")])
+
+
+def test_a_reply_without_usage_is_stored_as_not_reported(server):
+    server.replies = [ok()]
+    cache = Cache()
+    seen: list[dict] = []
+    cache.put = lambda rows: seen.extend(rows)  # type: ignore[method-assign]
+    m = model(cache)
+    m.predict_proba(["a"])
+    assert (seen[0]["prompt_tokens"], seen[0]["completion_tokens"]) == (-1, -1)
+    assert m.no_usage == 1 and m.tokens == 0
