@@ -234,6 +234,22 @@ EQUIVALENT: dict[str, str] = {
         "more_to_do's held-elsewhere reads as for xǁ_CellLoopǁmore_to_do__mutmut_13",
     "robustlab.endpoints.client.xǁEndpointModelǁ_check_budget__mutmut_1":
         "default texts=2: its one caller passes len(group), so the default is never used",
+    "robustlab.endpoints.card.x_load_card__mutmut_33":
+        "Card(url=None) for the defaults: url's default is read only for its type, and None "
+        "leads _typed to the same str check as ''",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_ask__mutmut_7":
+        "ThreadPoolExecutor(None) for (1): one task is ever submitted to it",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_3": "as _post__mutmut_2",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_70":
+        "'RETRY-AFTER' for 'Retry-After': httpx looks header names up case-insensitively",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_26":
+        "zip strict=False: keys is built from texts one for one, so the lengths always match",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_38": "as __mutmut_26",
+    "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_56":
+        "`width or 3`: width is None only without labels or verbalizers, which only the json "
+        "and hf kinds allow, and they never give an invalid (None) row that reads it",
+    "robustlab.endpoints.client.xǁ_Writerǁ_run__mutmut_1":
+        "done = None for False: `while not done` reads both as false",
     "robustlab.endpoints.client.xǁEndpointModelǁrequest_key__mutmut_10":
         "'UTF-8' for 'utf-8': Python's codec names are case-insensitive, the same codec",
 }

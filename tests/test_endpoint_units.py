@@ -789,3 +789,23 @@ def test_a_reply_without_usage_is_stored_as_not_reported(server):
     m.predict_proba(["a"])
     assert (seen[0]["prompt_tokens"], seen[0]["completion_tokens"]) == (-1, -1)
     assert m.no_usage == 1 and m.tokens == 0
+
+
+def test_a_response_key_is_the_sha256_of_the_sorted_identity_and_the_text():
+    import hashlib
+    import json
+
+    m = model()
+    ident = json.dumps(m.card.identity(), sort_keys=True)
+    assert m.request_key("é") == hashlib.sha256(
+        json.dumps([ident, "é"], ensure_ascii=False).encode("utf-8")).hexdigest()
+    assert m.request_key("x") != model(response_field="other").request_key("x")
+
+
+def test_an_invalid_answer_among_three_labels_is_a_uniform_row_of_three(server):
+    server.replies = [httpx.Response(200, json={"choices": [{"message": {"content": "b"}}]}),
+                      httpx.Response(200, json={"choices": [{"message": {"content": "??"}}]})]
+    m = model(kind="openai-chat", verbalizers={"x": ("a",), "y": ("b",), "z": ("c",)},
+              max_concurrency=1)
+    np.testing.assert_allclose(m.predict_proba(["t1", "t2"]),
+                               [[0, 1, 0], [1 / 3, 1 / 3, 1 / 3]])
