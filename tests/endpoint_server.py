@@ -3,11 +3,9 @@ HTTP (FastAPI), served by uvicorn or through Ray Serve (``--ray``), with fault i
 request count.
 
 Run as a process (``python tests/endpoint_server.py --model DIR --port P [--ray]``); the caller
-waits until ``GET /stats`` answers. With ``--ray`` it starts Ray and Serve on 127.0.0.1:P. Ray's
-start on a loaded 2-core machine timed out repeatedly here (its raylet waits ~40 s for the
-dashboard agent; plain ray.init failed the same way at load 15-19, with or without
-ray[default]'s extras), so the fast suite serves the same app with uvicorn and the Ray Serve test is
-marked slow. Routes:
+waits until ``GET /stats`` answers. With ``--ray`` it starts a private Ray (as lean as it goes:
+:func:`lean_ray_env`) and Serve on 127.0.0.1:P, and the deployment serves the same app.
+Routes:
 
 * ``POST /predict`` — the JSON kind: ``{"text": str}`` -> ``{"probs": [...]}``, or
   ``{"texts": [...]}`` -> ``{"probs": [[...], ...]}``; ``POST /label`` answers label names.
@@ -164,12 +162,14 @@ def make_app(model_dir: str) -> Any:
 
 
 def ray_app(model_dir: str) -> Any:
-    """The same app as a Ray Serve deployment (one replica, so its counts are the server's)."""
+    """The same app as a Ray Serve deployment (one replica, so its counts are the server's; no
+    CPU reserved, so it starts on a one-CPU Ray)."""
     from ray import serve
 
     app = make_app(model_dir)
 
-    @serve.deployment(num_replicas=1, max_ongoing_requests=64)
+    @serve.deployment(num_replicas=1, max_ongoing_requests=64,
+                      ray_actor_options={"num_cpus": 0})
     @serve.ingress(app)
     class Classifier:
         pass
@@ -177,11 +177,63 @@ def ray_app(model_dir: str) -> Any:
     return Classifier.bind()
 
 
-def main() -> None:
+#: why Ray started slowly here, measured (06:22 UTC, load 0.4-5): every Ray process (GCS
+#: monitor, dashboard head, dashboard agent, runtime-env agent, log monitor, each worker)
+#: imports ``jsonschema`` (``ray.runtime_env`` validates plugin schemas), and jsonschema imports
+#: ``rfc3987_syntax`` when it is installed (jupyter's ``jsonschema[format-nongpl]`` put it in
+#: this venv), which builds an Earley grammar at import: 5.0 s of the 5.9 s ``import
+#: ray.dashboard.agent`` took (``python -X importtime``). Six of them at once on two cores kept
+#: the dashboard agent from writing its port file within the raylet's 15 s, so the raylet
+#: aborted ("Timed out waiting for file .../metrics_agent_port_…") and ``ray.init`` gave up after
+#: its hard-coded 30 s (``raylet_start_wait_time_s`` in ray/_private/node.py) even at load 0.4.
+#: Ray uses no IRI format check, so its processes are started with that optional module hidden.
+_HIDE_IMPORT = 'raise ImportError("hidden by tests/endpoint_server.py: see lean_ray_env")\n'
+
+
+def lean_ray_env(tmp: str) -> dict[str, str]:
+    """Environment for a fast local Ray start (module comment above :data:`_HIDE_IMPORT`):
+    ``rfc3987_syntax`` hidden on ``PYTHONPATH`` (jsonschema skips the IRI format it checks),
+    no usage-stats thread, no worker started ahead of need."""
+    import os
+    from pathlib import Path
+
+    hide = Path(tmp) / "lean-imports"
+    hide.mkdir(parents=True, exist_ok=True)
+    (hide / "rfc3987_syntax.py").write_text(_HIDE_IMPORT, encoding="utf-8")
+    path = [str(hide), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {"PYTHONPATH": os.pathsep.join(path), "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_enable_worker_prestart": "0", "RAY_prestart_worker_first_driver": "0"}
+
+
+def serve_with_ray(model_dir: str, port: int, tmp: str | None) -> None:
+    """Start Ray and Serve in this process and serve :func:`ray_app` on 127.0.0.1:``port`` until
+    terminated. Ray's processes inherit :func:`lean_ray_env`; no dashboard; one CPU."""
     import os
     import sys
-    import urllib.request
+    import tempfile
 
+    tmp = tmp or tempfile.mkdtemp(prefix="robustlab-ray-")
+    os.environ.update(lean_ray_env(tmp))
+    t0 = time.monotonic()
+    import ray
+    from ray import serve
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, _temp_dir=tmp,
+             runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+    t_ray = time.monotonic() - t0
+    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    serve.run(ray_app(model_dir), name="robustlab-test", route_prefix="/")
+    print(f"RAY-STARTED ray.init {t_ray:.1f} s, serve {time.monotonic() - t0 - t_ray:.1f} s",
+          file=sys.stderr, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
     ap.add_argument("--port", type=int, required=True)
@@ -194,29 +246,7 @@ def main() -> None:
         print("READY", flush=True)  # uvicorn binds before it serves; the caller polls /stats
         uvicorn.run(make_app(args.model), host="127.0.0.1", port=args.port, log_level="error")
         return
-    import ray
-    from ray import serve
-
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False,
-             _temp_dir=args.tmp, runtime_env={"env_vars": {
-                 "PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
-    serve.start(http_options={"host": "127.0.0.1", "port": args.port})
-    serve.run(ray_app(args.model), name="robustlab-test", route_prefix="/")
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{args.port}/stats", timeout=5).read()
-            break
-        except OSError:
-            time.sleep(0.5)
-    print("READY", flush=True)
-    sys.stdout.flush()
-    try:
-        while True:
-            time.sleep(3600)
-    finally:
-        serve.shutdown()
-        ray.shutdown()
+    serve_with_ray(args.model, args.port, args.tmp)
 
 
 if __name__ == "__main__":
