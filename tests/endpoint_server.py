@@ -14,7 +14,13 @@ Routes:
   label as a word (``negative``/``positive``), ``not sure`` below 60 % confidence or for a text with digits, with usage.
 * ``POST /control`` ``{"faults": ["429", "500", "slow", "nonjson", "nofield", "badlabel", …],
   "delay": s}`` — the next requests fail in that order; every request waits ``delay`` s;
-  ``GET /stats`` — requests received and how often each text was asked; ``POST /reset``.
+  ``GET /stats`` — requests received, how often each text was asked (charged) and how many
+  requests were ``replayed``; ``POST /reset``.
+* ``Idempotency-Key`` (``/predict``, ``/proba``, ``/label``): a request whose key was answered
+  before gets that answer again, not charged (its texts are not counted), as a paid API that
+  honours the header does; one that arrives while the first is still being answered waits for
+  it. A refused try (an injected fault) keeps nothing, so its retry is answered afresh.
+  ``/control`` ``{"idempotency": false}``: the header is ignored, as most servers do.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from collections import Counter
 from typing import Any
 
 WORDS = ["negative", "positive"]
+#: injected faults that refuse a request (an HTTP error): nothing answered, nothing charged
+REFUSED = frozenset({"429", "500", "503", "400"})
 
 
 class Model:
@@ -39,26 +47,69 @@ class Model:
         self.reset()
 
     def reset(self) -> dict[str, Any]:
-        self.requests = 0
+        self.requests = self.replayed = 0
+        self.keyed: dict[str, Slot] = {}
         self.texts: Counter[str] = Counter()
         self.faults: list[str] = []
         self.delay = 0.0
+        self.idempotency = True
         return {"ok": True}
 
     def enter(self, texts: list[str]) -> str | None:
+        """Count a request and its texts (not those of a refused one: it is not charged)."""
         with self.lock:
             self.requests += 1
-            self.texts.update(texts)
             fault = self.faults.pop(0) if self.faults else None
+            if fault not in REFUSED:
+                self.texts.update(texts)
         if self.delay:
             time.sleep(self.delay)
         return fault
 
 
+class Slot:
+    """One ``Idempotency-Key``'s answer: set once its first try is answered."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.reply: Any = None
+
+
+def once(model: Model, key: str | None, answer: Any) -> Any:
+    """``answer()`` once per ``Idempotency-Key`` (module docstring); without a key, every time."""
+    if not key or not model.idempotency:
+        return answer()
+    with model.lock:
+        slot = model.keyed.get(key)
+        if slot is not None:
+            model.requests += 1
+            model.replayed += 1
+        else:
+            mine = model.keyed[key] = Slot()
+    if slot is not None:
+        slot.done.wait(120)
+        if slot.reply is None:
+            from fastapi.responses import JSONResponse
+
+            return JSONResponse({"error": "the first try of this key was refused"}, 409)
+        return slot.reply
+    reply = None
+    try:
+        reply = answer()
+        return reply
+    finally:
+        if isinstance(reply, (dict, list)):
+            mine.reply = reply
+        else:  # refused or failed: nothing kept, a retry is answered afresh
+            with model.lock:
+                model.keyed.pop(key, None)
+        mine.done.set()
+
+
 def fault_reply(fault: str | None) -> Any:
     from fastapi.responses import JSONResponse, PlainTextResponse
 
-    if fault in ("429", "500", "503", "400"):
+    if fault in REFUSED:
         headers = {"Retry-After": "1"} if fault == "429" else {}
         return JSONResponse({"error": fault}, status_code=int(fault), headers=headers)
     if fault == "slow":
@@ -72,7 +123,7 @@ def fault_reply(fault: str | None) -> Any:
 
 def make_app(model_dir: str) -> Any:
     """The FastAPI app (served by uvicorn, or through Ray Serve: :func:`ray_app`)."""
-    from fastapi import FastAPI
+    from fastapi import FastAPI, Header
 
     app = FastAPI()
     state: dict[str, Model] = {}
@@ -87,6 +138,7 @@ def make_app(model_dir: str) -> Any:
         with m().lock:
             m().faults = list(body.get("faults", []))
             m().delay = float(body.get("delay", 0.0))
+            m().idempotency = bool(body.get("idempotency", True))
         return {"ok": True}
 
     @app.post("/reset")
@@ -97,38 +149,48 @@ def make_app(model_dir: str) -> Any:
     @app.get("/stats")
     def stats() -> dict:
         with m().lock:
-            return {"requests": m().requests, "texts": dict(m().texts)}
+            return {"requests": m().requests, "replayed": m().replayed,
+                    "texts": dict(m().texts)}
 
     @app.post("/predict")
-    def predict(body: dict) -> Any:
-        many = "texts" in body
-        texts = list(body["texts"]) if many else [body["text"]]
-        bad = fault_reply(m().enter(texts))
-        if bad is not None:
-            return bad
-        probs = m().model.predict_proba(texts).round(6).tolist()
-        return {"probs": probs if many else probs[0]}
+    def predict(body: dict, idempotency_key: str | None = Header(None)) -> Any:
+        def answer() -> Any:
+            many = "texts" in body
+            texts = list(body["texts"]) if many else [body["text"]]
+            bad = fault_reply(m().enter(texts))
+            if bad is not None:
+                return bad
+            probs = m().model.predict_proba(texts).round(6).tolist()
+            return {"probs": probs if many else probs[0]}
+
+        return once(m(), idempotency_key, answer)
 
     @app.post("/proba")
-    def proba(body: dict) -> Any:
+    def proba(body: dict, idempotency_key: str | None = Header(None)) -> Any:
         """A bare URL's default: ``{"text": …}`` -> the probability row itself."""
-        bad = fault_reply(m().enter([body["text"]]))
-        if bad is not None:
-            return bad
-        return m().model.predict_proba([body["text"]]).round(6).tolist()[0]
+        def answer() -> Any:
+            bad = fault_reply(m().enter([body["text"]]))
+            if bad is not None:
+                return bad
+            return m().model.predict_proba([body["text"]]).round(6).tolist()[0]
+
+        return once(m(), idempotency_key, answer)
 
     @app.post("/label")
-    def label(body: dict) -> Any:
-        many = "texts" in body
-        texts = list(body["texts"]) if many else [body["text"]]
-        fault = m().enter(texts)
-        bad = fault_reply(fault)
-        if bad is not None:
-            return bad
-        labels = [WORDS[int(i)] for i in m().model.predict(texts)]
-        if fault == "badlabel":
-            labels = ["neutral" for _ in labels]
-        return {"label": labels if many else labels[0]}
+    def label(body: dict, idempotency_key: str | None = Header(None)) -> Any:
+        def answer() -> Any:
+            many = "texts" in body
+            texts = list(body["texts"]) if many else [body["text"]]
+            fault = m().enter(texts)
+            bad = fault_reply(fault)
+            if bad is not None:
+                return bad
+            labels = [WORDS[int(i)] for i in m().model.predict(texts)]
+            if fault == "badlabel":
+                labels = ["neutral" for _ in labels]
+            return {"label": labels if many else labels[0]}
+
+        return once(m(), idempotency_key, answer)
 
     def llm(text: str) -> tuple[str, int]:
         p = m().model.predict_proba([text])[0]

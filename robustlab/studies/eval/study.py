@@ -556,6 +556,7 @@ def endpoint_summary(store: RunStore, predictor: Any, results: Sequence[dict[str
         **totals, "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
         "sent_this_run": model.sent, "tokens_this_run": model.tokens,
         "tries_this_run": model.attempts, "reused_this_run": model.reused,
+        "resent_this_run": model.resent,
         "invalid": sum(int(r.get("invalid") or 0) for r in results),
         "invalid_clean": max((int(r.get("invalid_clean") or 0) for r in results), default=0)}}
 
