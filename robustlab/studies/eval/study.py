@@ -47,9 +47,6 @@ from robustlab.studies.eval.predict import Predictor, as_predictor
 
 #: texts perturbed per step of the producer thread (the model predicts the previous step's)
 CHUNK = 512
-#: the same for a model behind an endpoint, whose asking waits on the network: small steps, so
-#: the thread perturbs the next texts while the previous ones are asked (``evaluate_cell``)
-ENDPOINT_CHUNK = 64
 #: the summary's metrics, in table order
 METRICS = ("a0", "a1", "delta", "failure_rate", "change_rate", "noop_rate")
 FILES = ("summary.json", "results.jsonl", "eval.csv", "eval.png")
@@ -60,14 +57,13 @@ def sample_seed(seed: int, sample: int) -> int:
     return seed if sample == 0 else (seed + sample * 0x9E3779B1) % (1 << 32)
 
 
-def _perturbed_chunks(pert: Any, texts: Sequence[str], seed: int, samples: int,
-                      chunk: int = CHUNK) -> Iterator[tuple[int, int, list[Any]]]:
-    """(sample, start index, outcomes) for every chunk of texts and sample (each outcome
-    depends on its seed and text alone, so the chunk size changes no output)."""
+def _perturbed_chunks(pert: Any, texts: Sequence[str], seed: int, samples: int
+                      ) -> Iterator[tuple[int, int, list[Any]]]:
+    """(sample, start index, outcomes) for every chunk of texts and sample."""
     for s in range(samples):
         sd = sample_seed(seed, s)
-        for a in range(0, len(texts), chunk):
-            yield s, a, pert.perturb_outcomes(list(texts[a: a + chunk]), sd)
+        for a in range(0, len(texts), CHUNK):
+            yield s, a, pert.perturb_outcomes(list(texts[a: a + CHUNK]), sd)
 
 
 def _ahead(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
@@ -126,13 +122,9 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
                                                                             strict=True)])
     pert = parse_spec(spec)
     outcomes: list[list[Any]] = [[None] * n for _ in range(samples)]
-    # a model behind an endpoint waits on the network, not the CPU: perturb ahead in a thread,
-    # in small steps, while the texts already perturbed are asked (bench/bench_endpoint.py)
-    endpoint = getattr(predictor.model, "card", None) is not None
-    chunks = _perturbed_chunks(pert, texts, seed, samples,
-                               ENDPOINT_CHUNK if endpoint else CHUNK)
+    chunks = _perturbed_chunks(pert, texts, seed, samples)
     perturb_wait = 0.0
-    it = _ahead(chunks) if prefetch or endpoint else chunks
+    it = _ahead(chunks) if prefetch else chunks
     while True:
         tw = time.perf_counter()
         item = next(it, None)
