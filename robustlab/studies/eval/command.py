@@ -103,17 +103,11 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def endpoint_line(ep: dict[str, Any]) -> str:
     """One line of an endpoint run's costs (stdout, report)."""
+    from robustlab.endpoints.costs import resent_note, tokens_shown
+
     return (f"endpoint {ep['url']}: {ep['requests']} requests stored ({ep['sent_this_run']} "
-            f"sent this run, {ep['reused_this_run']} answers reused), {ep['tokens']} tokens, "
+            f"sent this run, {ep['reused_this_run']} answers reused), {tokens_shown(ep)}, "
             f"{ep['invalid']} invalid answers" + resent_note(ep))
-
-
-def resent_note(ep: dict[str, Any]) -> str:
-    """The requests an interrupted run had in flight that this run sent again (under their
-    ``Idempotency-Key``: a server that honours it charges them once)."""
-    n = int(ep.get("resent_this_run") or 0)
-    return (f"; {n} request{'s' * (n != 1)} in flight when an earlier run stopped sent again "
-            "with the same Idempotency-Key") if n else ""
 
 
 def run(args: argparse.Namespace) -> int:
