@@ -13,7 +13,9 @@ marked slow. Routes:
   ``{"texts": [...]}`` -> ``{"probs": [[...], ...]}``; ``POST /label`` answers label names.
 * ``POST /proba`` — ``{"text": str}`` -> the row itself (a bare ``--model URL``'s defaults).
 * ``POST /v1/chat/completions`` and ``/v1/completions`` — OpenAI-compatible: the classifier's
-  label as a word (``negative``/``positive``), ``not sure`` below 60 % confidence or for a text with digits, with usage.
+  label as a word (``negative``/``positive``), ``not sure`` below 60 % confidence or for a text with digits, with usage
+  (chat with ``"stream": true``: server-sent events, the usage in a last chunk only with
+  ``stream_options.include_usage``).
 * ``POST /control`` ``{"faults": ["429", "500", "slow", "nonjson", "nofield", "badlabel", …],
   "delay": s}`` — the next requests fail in that order; every request waits ``delay`` s;
   ``GET /stats`` — requests received and how often each text was asked; ``POST /reset``.
@@ -70,6 +72,26 @@ def fault_reply(fault: str | None) -> Any:
     if fault == "nofield":
         return JSONResponse({"scores": []})
     return None
+
+
+def sse_reply(content: str, usage: dict[str, int] | None) -> Any:
+    """A chat answer as OpenAI streams it: a chunk per piece, a last chunk with the usage
+    (``stream_options.include_usage``) and no choices, then ``[DONE]``."""
+    import json
+
+    from fastapi.responses import StreamingResponse
+
+    def chunk(**kw: Any) -> str:
+        return f"data: {json.dumps({'model': 'bow-chat', 'object': 'chat.completion.chunk', **kw})}\n\n"
+
+    half = len(content) // 2
+    parts = [chunk(choices=[{"index": 0, "delta": {"role": "assistant", "content": piece}}])
+             for piece in (content[:half], content[half:])]
+    parts.append(chunk(choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    if usage is not None:
+        parts.append(chunk(choices=[], usage=usage))
+    parts.append("data: [DONE]\n\n")
+    return StreamingResponse(iter(parts), media_type="text/event-stream")
 
 
 def make_app(model_dir: str) -> Any:
@@ -146,9 +168,12 @@ def make_app(model_dir: str) -> Any:
         if bad is not None:
             return bad
         word, n = llm(text)
+        usage = {"prompt_tokens": n, "completion_tokens": 2}
+        if body.get("stream"):  # server-sent events; the usage only when asked for, as OpenAI
+            return sse_reply(word.capitalize() + ".", usage if (
+                body.get("stream_options") or {}).get("include_usage") else None)
         return {"model": "bow-chat", "choices": [{"index": 0, "message": {
-            "role": "assistant", "content": word.capitalize() + "."}}],
-            "usage": {"prompt_tokens": n, "completion_tokens": 2}}
+            "role": "assistant", "content": word.capitalize() + "."}}], "usage": usage}
 
     @app.post("/v1/completions")
     def completions(body: dict) -> Any:

@@ -51,6 +51,10 @@ class BudgetSpent(EndpointError):
     """``--budget`` reached: what was asked is stored; a rerun continues."""
 
 
+class QueryBudgetSpent(BudgetSpent):
+    """``--max-queries`` reached (the attack's budget of texts asked): a rerun continues."""
+
+
 class ResponseCache(Protocol):
     def get(self, keys: Sequence[str]) -> dict[str, Any]: ...
     def put(self, rows: Sequence[dict[str, Any]]) -> None: ...
@@ -60,11 +64,16 @@ class ResponseCache(Protocol):
 class Limits:
     """How hard an endpoint may be asked, from the command line (not the card's identity):
     ``max_concurrency`` overrides the card's; ``budget`` caps the requests (or, with
-    ``budget_unit="tokens"``, the tokens) this process may spend."""
+    ``budget_unit="tokens"``, the tokens) this process may spend; ``max_queries`` caps the
+    texts it may ask (``robustlab attack --max-queries``: a query is one text, however the
+    card batches them into requests)."""
 
     max_concurrency: int | None = None
     budget: int | None = None
     budget_unit: str = "requests"
+    max_queries: int | None = None
+    #: start although the query estimate is larger than ``max_queries`` (stop when spent)
+    stop_at_budget: bool = False
 
 
 def parse_budget(text: str | None) -> tuple[int | None, str]:
@@ -190,8 +199,9 @@ class EndpointModel:
     ``key``: the API key (read by :func:`open_endpoint` from the card's environment variable,
     held only here, sent only to the card's URL). Counters: ``sent`` (requests this process),
     ``tokens`` (prompt + completion tokens this process), ``attempts`` (tries, retries
-    included), ``reused`` (texts answered from the store), ``invalid`` (texts whose answer
-    named no label), ``server_model`` (the model name the server reported)."""
+    included), ``reused`` (texts answered from the store), ``queries`` (texts asked this
+    process), ``no_usage`` (replies that reported no token usage), ``invalid`` (texts whose
+    answer named no label), ``server_model`` (the model name the server reported)."""
 
     def __init__(self, card: Card, cache: ResponseCache | None = None, *, key: str | None = None,
                  limits: Limits | None = None) -> None:
@@ -200,7 +210,10 @@ class EndpointModel:
         self._key = key
         self.limits = limits or Limits()
         self.concurrency = int(self.limits.max_concurrency or card.max_concurrency)
-        self.sent = self.tokens = self.attempts = self.reused = 0
+        self.sent = self.tokens = self.attempts = self.reused = self.queries = 0
+        self.no_usage = 0
+        #: why this process stopped asking (a spent --budget or --max-queries), else None
+        self.stopped: str | None = None
         self.invalid_texts: set[str] = set()
         self.answers: dict[str, Any] = {}
         self.server_model: str | None = None
@@ -285,7 +298,7 @@ class EndpointModel:
                                      trust_env=False) as client:
             async def one(group: list[Any]) -> None:
                 async with sem:
-                    self._check_budget()
+                    self._check_budget(len(group))
                     reply = await self._post(client, rate, kinds.request_body(self.card, group))
                     got.update(self._keep(group, reply, writer))
 
@@ -305,15 +318,23 @@ class EndpointModel:
             raise next((e for e in errors if not isinstance(e, BudgetSpent)), errors[0])
         return got
 
-    def _check_budget(self) -> None:
+    def _check_budget(self, texts: int = 1) -> None:
         lim = self.limits
+        if lim.max_queries is not None and self.queries + texts > lim.max_queries:
+            self.stopped = f"stopped at the query budget (--max-queries {lim.max_queries})"
+            raise QueryBudgetSpent(f"stopped at the query budget: --max-queries "
+                                   f"{lim.max_queries} reached ({self.queries} queries in "
+                                   f"{self.sent} requests this run); every answer so far is "
+                                   "stored: rerun the same command to continue")
         if lim.budget is not None:
             spent = self.tokens if lim.budget_unit == "tokens" else self.sent
             if spent >= lim.budget:
+                self.stopped = f"stopped at the budget (--budget {lim.budget} {lim.budget_unit})"
                 raise BudgetSpent(f"--budget {lim.budget} {lim.budget_unit} spent ({self.sent} "
                                   f"requests, {self.tokens} tokens this run); every answer so "
                                   "far is stored: rerun the same command to continue")
         self.sent += 1  # counted when it is let go (once however many tries it takes)
+        self.queries += texts
 
     async def _post(self, client: Any, rate: _RateLimit, body: dict[str, Any]) -> Any:
         import httpx
@@ -367,8 +388,13 @@ class EndpointModel:
     def _keep(self, group: list[Any], reply: Any, writer: _Writer | None) -> dict[str, Any]:
         """Split one reply into answers and hand them to the store's writer at once."""
         items = kinds.answers(self.card, reply, len(group))
-        p, c = kinds.usage(reply)
-        self.tokens += p + c
+        used = kinds.usage(reply)
+        if used is None:  # stored as -1: "not reported", never a count of 0
+            self.no_usage += 1
+            p = c = -1
+        else:
+            p, c = used
+            self.tokens += p + c
         if isinstance(reply, dict) and isinstance(reply.get("model"), str):
             self.server_model = reply["model"]
         request = uuid.uuid4().hex

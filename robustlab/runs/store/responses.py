@@ -6,7 +6,8 @@ the endpoint's identity and the text: :meth:`robustlab.endpoints.EndpointModel.r
 rerun after a crash, Ctrl-C or ``kill -9`` reads the answers back instead of asking again, and
 the same text under two perturbations is one row. ``request`` ties the texts one request asked
 together (a batch), so the requests a run sent are ``COUNT(DISTINCT request)``; the tokens a
-reply reports are on its first row.
+reply reports are on its first row, -1 there when the reply reported none (shown as "not
+reported by the server", never summed as 0; stores written before that hold 0).
 
 The table is created on demand by the first writer (like ``judgements``): an older store opens
 and resumes unchanged, and a reader of a store without it sees no responses. Each row carries a
@@ -112,7 +113,15 @@ class ResponseOps(StoreBase):
         if not self.has_responses_table():
             return {"requests": 0, "answers": 0, "prompt_tokens": 0, "completion_tokens": 0}
         r = self.conn.execute("SELECT COUNT(DISTINCT request), COUNT(*), "
-                              "COALESCE(SUM(prompt_tokens), 0), "
-                              "COALESCE(SUM(completion_tokens), 0) FROM responses").fetchone()
+                              "COALESCE(SUM(MAX(prompt_tokens, 0)), 0), "
+                              "COALESCE(SUM(MAX(completion_tokens, 0)), 0) FROM responses"
+                              ).fetchone()
         return {"requests": int(r[0]), "answers": int(r[1]), "prompt_tokens": int(r[2]),
                 "completion_tokens": int(r[3])}
+
+    def requests_without_usage(self) -> int:
+        """Stored requests whose reply reported no token usage (0 without the table)."""
+        if not self.has_responses_table():
+            return 0
+        return int(self.conn.execute("SELECT COUNT(DISTINCT request) FROM responses WHERE "
+                                     "prompt_tokens < 0").fetchone()[0])
