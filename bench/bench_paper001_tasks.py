@@ -99,7 +99,11 @@ def train_model(key: str, kind: str, train: list, args) -> tuple[object, dict]:
     name, _, _, _, base = SPECS[key]
     task = get_task(name)
     t0 = time.perf_counter()
-    hf = {"steps": args.steps, "batch_size": args.batch_size, "max_length": args.max_length,
+    steps = args.steps
+    if args.epochs:  # whole passes over this task's training set (the paper trained to convergence)
+        rows = sum(len(getattr(x, "candidates", [x])) for x in train)  # WikiQA: pairs
+        steps = max(1, round(args.epochs * rows / args.batch_size))
+    hf = {"steps": steps, "batch_size": args.batch_size, "max_length": args.max_length,
           "lr": args.lr}
     if name == "classification":
         from robustlab.models.registry import make_model
@@ -108,14 +112,15 @@ def train_model(key: str, kind: str, train: list, args) -> tuple[object, dict]:
         index = {c: i for i, c in enumerate(classes)}
         spec = "minilm" if kind == "minilm" else base
         params = hf if kind == "minilm" else {}
-        model = make_model(spec, seed=args.seed, device="cpu", **params)
+        model = make_model(spec, seed=args.seed, device=args.device, **params)
         model.show_progress = kind == "minilm"
         model.fit(task.model_inputs(train), [index[g] for g in task.gold(train)])
         model.classes_ = classes
         used = spec
     else:
         spec = "minilm" if kind == "minilm" else base
-        model = make_task_model(spec, name, hf if kind == "minilm" else {}, args.seed, "cpu")
+        model = make_task_model(spec, name, hf if kind == "minilm" else {}, args.seed,
+                                 args.device)
         model.show_progress = kind == "minilm"
         fit_task_model(model, task, train)
         used = spec
@@ -182,6 +187,10 @@ def main() -> int:
     ap.add_argument("--n-train", type=int, default=None,
                     help="training examples per task for the baselines (default all)")
     ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--epochs", type=float, default=None,
+                    help="train MiniLM for this many passes over each task's training set "
+                         "(overrides --steps per task)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (MiniLM training and eval)")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--max-length", type=int, default=64)
     ap.add_argument("--lr", type=float, default=5e-5)
@@ -211,7 +220,12 @@ def main() -> int:
             results.setdefault(key, {})[kind] = info
             out.with_suffix(".json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     load = os.getloadavg()
-    md = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+    gpu = ""
+    if args.device.startswith("cuda"):
+        import torch
+
+        gpu = f", GPU {torch.cuda.get_device_name(0)}"
+    md = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores{gpu}, "
           f"load average when the tables were written {load[0]:.1f}/{load[1]:.1f}/"
           f"{load[2]:.1f}; seed {args.seed}. Per task (model, training examples, steps, test examples):", ""]
     for key, by_kind in results.items():

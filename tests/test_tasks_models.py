@@ -288,3 +288,40 @@ def test_pipeline_pieces_map_to_words_by_their_first_piece():
     p = PipelinePredictor(FakePipe())
     assert p.predict_tags([("Peter", "Smith", "visits", "Berlin", ".")]) == [
         ("B-PER", "I-PER", "O", "B-LOC", "O")]
+
+
+def test_hf_task_predictions_equal_the_models_own_forward_pass(tiny):
+    """Independent reference: tags and scores equal the model's own forward pass on each input
+    alone (no batching, padding or length sorting), so the batched, read-back-once path of
+    ``_forward`` cannot reorder rows or mix up positions. Random heads give varied outputs."""
+    import torch
+
+    from robustlab.models.hf_tasks import HFPairScorer, HFTagger
+
+    train, test = _sentences(12), _sentences(17, seed=3)
+    m = HFTagger(str(tiny), steps=3, batch_size=4, device="cpu", seed=1)
+    m.fit([e.tokens for e in train], [e.tags for e in train])
+    sents = [tuple(e.tokens[: 2 + i % 5]) for i, e in enumerate(test)]  # unequal lengths
+    want = []
+    with torch.inference_mode():
+        for s in sents:
+            enc = m.tokenizer_(list(s), is_split_into_words=True, return_tensors="pt")
+            ids = m.model_(**enc).logits[0].argmax(-1).tolist()
+            tags, seen = ["O"] * len(s), set()
+            for pos, wid in enumerate(enc.word_ids(0)):
+                if wid is not None and wid not in seen:
+                    seen.add(wid)
+                    tags[wid] = m.tags_[ids[pos]]
+            want.append(tuple(tags))
+    assert len(set(want)) > 3  # the reference varies: a constant predictor cannot pass
+    assert m.predict_tags(sents) == want
+
+    sim = get_task("sts")
+    pairs = sim.model_inputs(_pairs(70, seed=2))  # more than one batch of 64
+    s = HFPairScorer(str(tiny), steps=30, lr=3e-3, batch_size=8, device="cpu", seed=1)
+    s.fit(pairs, sim.gold(_pairs(70, seed=2)))
+    with torch.inference_mode():
+        ref = [float(s.model_(**s.tokenizer_(a, b, return_tensors="pt")).logits[0, 0])
+               for a, b in pairs]
+    assert np.ptp(ref) > 1e-3  # a hundred times the tolerance below: row order shows
+    assert np.allclose(s.predict_scores(pairs), ref, atol=1e-5)
