@@ -210,8 +210,7 @@ def connect(address: str | None, workers: int = 1) -> None:
         start_local(max(1, workers), worker_runtime_env())
         _OWNED = True
         return
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                              "runtime_env": worker_runtime_env()}
+    kwargs: dict[str, Any] = {**lean_init_options(), "runtime_env": worker_runtime_env()}
     if os.environ.get("RAY_AUTH_MODE") is None and token_available():
         _enable_token_mode()
     from ray.exceptions import AuthenticationError
