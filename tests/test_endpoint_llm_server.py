@@ -118,6 +118,9 @@ def test_transformers_serve_chat_answers_invalid_ones_counted(served, tmp_path, 
             assert pred == want, (answer, pred)
     # every distinct text asked once (the server's log has one line per request)
     assert ep["requests"] == len(stored) == len({t for r in rows for t in r[:2]})
+    # transformers serve 4.57 streams with no usage chunk: said so, never "0 tokens"
+    assert ep["requests_without_usage"] == ep["requests"] and ep["tokens"] == 0
+    assert "tokens: not reported by the server" in stdout and " 0 tokens" not in stdout
     # failures shows an invalid prediction's raw answer
     assert main(["failures", str(out), "--limit", "100"]) == 0
     shown = capsys.readouterr().out
@@ -150,3 +153,23 @@ def test_a_streamed_reply_reads_as_the_reply_it_stands_for():
     for bad in ("", "data: {not json\n"):
         with pytest.raises(ReplyError, match="http://h/v1/chat/completions"):
             from_stream(chat, bad)
+
+
+def test_transformers_serve_reports_no_usage_even_when_asked(served, tmp_path, capsys):
+    """``stream = true`` asks for ``stream_options.include_usage``: transformers serve 4.57
+    lists that field as unused and ignores it (no usage chunk), so the tokens stay "not
+    reported by the server"."""
+    url, lm, log = served
+    _write(tmp_path / "dev.tsv", 3, 2)
+    c = card(tmp_path / "card.toml", f"{url}/v1/chat/completions", kind="openai-chat",
+             batch_size=1, max_concurrency=1, timeout=60, model=str(lm), max_tokens=2,
+             stream=True, template="Positive or negative ? {text}",
+             verbalizers={"0": ["negative"], "1": ["positive"]})
+    out = tmp_path / "run"
+    rc, stdout, err = run_eval(["--model", c, "--dataset", tmp_path / "dev.tsv",
+                                "--perturbations", "char_swap", "--seeds", "0", "--out", out],
+                               capsys)
+    assert rc == 0, err + log.read_text()[-3000:]
+    ep = json.loads((out / "summary.json").read_text())["endpoint"]
+    assert ep["requests"] > 0 and ep["requests_without_usage"] == ep["requests"]
+    assert "tokens: not reported by the server" in stdout

@@ -35,7 +35,7 @@ def test_checklist_type_table(pert: object, n: int, expected: tuple) -> None:
 
 
 def test_an_unknown_expectation_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"^neg: unknown expectation 'up'; known: flip$"):
+    with pytest.raises(ValueError, match=r"^neg: unknown expectation 'up'; known: flip, not entailment$"):
         ct.checklist_type(_p(label_preserving=False, expectations={"binary": "up"}), 2)
 
 

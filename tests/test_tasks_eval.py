@@ -136,7 +136,7 @@ def test_ner_failures_report_check_and_resume(work, tmp_path, capsys):
     assert _eval(work, "ner", out, capsys)[0] == 0
     before = (out / "results.jsonl").read_text()
     rc, stdout, _ = _run(["failures", str(out), "--limit", "3"], capsys)
-    assert rc == 0 and "entities" in stdout and "F1 drop" in stdout
+    assert rc == 0 and "entities" in stdout and "F1 pert-clean" in stdout
     assert "->" in stdout and "[" in stdout  # a token whose tag changed is marked
     # a rerun of the same command resumes: nothing recomputed, same results
     rc, stdout, err = _eval(work, "ner", out, capsys)

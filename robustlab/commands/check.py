@@ -71,7 +71,9 @@ def _run(args: argparse.Namespace, plan) -> int:
     from robustlab.studies.learnability.study import Learnability
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    ctx = RunContext(progress=not args.quiet, plots=False, trusted=False,
+    # the plan's specs are data (trusted=False: no module:Class), but the plan is the file the
+    # user named on this command line, so the card its model names may send its key
+    ctx = RunContext(progress=not args.quiet, plots=False, trusted=False, endpoint_key=True,
                      log=None if args.quiet else
                      (lambda m: echo(f"robustlab check: {m}", file=sys.stderr, flush=True)))
     t0 = time.perf_counter()

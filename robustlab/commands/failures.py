@@ -104,6 +104,10 @@ def _run(args: argparse.Namespace) -> int:
             [e[t] for e in rows[: args.limit] for t, p in (("original", "pred_before"),
                                                             ("perturbed", "pred_after"))
              if e[p] == -1 and isinstance(e[t], str)]) if results is not None else {}
+        # --csv of an endpoint run: every exported example's raw answers (docs/endpoints.md)
+        raw = store.answers_by_text([e[t] for e in rows for t in ("original", "perturbed")
+                                     if isinstance(e[t], str)]) \
+            if args.export and store.has_responses_table() else None
     from robustlab.endpoints.kinds import shown
     from robustlab.metrics.checklist_tests import header
     from robustlab.studies.eval.study import fmt
@@ -113,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
     task_run = any(is_task_test(t) for t in tests.values())
     head = ["model", "perturbation", "seed", "test", "n", "pass", "fail", "fail rate"]
     if results is not None:
-        head += [f"{_metric(results)} drop" if task_run else "A1-A0",
+        head += [f"{_metric(results)} pert-clean" if task_run else "A1-A0",
                  "changed examples" if task_run else "changed texts", "fail rate of changed"]
     # an LLM endpoint's answers that named no label (perturbed texts), per cell
     with_invalid = results is not None and any("invalid" in r for r in results.values())
@@ -123,13 +127,14 @@ def _run(args: argparse.Namespace) -> int:
     for s in summary:
         r = (results or {}).get(s["cell"], {})
         test = s.get("test", "INV")
-        changed_test = test == "changed"  # no pass/fail: only changed predictions
-        row = [_short_model(s["model"]), s["perturbation"], s["seed"],
-               rule(test) if is_task_test(test) else header(test, s.get("expectation")),
+        shown_test = rule(test) if is_task_test(test) else header(test, s.get("expectation"))
+        changed_test = shown_test == "changed"  # no pass/fail: only changed predictions
+        row = [_short_model(s["model"]), s["perturbation"], s["seed"], shown_test,
                s["n"], "-" if changed_test else s["pass"], "-" if changed_test else s["fail"],
                fmt(None if changed_test else s["fail_rate"])]
         n = r.get("changed")
-        rate = s["fail"] / n if n else None
+        tested = r.get("tested", n)  # a DIR test on pairs tests some changed examples only
+        rate = None if changed_test else s["fail"] / tested if tested else None
         if results is not None:
             row += [fmt(r.get("delta")), n if n is not None else "-", fmt(rate)]
         if with_invalid:
@@ -170,7 +175,16 @@ def _run(args: argparse.Namespace) -> int:
                 if pred == -1 and text in answers:
                     echo(f"  answer {side}: {shown(answers[text])} (names no label)")
     if args.export:
-        export_examples(rows, args.export, user=True)
+        extra: tuple[str, ...] = ()
+        if raw is not None:  # an endpoint run: what the model answered, before and after
+            from robustlab.endpoints.kinds import raw_text
+
+            tsv = str(args.export).lower().endswith(".tsv")
+            rows = [{**e, **{f"answer_{side}": raw_text(raw.get(e[t]), tsv=tsv)
+                             for side, t in (("before", "original"), ("after", "perturbed"))}}
+                    for e in rows]
+            extra = ("answer_before", "answer_after")
+        export_examples(rows, args.export, user=True, extra=extra)
         if not args.quiet:
             echo(f"{len(rows)} failing examples -> {args.export}", file=sys.stderr)
     return 0

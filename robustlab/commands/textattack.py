@@ -44,10 +44,30 @@ def textattack_argv(ta_args: list[str], help_: bool = False) -> list[str]:
     return ["textattack", *(["--help"] if help_ else []), *args]
 
 
+def refuse_endpoint(argv: list[str]) -> None:
+    """A ``--model`` naming a model behind HTTP is refused in one line before TextAttack
+    starts: its recipes and ``eval`` ask with no query estimate or budget
+    (docs/endpoints.md)."""
+    from robustlab.endpoints.card import is_endpoint
+    from robustlab.errors import InputError
+
+    for i, a in enumerate(argv):
+        if a == "--":
+            break
+        value = argv[i + 1] if a == "--model" and i + 1 < len(argv) else \
+            a.split("=", 1)[1] if a.startswith("--model=") else None
+        if value is not None and is_endpoint(value):
+            raise InputError(f"--model {value}: TextAttack's recipes ask a model with no query "
+                             "estimate or budget; attack a model behind an endpoint with "
+                             "robustlab attack --model CARD (--max-queries N, "
+                             "docs/endpoints.md)")
+
+
 def run(args: argparse.Namespace) -> int:
     from robustlab.studies.second_order.textattack_cli import cli_hooks, register_recipes
 
     argv = textattack_argv(args.ta_args, args.ta_help)
+    refuse_endpoint(argv)
     register_recipes(argv)
     from textattack.commands.textattack_cli import main as ta_main
 

@@ -18,6 +18,7 @@ from robustlab.endpoints.client import (
     EndpointError,
     EndpointModel,
     Limits,
+    QueryBudgetSpent,
     open_endpoint,
     parse_budget,
 )
@@ -27,29 +28,47 @@ LIMITS = Limits()
 
 
 def set_limits(args: Any) -> None:
-    """``--max-concurrency`` and ``--budget`` of a parsed command line, for every endpoint this
-    process opens."""
+    """``--max-concurrency``, ``--budget`` and ``--max-queries`` of a parsed command line, for
+    every endpoint this process opens."""
+    from robustlab.errors import InputError
+
     budget, unit = parse_budget(getattr(args, "budget", None))
     conc = getattr(args, "max_concurrency", None)
     if conc is not None and int(conc) < 1:
-        from robustlab.errors import InputError
-
         raise InputError(f"--max-concurrency must be >= 1, got {conc}")
+    queries = getattr(args, "max_queries", None)
+    if queries is not None and int(queries) < 1:
+        raise InputError(f"--max-queries must be >= 1, got {queries}")
     LIMITS.max_concurrency, LIMITS.budget, LIMITS.budget_unit = conc, budget, unit
+    if getattr(args, "stop_at_budget", False) and queries is None:
+        raise InputError("--stop-at-budget goes with --max-queries N")
+    LIMITS.max_queries = queries
+    LIMITS.stop_at_budget = bool(getattr(args, "stop_at_budget", False))
 
 
-def add_options(g: Any) -> None:
-    """``--endpoint-kind``, ``--max-concurrency`` and ``--budget`` (with ``--model``)."""
+def add_options(g: Any, *, budget: bool = True, max_queries: bool = False) -> None:
+    """``--endpoint-kind``, ``--max-concurrency`` and ``--budget`` (with ``--model``);
+    ``max_queries``: ``--max-queries`` instead of ``--budget`` (the attack, whose own
+    ``--budget``-like option counts candidates)."""
     g.add_argument("--endpoint-kind", choices=KINDS, default=None,
                    help="with --model http(s)://URL: what the endpoint speaks (default json; "
                    "the LLM kinds need a model card: docs/endpoints.md)")
     g.add_argument("--max-concurrency", type=int, default=None, metavar="N",
                    help="endpoint requests in flight at once (default: the card's, else 4)")
-    g.add_argument("--budget", default=None, metavar="N[tokens]",
-                   help="stop cleanly after N endpoint requests (or N tokens: 20000tokens) "
-                   "this run; a rerun continues from the stored answers")
+    if budget:
+        g.add_argument("--budget", default=None, metavar="N[tokens]",
+                       help="stop cleanly after N endpoint requests (or N tokens: "
+                       "20000tokens) this run; a rerun continues from the stored answers")
+    if max_queries:
+        g.add_argument("--max-queries", type=int, default=None, metavar="N",
+                       help="endpoint queries (texts asked) this run may send: an attack whose "
+                       "estimate is larger is refused before it starts, and a run stops "
+                       "cleanly after N (a rerun continues from the stored answers)")
+        g.add_argument("--stop-at-budget", action="store_true",
+                       help="with --max-queries: start even when the estimate (an upper bound) "
+                       "is larger, and stop cleanly once N queries were sent")
 
 
 __all__ = ["KINDS", "LIMITS", "BudgetSpent", "Card", "EndpointError", "EndpointModel", "Limits",
-           "add_options", "canonical_spec", "is_endpoint", "load_card", "open_endpoint",
-           "parse_budget", "parse_spec", "set_limits"]
+           "QueryBudgetSpent", "add_options", "canonical_spec", "is_endpoint", "load_card",
+           "open_endpoint", "parse_budget", "parse_spec", "set_limits"]

@@ -17,7 +17,8 @@ A card is a small TOML file (docs/endpoints.md)::
 
 and, for the LLM kinds, ``model``, ``template`` (with ``{text}``, and ``{text_pair}`` for pairs),
 ``verbalizers`` (label -> words that mean it), ``use_logprobs``, ``max_tokens``, ``temperature``
-(default 0) and ``seed``.
+(default 0), ``seed`` and ``stream`` (ask for server-sent events with the token usage in the
+last chunk).
 
 ``--model http://…`` (with ``--endpoint-kind``) is a card with only a URL and a kind; a run
 stores it as ``endpoint:KIND:URL``. A key is only ever read from the environment variable a
@@ -58,6 +59,9 @@ class Card:
     template: str = "{text}"
     verbalizers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     use_logprobs: bool = False
+    #: LLM kinds: ask for a stream of server-sent events with ``stream_options.include_usage``,
+    #: so a server that only reports token usage in a stream's last chunk reports it
+    stream: bool = False
     max_tokens: int = 8
     temperature: float = 0.0
     seed: int | None = 0
@@ -235,6 +239,9 @@ def _check_card(card: Card, where: str) -> None:
             raise InputError(f"{where}: the template must contain {{text}}")
         if card.batch_size != 1:
             raise InputError(f"{where}: batch_size applies to the json and hf-inference kinds")
+    elif card.stream:
+        raise InputError(f"{where}: stream applies to the openai-chat and openai-completions "
+                         "kinds")
         if card.labels and sorted(card.labels) != sorted(card.verbalizers):
             raise InputError(f"{where}: labels and the verbalizers' labels differ")
     if card.kind == "json" and card.response_type == "label" and not card.labels:

@@ -71,6 +71,8 @@ def request_body(card: Card, texts: list[Any]) -> dict[str, Any]:
         body["model"] = card.model
     if card.seed is not None:
         body["seed"] = card.seed
+    if card.stream:  # the usage then comes in the stream's last chunk (OpenAI's stream_options)
+        body.update(stream=True, stream_options={"include_usage": True})
     if card.kind == "openai-chat":
         body["messages"] = [{"role": "user", "content": prompt(card, texts[0])}]
         if card.use_logprobs:
@@ -159,11 +161,13 @@ def from_stream(card: Card, body: str) -> dict[str, Any]:
     return {**reply, "choices": [item]}
 
 
-def usage(reply: Any) -> tuple[int, int]:
-    """(prompt, completion) tokens a reply reports (0 when it reports none)."""
+def usage(reply: Any) -> tuple[int, int] | None:
+    """(prompt, completion) tokens a reply reports; None when it reports none (a classifier's
+    JSON, or a stream without a usage chunk: ``transformers serve`` 4.57 sends none), which is
+    shown as "not reported by the server", never as 0 tokens."""
     u = reply.get("usage") if isinstance(reply, dict) else None
     if not isinstance(u, dict):
-        return 0, 0
+        return None
 
     def num(v: Any) -> int:
         return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
@@ -181,6 +185,22 @@ def shown(answer: Any, width: int = 120) -> str:
         text = json.dumps(text, ensure_ascii=False)
     text = " ".join(text.split())
     return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def raw_text(answer: Any, *, tsv: bool = False) -> str:
+    """A stored answer as an exported column holds it (``failures --csv``): an LLM's words as
+    it answered them, else the raw item as JSON; "" for none. ``tsv``: tabs and line breaks
+    written as ``\\t``/``\\n`` (a TSV field cannot hold them; CSV and JSONL quote them)."""
+    import json
+
+    if answer is None:
+        return ""
+    text = answer.get("text") if isinstance(answer, dict) and isinstance(
+        answer.get("text"), str) else json.dumps(answer, ensure_ascii=False)
+    if tsv:
+        text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r") \
+            .replace("\n", "\\n")
+    return text
 
 
 def _word(s: str) -> str:

@@ -22,7 +22,13 @@ from typing import Any
 
 INV, DIR, CHANGED = "INV", "DIR", "changed"
 #: what each declared expectation means (shown in reports and docs)
-EXPECTATIONS = {"flip": "the prediction changes or P(original label) falls"}
+EXPECTATIONS = {"flip": "the prediction changes or P(original label) falls",
+                # sentence pairs (NLI, robustlab.tasks): premise P entails hypothesis H, so P
+                # cannot entail not-H (P would contradict itself): a pair whose hypothesis
+                # alone was negated and whose gold label is entailment fails when the model
+                # still predicts entailment
+                "not entailment": "a hypothesis negated on an entailment pair is not "
+                                  "predicted entailment"}
 
 
 def task_of(n_classes: int) -> str:
@@ -33,10 +39,17 @@ def task_of(n_classes: int) -> str:
 
 def checklist_type(perturbation: Any, n_classes: int) -> tuple[str, str | None]:
     """(INV | DIR | changed, the DIR expectation or None) of a perturbation on a task."""
+    return declared_type(perturbation, task_of(n_classes))
+
+
+def declared_type(perturbation: Any, task: str | None) -> tuple[str, str | None]:
+    """(INV | DIR | changed, the expectation or None) of a perturbation on the task that
+    perturbations name ``task`` (:func:`task_of`; ``nli`` for sentence pairs whose hypothesis is
+    perturbed; None: no expectation can hold)."""
     if getattr(perturbation, "label_preserving", True):
         return INV, None
     declared: Mapping[str, str] = getattr(perturbation, "expectations", None) or {}
-    exp = declared.get(task_of(n_classes))
+    exp = declared.get(task) if task is not None else None
     if exp is not None and exp not in EXPECTATIONS:
         raise ValueError(f"{getattr(perturbation, 'name', perturbation)}: unknown expectation "
                          f"{exp!r}; known: {', '.join(EXPECTATIONS)}")
@@ -60,5 +73,5 @@ def header(test: str, expectation: str | None = None) -> str:
     return f"DIR {expectation}" if test == DIR and expectation else test
 
 
-__all__ = ["CHANGED", "DIR", "EXPECTATIONS", "INV", "checklist_type", "example_fails", "header",
-           "task_of"]
+__all__ = ["CHANGED", "DIR", "EXPECTATIONS", "INV", "checklist_type", "declared_type",
+           "example_fails", "header", "task_of"]

@@ -96,9 +96,9 @@ def load_trained_model(spec: str, device: str | None = None) -> Any:
     (the callers that need a trained one refuse family names first)."""
     from robustlab.endpoints.card import is_endpoint
 
-    if is_endpoint(spec):  # eval and check take one (their own predictor); others not yet
+    if is_endpoint(spec):  # eval, check and attack take one (their own predictor)
         raise InputError(f"--model {spec}: a model behind an endpoint is taken by robustlab "
-                         "eval and check, not yet by this study (docs/endpoints.md)")
+                         "eval, check and attack, not by this command (docs/endpoints.md)")
     from robustlab.models.registry import (
         available_models,
         is_saved_model,

@@ -108,20 +108,26 @@ def family_shadows_directory(spec: str) -> str | None:
     return f"./{text}" if text in available_models() and Path(text).is_dir() else None
 
 
-def check_model_spec(spec: str, *, user_class: bool = False) -> str:
+def check_model_spec(spec: str, *, user_class: bool = False, endpoint: bool = False) -> str:
     """Refuse a ``--model`` that cannot name a model, with one line (no traceback), before
     anything runs; returns the spec. Parsing only: nothing is loaded or downloaded.
 
     Accepted: a family with well-formed ``key=value`` parameters, a saved model directory, a
     checkpoint directory, ``hf:ID`` or a hub id that Hugging Face's own
     ``validate_repo_id`` accepts (so ``bow$(x)`` is an unknown model, never an
-    ``HFValidationError`` later) and, with ``user_class``, ``package.module:Class``.
+    ``HFValidationError`` later) and, with ``user_class``, ``package.module:Class``; with
+    ``endpoint``, a model behind HTTP (its card checked); without, one is refused in one line:
+    the callers that do not say ``endpoint`` train their models.
     """
     text = str(spec).strip()
     from robustlab.endpoints.card import is_endpoint, parse_spec
 
     if is_endpoint(text):  # a model behind HTTP (docs/endpoints.md): its card is checked
         parse_spec(text)
+        if not endpoint:
+            raise InputError(f"--model {text}: a model behind an endpoint cannot be trained, "
+                             "and this command trains its models; test it as it is with "
+                             "robustlab eval, check or attack (docs/endpoints.md)")
         return text
     name, params = parse_model_spec(text)  # empty specs and bad family parameters stop here
     if name in available_models():

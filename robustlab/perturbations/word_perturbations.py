@@ -604,8 +604,9 @@ class Negation(_VerbPerturbation):
     name = "negation"
     asymmetric = False
     label_preserving = False
-    #: on a binary task (sentiment) negation flips the label: CheckList DIR, docs/eval.md
-    expectations = {"binary": "flip"}
+    #: on a binary task (sentiment) negation flips the label: CheckList DIR, docs/eval.md; on
+    #: an NLI pair's hypothesis an entailment pair stops being one (docs/tasks.md)
+    expectations = {"binary": "flip", "nli": "not entailment"}
     summary = "injects or removes verb negation (does not / did not / is not ...)"
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:

@@ -148,12 +148,13 @@ def _drop(test: str, r: dict[str, Any]) -> float:
 
 
 def export_examples(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str], *,
-                    user: bool = False) -> None:
+                    user: bool = False, extra: Sequence[str] = ()) -> None:
     """Write failing examples atomically (CSV, TSV or JSONL from the extension); ``user``: a
-    path the user named (``failures --csv``, :func:`robustlab.outputs.atomic_write`)."""
+    path the user named (``failures --csv``, :func:`robustlab.outputs.atomic_write`);
+    ``extra``: columns after the usual ones (an endpoint run's raw answers)."""
     from robustlab.data.files import write_rows
 
-    write_rows(path, rows, columns=list(EXAMPLE_COLUMNS), user=user)
+    write_rows(path, rows, columns=[*EXAMPLE_COLUMNS, *extra], user=user)
 
 
 def write_failure_report(store: Any, out_dir: str | os.PathLike[str]) -> list[str]:

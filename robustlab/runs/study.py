@@ -237,10 +237,18 @@ class RunContext:
     plots: bool = True
     #: where the study's specs came from: True only for this command line (``module:Class``)
     trusted: bool = False
+    #: the endpoint card the study names was given on this command line, in a file the user
+    #: named (``robustlab check PLAN``: the plan's ``model``), so its ``api_key_env`` may be
+    #: read although the plan's other specs are data (no ``module:Class``); never for a resume
+    endpoint_key: bool = False
     #: ``robustlab resume``: the files the user re-adopts (``--adopt-input``) for inputs the run
     #: has no checksum of; None when the command line names the inputs itself
     adopt: tuple[str, ...] | None = None
     log: Callable[[str], None] | None = None
+
+    def may_send_key(self) -> bool:
+        """Whether an endpoint card's key may be read (typed --model, or check's own plan)."""
+        return self.trusted or self.endpoint_key
 
     def say(self, message: str) -> None:
         if self.log is not None:

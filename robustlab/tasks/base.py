@@ -86,6 +86,26 @@ class Task:
         original (``before``), in the task's terms (subclass)."""
         raise NotImplementedError
 
+    # ---- what a perturbation's outcome is tested against (CheckList test types) ---------
+    def test_type(self, perturbation: Any, field: str | None = None,
+                  examples: Sequence[Any] = ()) -> tuple[str, str | None]:
+        """CheckList's test of ``perturbation`` on this task
+        (:mod:`robustlab.metrics.checklist_tests`): ``INV`` for a label-preserving one (scored
+        against the gold label, failing by :meth:`failed`); for a label-changing one (negation)
+        ``DIR`` with the expectation the perturbation declares for the task, else ``changed``
+        (the share of moved predictions only: no metric against a label it invalidated, no
+        pass/fail). Subclasses say where an expectation is sound."""
+        from robustlab.metrics.checklist_tests import declared_type
+
+        return declared_type(perturbation, None)
+
+    def expectation_failed(self, expectation: str, original: Any, perturbed: Any, before: Any,
+                           after: Any) -> bool | None:
+        """Whether a changed example fails a ``DIR`` test's ``expectation`` (None: the
+        expectation says nothing about this example, e.g. an NLI pair that is not entailment);
+        subclasses that declare an expectation in :meth:`test_type` decide it."""
+        raise NotImplementedError(f"{self.name}: no DIR expectation {expectation!r}")
+
     # ---- perturbations ---------------------------------------------------------------------
     def field(self, field: str | None) -> str | None:
         """The field to perturb: ``field`` checked, or the task's default."""

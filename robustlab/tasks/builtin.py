@@ -158,6 +158,34 @@ class PairClassification(_TextPairs, Classification):
         _check_format(self, fmt)
         return read_snli(path, **options)
 
+    #: the class an NLI expectation speaks of (SNLI's label names)
+    ENTAILMENT = "entailment"
+
+    def test_type(self, perturbation: Any, field: str | None = None,
+                  examples: Sequence[Any] = ()) -> tuple[str, str | None]:
+        """A label-changing perturbation (negation) of an NLI pair's hypothesis: ``DIR not
+        entailment`` where the perturbation declares it for ``nli`` and the data names the
+        class ``entailment`` (premise P entails hypothesis H, so P does not entail not-H; a
+        neutral or contradiction pair's new label is not determined, so only entailment pairs
+        are tested). Negating the premise alone has no sound expectation (not-P may still
+        entail H): ``changed``."""
+        from robustlab.metrics.checklist_tests import declared_type
+
+        nli = self.field(field) != "first" and (
+            not examples or self.ENTAILMENT in {str(ex.label) for ex in examples})
+        return declared_type(perturbation, "nli" if nli else None)
+
+    def expectation_failed(self, expectation: str, original: Any, perturbed: Any, before: Any,
+                           after: Any) -> bool | None:
+        """``not entailment``: tested on a gold-entailment pair whose hypothesis alone changed
+        (a changed premise has no expectation); fails when entailment is still predicted."""
+        if expectation != "not entailment":
+            return super().expectation_failed(expectation, original, perturbed, before, after)
+        if str(original.label) != self.ENTAILMENT or perturbed.first != original.first or \
+                perturbed.second == original.second:
+            return None
+        return str(after) == self.ENTAILMENT
+
 
 class Similarity(_TextPairs, Task):
     """Two texts with a similarity score in a declared range (STS-B: 0-5)."""
@@ -266,6 +294,17 @@ class Ner(Task):
         alignment = perturbed.alignment if perturbed is not None else None
         expected = carry_tags(before, alignment) if alignment is not None else tuple(before)
         return entities(expected) != entities(after)
+
+    def test_type(self, perturbation: Any, field: str | None = None,
+                  examples: Sequence[Any] = ()) -> tuple[str, str | None]:
+        """INV for every perturbation NER accepts, label-changing ones included: the gold
+        tags follow the tokens (:mod:`robustlab.tasks.align`), so the label is remade for the
+        perturbed sentence rather than invalidated. Negation inserts or removes "not"/"do"
+        (tag O) and inflects the verb in place: the entity set is unchanged, so the old
+        entities are still the gold ones."""
+        from robustlab.metrics.checklist_tests import INV
+
+        return INV, None
 
     def refusal(self, perturbation: Any) -> str | None:
         try:

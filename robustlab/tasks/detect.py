@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from robustlab.data.files import read_rows
 
-__all__ = ["SAMPLE_LINES", "detect_task"]
+__all__ = ["SAMPLE_LINES", "dataset_task", "detect_task"]
 
 #: lines looked at
 SAMPLE_LINES = 200
@@ -54,3 +57,19 @@ def detect_task(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
     if all(len(f) == 3 and f[1].strip() and f[2].strip() for f in fields):
         return "pair"
     return "classification"
+
+
+#: ``format`` values that leave a file's task to be read from it (a task's own formats)
+TASK_FORMATS = (None, "conll", "sts", "snli", "wikiqa")
+
+
+def dataset_task(dataset: Mapping[str, Any]) -> str | None:
+    """The task of a dataset spec (``{"path": ..., "encoding": ...}``) read from its file, or
+    None (a named dataset; a file read with column or non-task format options, which are
+    single texts). One rule for ``eval`` and a ``check`` plan, so a plan knows its task before
+    anything runs."""
+    path = dataset.get("path")
+    if not path or not Path(path).is_file() or {"text_column", "label_column"} & set(dataset) \
+            or dataset.get("format") not in TASK_FORMATS:
+        return None
+    return detect_task(path, encoding=dataset.get("encoding") or "utf-8")

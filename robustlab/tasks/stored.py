@@ -16,9 +16,12 @@ similarity, pair    ``first ||| second``            the score (6 decimals) or th
 answer-selection    ``question ||| c1 ||| c2 …``    one score per candidate, space-separated
 ==================  ==============================  ===========================================
 
-A cell of a task stores its test as ``task:<name>``; whether a row failed is
-:meth:`~robustlab.tasks.base.Task.failed` on the decoded values, so the cell's failure count,
-``failures``, the report and the TUI apply one rule.
+A cell of a task stores its test as ``task:<name>`` (a label-preserving perturbation: the
+task's own rule, :meth:`~robustlab.tasks.base.Task.failed`), ``task:<name>:DIR <expectation>``
+(a label-changing one with a sound expectation, :meth:`~robustlab.tasks.base.Task.
+expectation_failed`) or ``task:<name>:changed`` (a label-changing one without: no failures);
+whether a row failed is decided on the decoded values, so the cell's failure count,
+``failures``, the report, ``check`` and the TUI apply one rule.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from typing import Any
 from robustlab.tasks.align import carry_tags
 from robustlab.tasks.perturb import Perturbed
 
-__all__ = ["PAIR_JOIN", "TEST_PREFIX", "describe", "drop", "is_task_test", "row", "row_failed",
-           "rule"]
+__all__ = ["PAIR_JOIN", "TEST_PREFIX", "describe", "drop", "is_task_test", "moved", "row",
+           "row_failed", "row_verdict", "rule", "task_name", "task_test"]
 
 #: the test of a task's cell: ``task:ner``
 TEST_PREFIX = "task:"
@@ -43,10 +46,37 @@ def is_task_test(test: Any) -> bool:
     return isinstance(test, str) and test.startswith(TEST_PREFIX)
 
 
+def task_test(task_name: str, test: str, expectation: str | None) -> str:
+    """The stored test of a task's cell (module docstring) from its CheckList type."""
+    from robustlab.metrics.checklist_tests import INV, header
+
+    return TEST_PREFIX + task_name + ("" if test == INV else ":" + header(test, expectation))
+
+
+def task_name(test: str) -> str:
+    """The task of a stored task test (``task:pair:DIR not entailment`` -> ``pair``)."""
+    return _parts(test)[0]
+
+
+def _parts(test: str) -> tuple[str, str]:
+    """(task name, "" | "changed" | "DIR <expectation>") of a stored task test."""
+    name, _, kind = test[len(TEST_PREFIX):].partition(":")
+    return name, kind
+
+
 def _task(test: str) -> Any:
     from robustlab.tasks import get_task
 
-    return get_task(test[len(TEST_PREFIX):])
+    return get_task(_parts(test)[0])
+
+
+def _example(task: Any, text: str, label: str) -> Any:
+    """A stored pair back as an example (what a DIR expectation is decided on); None when the
+    texts cannot be split unambiguously (a text holding the join itself)."""
+    from robustlab.tasks.examples import PairExample
+
+    parts = text.split(PAIR_JOIN)
+    return PairExample(parts[0], parts[1], label) if len(parts) == 2 else None
 
 
 def _show(example: Any) -> str:
@@ -98,7 +128,32 @@ def row(task: Any, idx: int, perturbed: Perturbed, before: Any, after: Any) -> d
 
 
 def row_failed(test: str, r: dict[str, Any]) -> bool:
-    """Whether a stored row of a ``task:<name>`` cell failed (the task's own rule)."""
+    """Whether a stored row of a task's cell failed its test (module docstring)."""
+    return bool(row_verdict(test, r))
+
+
+def row_verdict(test: str, r: dict[str, Any]) -> bool | None:
+    """A stored row against its cell's test: True failed, False passed, None not tested (an
+    unchanged example; a ``changed`` test; an example a DIR expectation says nothing of)."""
+    task = _task(test)
+    kind = _parts(test)[1]
+    if r["original"] == r["perturbed"] or kind == "changed":
+        return None
+    before = _decode(task.name, str(r["pred_before"]))
+    after = _decode(task.name, str(r["pred_after"]))
+    if kind.startswith("DIR "):
+        label = str(r["label"])
+        original = _example(task, str(r["original"]), label)
+        perturbed = _example(task, str(r["perturbed"]), label)
+        if original is None or perturbed is None:
+            return None
+        return task.expectation_failed(kind[4:], original, perturbed, before, after)
+    return bool(task.failed(before, after))
+
+
+def moved(test: str, r: dict[str, Any]) -> bool:
+    """Whether the prediction of a changed row moved by the task's rule (a changed class or
+    entity set, a score past the tolerance, a new ranking): a ``changed`` test's count."""
     task = _task(test)
     if r["original"] == r["perturbed"]:
         return False
@@ -123,8 +178,12 @@ def drop(test: str, r: dict[str, Any]) -> float:
 
 
 def rule(test: str) -> str:
-    """The failure rule of a task's cell as a table shows it."""
+    """The failure rule of a task's cell as a table shows it: its own rule (``entities``,
+    ``|d|>0.5``, ``ranking``, ``INV``), ``DIR <expectation>`` or ``changed``."""
     task = _task(test)
+    kind = _parts(test)[1]
+    if kind:
+        return kind
     return {"ner": "entities", "answer-selection": "ranking",
             "similarity": f"|d|>{getattr(task, 'tolerance', 0)}"}.get(task.name, "INV")
 

@@ -169,9 +169,28 @@ def check(recipe: Recipe, argv: list[str], parser: argparse.ArgumentParser
         args.trusted = False  # a form's specs are data: registered names only (robustlab.trust)
         try:
             semantic_check(args)
+            refuse_endpoint_key(args)
         except Exception as exc:  # noqa: BLE001 - any refusal is shown beside its field
             error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return error, (field_of(recipe, error) if error else None)
+
+
+def refuse_endpoint_key(args: argparse.Namespace) -> None:
+    """A form's model is data (it may come from a stored run): a card that sends a key
+    (``api_key_env``) is started from the command line, where the user names it; a card
+    without one, or a URL, launches from the form (docs/endpoints.md)."""
+    from robustlab.endpoints.card import is_endpoint, parse_spec
+    from robustlab.errors import InputError
+
+    model = getattr(args, "model", None)
+    for spec in model if isinstance(model, list) else [model]:
+        if isinstance(spec, str) and is_endpoint(spec):
+            card = parse_spec(spec)
+            if card.api_key_env:
+                raise InputError(f"--model {spec}: the card sends the key in "
+                                 f"${card.api_key_env} to {card.host}; a form never sends a "
+                                 "key: start it from the command line (robustlab "
+                                 f"{getattr(args, 'command', 'eval')} --model {spec} …)")
 
 
 def semantic_check(args: argparse.Namespace) -> None:

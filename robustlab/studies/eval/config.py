@@ -172,14 +172,10 @@ class EvalConfig(StudyConfig):
         made before tasks."""
         from dataclasses import replace
 
-        from robustlab.tasks import detect_task, get_task
+        from robustlab.tasks import get_task
+        from robustlab.tasks.detect import dataset_task
 
-        name = self.task
-        path = self.dataset.get("path")
-        if name is None and path and Path(path).is_file() and not (
-                {"text_column", "label_column"} & set(self.dataset) or
-                self.dataset.get("format") not in (None, "conll", "sts", "snli", "wikiqa")):
-            name = detect_task(path, encoding=self.dataset.get("encoding") or "utf-8")
+        name = self.task if self.task is not None else dataset_task(self.dataset)
         task = get_task(name) if name is not None else None
         if task is None or task.name == "classification":
             if self.perturb_field is not None:

@@ -123,10 +123,12 @@ def _endpoint_blocks(summary: dict) -> Blocks:
     ep = summary.get("endpoint")
     if not isinstance(ep, dict):
         return []
+    from robustlab.endpoints.costs import tokens_shown
+
     model = f", server model {ep['server_model']}" if ep.get("server_model") else ""
     return [Para(f"Endpoint {ep.get('url')} ({ep.get('kind')}{model}): "
                  f"{ep.get('requests')} requests, {ep.get('answers')} answers stored, "
-                 f"{ep.get('tokens')} tokens, {ep.get('invalid')} invalid answers (an answer "
+                 f"{tokens_shown(ep)}, {ep.get('invalid')} invalid answers (an answer "
                  "naming no label: counted wrong, never as a class).")]
 
 

@@ -460,7 +460,7 @@ class Eval:
         ctx.say(f"loading model {name} on {device} (evaluated as it is: nothing is trained)")
         predictor = as_predictor(self.model if self.model is not None else cfg.model,
                                  device=device, batch_size=cfg.batch_size, name=name,
-                                 run_dir=out, trusted=ctx.trusted)
+                                 run_dir=out, trusted=ctx.may_send_key())
         # the model's interface is checked on the first batch, here, so a wrong shape or
         # scores that are not probabilities raise (exit 2) instead of failing every cell
         predictor.fill([t for t, _ in examples[: cfg.batch_size]])
@@ -470,7 +470,7 @@ class Eval:
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
                        device=device, batch_size=cfg.batch_size, signature=sig,
                        predictor=predictor if ctx.executor == "sequential" else None,
-                       prefetch=self.prefetch, run_dir=out, trusted=ctx.trusted)
+                       prefetch=self.prefetch, run_dir=out, trusted=ctx.may_send_key())
         ctx.say(f"{len(examples)} examples x {len(cfg.perturbations)} perturbations "
                 f"({len(cells)} cells) -> {out}")
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
@@ -543,19 +543,15 @@ class Eval:
 def endpoint_summary(store: RunStore, predictor: Any, results: Sequence[dict[str, Any]]
                      ) -> dict[str, Any]:
     """``{"endpoint": …}`` for a model behind HTTP: the requests and tokens the run's store
-    holds, this process's share, retries, and the invalid answers (:mod:`robustlab.endpoints`);
-    nothing for a local model."""
+    holds, this process's share, retries (:func:`robustlab.endpoints.costs.costs`), and the
+    invalid answers; nothing for a local model."""
+    from robustlab.endpoints.costs import costs
+
     model = getattr(predictor, "model", None)
-    card = getattr(model, "card", None)
-    if card is None:
+    if getattr(model, "card", None) is None:
         return {}
-    totals = store.response_totals()
     return {"endpoint": {
-        "url": card.url, "kind": card.kind, "server_model": model.server_model,
-        "template": card.template if card.kind.startswith("openai") else None,
-        **totals, "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
-        "sent_this_run": model.sent, "tokens_this_run": model.tokens,
-        "tries_this_run": model.attempts, "reused_this_run": model.reused,
+        **costs(store, model),
         "invalid": sum(int(r.get("invalid") or 0) for r in results),
         "invalid_clean": max((int(r.get("invalid_clean") or 0) for r in results), default=0)}}
 

@@ -46,7 +46,12 @@ def _failing(run: RunData, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
 def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]) -> list[Any]:
     """The blocks of one task run (``rows``: its per-perturbation rows, worst first)."""
     from robustlab.studies.eval.study import test_header
-    from robustlab.studies.eval.tasks import metric_figure, metric_label, task_headline
+    from robustlab.studies.eval.tasks import (
+        FIELD_WORDS,
+        metric_figure,
+        metric_label,
+        task_headline,
+    )
 
     s = run.summary or {}
     task = s.get("task")
@@ -63,24 +68,31 @@ def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]
              f"it is on {ds.get('path') or ds.get('name')} ({task}): "
              f"{s.get('n_examples', rows[0]['n'])} examples, clean {m} "
              f"{num(s.get('clean_metric'))} ({extra})"
-             + (f"; perturbing the {s['perturb_field']} field" if s.get("perturb_field")
-                else "") + ".")]
+             + (f"; perturbing {FIELD_WORDS.get((task, s['perturb_field']), s['perturb_field'])}"
+                if s.get("perturb_field") else "") + ".")]
     if cm.get("per_type"):
         out.append(Table(["entity type", "clean F1"],
                          [[t, num(v)] for t, v in cm["per_type"].items()],
                          "Entity F1 per type on the clean sentences (seqeval)."))
     out.append(Table(
-        ["perturbation", "fails if", f"{m} clean", f"{m} perturbed", "drop", "failure rate",
-         "no-op rate", "seeds × samples"],
+        ["perturbation", "fails if", f"{m} clean", f"{m} perturbed", f"{m} perturbed − clean",
+         "failure rate", "moved", "no-op rate", "seeds × samples"],
         [[r["label"], test_header(r), num(r["a0"]["mean"] if isinstance(r["a0"], dict)
                                           else r["a0"]), spread(r["a1"]), spread(r["delta"]),
-          spread(r["failure_rate"]), spread(r["noop_rate"]),
+          spread(r["failure_rate"]), spread(r.get("change_rate")), spread(r["noop_rate"]),
           f"{len(r['seeds'])} × {r['samples']}"] for r in rows],
-        f"Worst first (the drop of {m}, perturbed − clean, then the failure rate). Fails if: "
+        f"Worst first ({m} perturbed − clean, the sign of classification's A1 − A0: negative "
+        "is a loss; then the failure rate). The perturbed metric is computed per perturbed "
+        "sample and averaged over samples, then mean ± sd over seeds. Fails if: "
         "entities — the entity set predicted on the perturbed tokens differs from the clean "
         "one carried to them; |d|>t — the similarity score moved more than t; ranking — the "
-        "top candidate or the set of answering candidates changed; INV — the class changed. "
-        "Failure rate: among the examples the perturbation changed. Mean ± sd over seeds."))
+        "top candidate or the set of answering candidates changed; INV — the class changed; "
+        "DIR not entailment — a pair whose hypothesis alone the label-changing perturbation "
+        "changed, gold entailment, is still predicted entailment; changed — a label-changing "
+        "perturbation with no sound expectation for the task: no perturbed metric (its gold "
+        "labels no longer hold) and no pass/fail, only the share of moved predictions. "
+        "Failure rate: among the examples tested (changed ones; for DIR those the expectation "
+        "speaks of). Moved: changed examples whose prediction moved by the task's rule."))
     out.append(Figure(plots.png_bytes(metric_figure(rows, s.get("clean_metric"), task)),
                       f"{m} per perturbation, {run.path.name}",
                       f"{m} per perturbation: clean beside perturbed (sd over seeds).",

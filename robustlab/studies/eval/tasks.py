@@ -122,32 +122,45 @@ def _mean_metrics(ms: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def evaluate_task_cell(task: Any, predictor: TaskPredictor, examples: Sequence[Any],
                        clean: Sequence[Any], spec: str, seed: int, samples: int,
                        field: str | None) -> CellOutput:
-    """One perturbation and seed over every example of a task (module docstring)."""
+    """One perturbation and seed over every example of a task (module docstring).
+
+    The perturbed metric ``a1`` is computed per sample (each sample is one perturbed copy of
+    the test set, the unit paper 001 scores) and averaged over the samples; the summary then
+    averages the seeds with their spread, as classification's A1 (whose per-sample accuracies
+    average to its pooled accuracy; a correlation or an F1 does not pool). A label-changing
+    perturbation (:meth:`Task.test_type`: DIR or changed) gets no ``a1``: its gold labels no
+    longer hold."""
     from robustlab.metrics import robustness
+    from robustlab.metrics.checklist_tests import CHANGED, INV
     from robustlab.perturbations.registry import parse_spec
     from robustlab.studies.eval.study import sample_seed
-    from robustlab.tasks.stored import TEST_PREFIX, row, row_failed
+    from robustlab.tasks.stored import moved, row, row_verdict, task_test
 
     t0 = time.perf_counter()
     pert = parse_spec(spec)
-    test = TEST_PREFIX + task.name
+    kind, expectation = task.test_type(pert, field, examples)
+    test = task_test(task.name, kind, expectation)
     n = len(examples)
     m0 = _numbers(task.metrics(examples, clean))
     after_metrics, predictions, records = [], [], []
-    changed = failed = errors = 0
+    changed = failed = tested = moves = errors = 0
     for s in range(samples):
         outs = task.perturb(examples, pert, seed=sample_seed(seed, s), field=field)
         new = predictor([o.example for o in outs if o.changed])
         it = iter(new)
         after = [next(it) if o.changed else clean[i] for i, o in enumerate(outs)]
-        after_metrics.append(_numbers(task.metrics([o.example for o in outs], after)))
+        if kind == INV:  # scored against gold labels that still hold
+            after_metrics.append(_numbers(task.metrics([o.example for o in outs], after)))
         for i, o in enumerate(outs):
             idx = i * samples + s
             r = row(task, idx, o, clean[i], after[i])
             errors += o.error is not None
             if o.changed:
                 changed += 1
-                failed += row_failed(test, r)
+                moves += moved(test, r)
+                verdict = row_verdict(test, r)
+                tested += verdict is not None
+                failed += bool(verdict)
             predictions.append(r)
             records.append({"idx": idx, "example": i, "sample": s, "changed": bool(o.changed),
                             "error": o.error})
@@ -156,9 +169,10 @@ def evaluate_task_cell(task: Any, predictor: TaskPredictor, examples: Sequence[A
         first = next(r["error"] for r in records if r["error"])
         raise RuntimeError(f"{spec}: the perturbation failed on every example (first error: "
                            f"{first})")
-    m1 = _mean_metrics(after_metrics)
+    m1 = _mean_metrics(after_metrics) if after_metrics else None
     key = task.primary_metric
-    a0, a1 = m0.get(key), m1.get(key)
+    a0 = m0.get(key)
+    a1 = m1.get(key) if m1 is not None else None
     result = {"perturbation": spec, "label": getattr(pert, "_label", None) or spec,
               "seed": int(seed), "samples": int(samples), "n": n, "rows": rows,
               "task": task.name, "metric": key, "field": field,
@@ -166,10 +180,12 @@ def evaluate_task_cell(task: Any, predictor: TaskPredictor, examples: Sequence[A
               "a0": a0, "a1": a1,
               "delta": None if a0 is None or a1 is None else float(robustness(a1, a0)),
               "metrics_clean": m0, "metrics_after": m1,
-              "test": test, "expectation": None, "n_classes": None,
-              "changed": changed, "failed": failed, "flipped": failed,
-              "failure_rate": failed / changed if changed else None,
-              "change_rate": failed / changed if changed else None,
+              "test": test, "expectation": None, "test_type": kind,
+              "test_expectation": expectation, "n_classes": None,
+              "changed": changed, "tested": tested,
+              "failed": None if kind == CHANGED else failed, "flipped": moves,
+              "failure_rate": failed / tested if tested and kind != CHANGED else None,
+              "change_rate": moves / changed if changed else None,
               "noop_rate": (rows - changed) / rows if rows else None, "errors": errors,
               "perturb_wait_seconds": 0.0, "seconds": time.perf_counter() - t0}
     return CellOutput(result=result, records=records, predictions=predictions)
@@ -362,27 +378,44 @@ def study_for(config: EvalConfig, model: Any = None, examples: Any = None, **kw:
 # ---- tables, figure ---------------------------------------------------------------------------
 
 
+#: the column of a task's metric change: perturbed minus clean, the sign of classification's
+#: A1-A0 (negative: the perturbation cost that much)
+DELTA_HEAD = "pert-clean"
+
+
 def task_table(rows: Sequence[dict[str, Any]], task_name: str) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of a task's eval table, worst first: the metric clean and perturbed,
-    their difference, the failure rate among changed examples, the no-op rate."""
+    perturbed minus clean, the failure rate among the examples tested, the share of changed
+    examples whose prediction moved, the no-op rate."""
     from robustlab.studies.eval.study import fmt, test_header
 
     m = metric_label(task_name)
-    head = ["perturbation", "fails if", f"{m} clean", f"{m} perturbed", "drop", "fail rate",
-            "no-op", "seeds"]
+    head = ["perturbation", "fails if", f"{m} clean", f"{m} perturbed", DELTA_HEAD,
+            "fail rate", "moved", "no-op", "seeds"]
     body = [[r["label"], test_header(r), fmt({**r["a0"], "n": 1}), fmt(r["a1"]), fmt(r["delta"]),
-             fmt(r["failure_rate"]), fmt(r["noop_rate"]), str(len(r["seeds"]))] for r in rows]
+             fmt(r["failure_rate"]), fmt(r.get("change_rate")), fmt(r["noop_rate"]),
+             str(len(r["seeds"]))] for r in rows]
     return head, body
 
 
 def task_headline(rows: Sequence[dict[str, Any]], task_name: str, top: int = 3) -> str:
     from robustlab.studies.eval.study import fmt
 
+    def given(v: Any) -> bool:  # a summary row's value: {mean, std, ...} over seeds
+        return (v.get("mean") if isinstance(v, dict) else v) is not None
+
     if not rows:
         return "no perturbation finished yet"
     m = metric_label(task_name)
-    return "worst: " + "; ".join(f"{r['label']} ({m} drop {fmt(r['delta'])}, fail "
-                                 f"{fmt(r['failure_rate'])})" for r in rows[:top])
+    parts = []
+    for r in rows[:top]:
+        bits = [f"{m} {DELTA_HEAD} {fmt(r['delta'])}"] if given(r.get("delta")) else []
+        if given(r.get("failure_rate")):
+            bits.append(f"fail {fmt(r['failure_rate'])}")
+        elif given(r.get("change_rate")):
+            bits.append(f"moved {fmt(r['change_rate'])}")
+        parts.append(f"{r['label']} ({', '.join(bits) or 'no result'})")
+    return "worst: " + "; ".join(parts)
 
 
 def write_task_csv(path: Path, rows: Sequence[dict[str, Any]], task_name: str) -> None:
@@ -392,16 +425,18 @@ def write_task_csv(path: Path, rows: Sequence[dict[str, Any]], task_name: str) -
     from robustlab.tasks import get_task
 
     metric = get_task(task_name).primary_metric
-    names = {"a0": f"{metric}_clean", "a1": f"{metric}_perturbed", "delta": "drop",
-             "failure_rate": "failure_rate", "noop_rate": "noop_rate"}
+    names = {"a0": f"{metric}_clean", "a1": f"{metric}_perturbed",
+             "delta": f"{metric}_perturbed_minus_clean", "failure_rate": "failure_rate",
+             "change_rate": "moved_rate", "noop_rate": "noop_rate"}
     flat = []
     for r in rows:
         d = {"perturbation": r["perturbation"], "fails_if": test_header(r),
              "seeds": ",".join(map(str, r["seeds"])), "samples": r["samples"], "n": r["n"],
-             "changed": r["changed"], "failed": r["failed"], "errors": r["errors"]}
+             "changed": r["changed"], "failed": "-" if r["failed"] is None else r["failed"],
+             "errors": r["errors"]}
         for k, col in names.items():
-            d[col] = fmt(r[k].get("mean"))
-            d[f"{col}_sd"] = fmt(r[k].get("std"))
+            d[col] = fmt((r.get(k) or {}).get("mean"))
+            d[f"{col}_sd"] = fmt((r.get(k) or {}).get("std"))
         flat.append(d)
     write_rows(path, flat, columns=["perturbation", "fails_if", "seeds", "samples", "n",
                                     *[c for col in names.values() for c in (col, f"{col}_sd")],
@@ -410,7 +445,7 @@ def write_task_csv(path: Path, rows: Sequence[dict[str, Any]], task_name: str) -
 
 def metric_figure(rows: Sequence[dict[str, Any]], clean: float | None, task_name: str) -> Any:
     """The task's metric per perturbation, clean beside perturbed (sd over seeds)."""
-    from robustlab.plots import legend_outside, new_figure, short_name
+    from robustlab.plots import SMALL, new_figure, short_name
     from robustlab.studies.eval.study import fmt
 
     rows = [r for r in rows if r["a1"].get("mean") is not None]
@@ -427,15 +462,19 @@ def metric_figure(rows: Sequence[dict[str, Any]], clean: float | None, task_name
     ax.set_xticklabels([short_name(r["label"], 24) for r in rows], rotation=60, ha="right")
     ax.set_ylabel(m)
     ax.set_title(f"{m}, worst first" + (f" (clean {fmt(clean)})" if clean is not None else ""))
-    legend_outside(fig, ax)
+    # below the tick labels, in one row: beside the title (legend_outside's upper right) it
+    # ran into a long title on a narrow figure (few perturbations)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=SMALL,
+               frameon=False)
     return fig
 
 
 #: --perturb-field in words, per task
-_FIELD_WORDS = {("answer-selection", "first"): "the question",
+FIELD_WORDS = {("answer-selection", "first"): "the question",
                 ("answer-selection", "second"): "the candidate sentences",
                 ("answer-selection", "both"): "the question and its candidates"}
-_FIELD_WORDS.update({(t, f): w for t in ("pair", "similarity") for f, w in
+FIELD_WORDS.update({(t, f): w for t in ("pair", "similarity") for f, w in
                      (("first", "the first text"), ("second", "the second text"),
                       ("both", "both texts"))})
 
@@ -455,7 +494,7 @@ def print_task_summary(summary: dict[str, Any]) -> None:
     echo(f"{task}: clean {m} {fmt(summary.get('clean_metric'))}" + (f" ({extra})" if extra
                                                                     else "")
          + f" on {summary.get('n_examples')} examples"
-         + (f"; perturbing {_FIELD_WORDS.get((task, field), field)}" if field else ""))
+         + (f"; perturbing {FIELD_WORDS.get((task, field), field)}" if field else ""))
     if cm.get("per_type"):
         echo("  per type: " + ", ".join(f"{t} {fmt(v)}" for t, v in cm["per_type"].items()))
     rows = summary.get("perturbations") or []
@@ -463,10 +502,15 @@ def print_task_summary(summary: dict[str, Any]) -> None:
         echo(summary.get("headline") or "")
         head, body = task_table(rows, task)
         echo(align(head, body, rule=True))
-        echo(f"drop = perturbed - clean {m}; fail rate: among the examples the perturbation "
+        echo(f"{DELTA_HEAD} = perturbed - clean {m} (negative: a loss; mean over samples, "
+             "then mean±sd over seeds); fail rate: among the examples the perturbation "
              "changed, those whose prediction failed (entities: the entity set changed; "
              "|d|>t: the score moved more than t; ranking: the top candidate or the answers "
-             "changed; INV: the class changed)")
+             "changed; INV: the class changed; DIR not entailment: a pair whose hypothesis "
+             "alone was negated, gold entailment, still predicted entailment); moved: changed "
+             "examples whose prediction moved by the task's rule. A label-changing "
+             "perturbation (DIR, changed) has no perturbed metric: its gold labels no longer "
+             "hold; 'changed' has no pass/fail")
 
 
 def check_task_run(config: EvalConfig) -> None:
@@ -483,7 +527,7 @@ def check_task_run(config: EvalConfig) -> None:
 def tui_labels(task_name: str) -> dict[str, str]:
     """The TUI eval table's column labels for a task: as short as A0/A1 so the table fits 80
     columns (the status line above names the metric)."""
-    return {"a0": "clean", "a1": "pert", "delta": "drop"}
+    return {"a0": "clean", "a1": "pert", "delta": "p-c"}
 
 
 def from_stored(config: Any, trusted: bool) -> Any:

@@ -41,7 +41,7 @@ class EvalView:
         x = [i + 1 for i in range(len(self.table.rows))]
         y = [r[d] if r[d] is not None else 0.0 for r in self.table.rows]
         # a task's run: its metric's drop (entity F1, Pearson ...), not accuracy's
-        name = "A1 - A0" if self.metric == "accuracy A0" else f"{self.metric} drop"
+        name = "A1 - A0" if self.metric == "accuracy A0" else f"{self.metric} pert-clean"
         clean = "A0" if self.metric == "accuracy A0" else self.metric
         return Plot(f"{name} per perturbation (table row)", "perturbation",
                     name, [Series(name, x, y, "bar",
@@ -81,10 +81,9 @@ def load_eval(path: str | os.PathLike[str]) -> EvalView:
                    num(r.get("change_rate")), num(r["noop_rate"]), len(r["seeds"])]
                   for r in rows]
     title = "the model as it is, worst first" + (" (finished cells so far)" if partial else "")
-    from robustlab.tasks.stored import TEST_PREFIX, is_task_test
+    from robustlab.tasks.stored import is_task_test, task_name
 
-    task = rows[0]["test"][len(TEST_PREFIX):] if rows and is_task_test(rows[0].get("test")) \
-        else None
+    task = task_name(rows[0]["test"]) if rows and is_task_test(rows[0].get("test")) else None
     labels, metric, line = EVAL_LABELS, "accuracy A0", headline(rows)
     if task:
         from robustlab.studies.eval.tasks import metric_label, task_headline, tui_labels
@@ -102,6 +101,8 @@ def endpoint_line(path: str | os.PathLike[str], summary: dict[str, Any] | None,
     """What asking an endpoint cost, short enough for 80 columns: from summary.json's
     ``endpoint`` (docs/endpoints.md), or during a run from the store's responses and the
     finished cells; "" for a local model."""
+    from robustlab.endpoints.costs import count_shown, tokens_shown
+
     ep = (summary or {}).get("endpoint")
     if isinstance(ep, dict) and ep:  # an LLM kind has a template; only its answers can name
         llm = ep.get("template") is not None  # no label
@@ -110,16 +111,18 @@ def endpoint_line(path: str | os.PathLike[str], summary: dict[str, Any] | None,
             if not store.has_responses_table():
                 return ""
             totals = store.response_totals()
+            missing = store.requests_without_usage()
         llm = any("invalid" in r for r in rows)
         ep = {**totals, "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
+              "requests_without_usage": missing,
               "invalid": sum(int(r.get("invalid") or 0) for r in rows)}
 
     def count(key: str) -> str:  # summary.json is data: a number, else "?"
-        v = ep.get(key)
-        return f"{int(v):,}" if isinstance(v, int | float) and not isinstance(v, bool) \
-            and v == v and abs(v) < 1e15 else "?"
+        return count_shown(ep.get(key)) or "?"
 
-    parts = [f"endpoint: {count('requests')} requests", f"{count('tokens')} tokens"]
+    parts = [f"endpoint: {count('requests')} requests", tokens_shown(ep)]
     if llm:
         parts.append(f"{count('invalid')} invalid answers")
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    # 80 columns: "tokens: not reported by the server" and the invalid answers on a second line
+    return line if len(line) <= 78 else " · ".join(parts[:2]) + "\n" + " · ".join(parts[2:])

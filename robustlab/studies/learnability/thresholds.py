@@ -166,7 +166,10 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     model, models = _plan_models(raw, path)
     samples, seeds, steps = _plan_numbers(raw, path)
     out_dir = Path(out) if out else base / (raw["out"] if raw.get("out") else f"{path.stem}-run")
-    parsed = _plan_tests(raw, path, model, out_dir)
+    # the task the eval will run (a trained model's plan: read from its test file, as eval
+    # reads it); families trained per cell are classifiers
+    task = _plan_task(dataset) if model is not None else None
+    parsed = _plan_tests(raw, path, model, out_dir, task)
     _check_perturbations([t["perturbation"] for t in parsed], path)
     _check_models(models, model, path)
     return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
@@ -222,8 +225,21 @@ def _plan_dataset(raw: dict[str, Any], path: Path) -> dict[str, Any]:
 
 def _plan_models(raw: dict[str, Any], path: Path) -> tuple[str | None, list[str]]:
     """``model`` (a trained model evaluated as it is, or None) and the model specs: that model
-    resolved, or the families trained per cell."""
+    resolved, or the families trained per cell. A model behind an endpoint listed alone in
+    ``models`` is that plan's ``model`` (it is evaluated as it is: nothing trains it)."""
     base = path.parent
+    listed = raw.get("models")
+    if raw.get("model") is None and isinstance(listed, list | str):
+        from robustlab.endpoints.card import is_endpoint
+
+        specs = [listed] if isinstance(listed, str) else listed
+        cards = [m for m in specs if isinstance(m, str) and is_endpoint(m)]
+        if cards and len(specs) != 1:
+            raise InputError(f"{path}: models: {cards[0]} is a model behind an endpoint, "
+                             "evaluated as it is (never trained per cell): give it alone, "
+                             f"model = \"{cards[0]}\", in a plan of its own")
+        if cards:
+            raw = {**{k: v for k, v in raw.items() if k != "models"}, "model": cards[0]}
     model = raw.get("model")
     if model is not None:
         if "models" in raw:
@@ -289,13 +305,59 @@ def _plan_numbers(raw: dict[str, Any], path: Path) -> tuple[int, list[int], int]
     return samples, seeds, steps
 
 
+def _plan_task(dataset: dict[str, Any]) -> str | None:
+    """The task of a trained model's plan (None: classification), from the file the eval reads
+    (``test_data``, else ``data``) by the rule ``eval`` uses."""
+    from robustlab.tasks.detect import dataset_task
+
+    spec = {**dataset, "path": dataset.get("test_path") or dataset.get("path")}
+    name = dataset_task(spec)
+    return None if name in (None, "classification") else name
+
+
+#: the metric thresholds: each bounds one task metric (max_drop: the task's own)
+_METRIC_KEYS = ("min_accuracy", "min_f1", "min_pearson")
+
+
+def _foreign(task: str | None, keys: Sequence[str], where: str, trained: bool) -> None:
+    """One line naming a metric threshold for another task's metric (``min_pearson`` for a NER
+    model, ``min_f1`` for a similarity one): it could never be met, only found at check time.
+    ``trained``: a trained model's plan (else families trained per cell, classifiers)."""
+    from robustlab.tasks import get_task
+
+    t = get_task(task or "classification")
+    own = next(k for k in _METRIC_KEYS if THRESHOLDS[k][0] == t.primary_metric)
+    bad = [k for k in keys if k in _METRIC_KEYS and k != own]
+    if bad:
+        what = f"a {t.name} model" if trained else "classifiers trained per cell (models = [...])"
+        raise InputError(f"{where}: {', '.join(bad)} does not apply to {what}: its metric is "
+                         f"{t.primary_metric}; use {own} (or max_drop, max_fail_rate)")
+
+
+def _task_test(task: str | None, spec: str) -> str | None:
+    """The CheckList type a task's eval gives perturbation ``spec`` (INV, DIR, changed), or
+    None for classification (decided by the model's class count when it runs)."""
+    from robustlab.perturbations.base import PerturbationError
+    from robustlab.perturbations.registry import parse_spec
+    from robustlab.tasks import get_task
+
+    if task is None:
+        return None
+    try:
+        return get_task(task).test_type(parse_spec(spec))[0]
+    except PerturbationError:
+        return None  # reported by _check_perturbations
+
+
 def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
-                run_dir: Path) -> list[dict[str, Any]]:
-    """The [[test]] tables merged with [defaults], each with at least one threshold in range."""
+                run_dir: Path, task: str | None = None) -> list[dict[str, Any]]:
+    """The [[test]] tables merged with [defaults], each with at least one threshold in range,
+    none for another task's metric (``task``: the plan's, None for classification)."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table of thresholds")
     _unknown(f"{path}: [defaults]", defaults, set(THRESHOLDS))
+    _foreign(task, list(defaults), f"{path}: [defaults]", model is not None)
     tests = raw.get("test")
     if not isinstance(tests, list) or not tests:
         raise InputError(f"{path}: no [[test]] tables; add one per perturbation, e.g. "
@@ -309,22 +371,34 @@ def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
         _unknown(where, t, _TEST_KEYS)
         if not isinstance(t.get("perturbation"), str) or not t["perturbation"]:
             raise InputError(f"{where}: perturbation = \"NAME\" is required")
+        _foreign(task, list(t), where, model is not None)
         merged = {**defaults, **t}
-        if not _label_preserving(t["perturbation"]):
+        kind = _task_test(task, t["perturbation"])
+        if kind == "changed":
+            # a task's label-changing perturbation with no sound expectation: no perturbed
+            # metric and no pass/fail (docs/tasks.md), so nothing here could be checked
+            given = [k for k in THRESHOLDS if k in t]
+            raise InputError(f"{where}: {t['perturbation']} changes the label and a {task} model "
+                             "has no expectation for it (a 'changed' test: no metric, no "
+                             "pass/fail)" + (f", so {', '.join(given)} cannot apply" if given
+                                             else "") + "; drop this test")
+        if kind is None and not _label_preserving(t["perturbation"]) or kind == "DIR":
             # a label-changing perturbation has no A1 (CheckList DIR / changed): accuracy
             # thresholds are refused on it, and [defaults]' are not inherited -- unless the
             # plan's run holds paper 001's human check of it (robustlab judge): then it is
             # scored as INV on the judged samples' corrected labels, as eval and report do
-            given = [k for k in ("min_accuracy", "max_drop") if k in t]
-            judged = model is not None and _judged_in_run(run_dir, t["perturbation"])
+            given = [k for k in (*_METRIC_KEYS, "max_drop") if k in t]
+            judged = model is not None and task is None and \
+                _judged_in_run(run_dir, t["perturbation"])
             if given and not judged:
                 raise InputError(f"{where}: {t['perturbation']} changes the label, so it has no "
                                  f"A1 and {', '.join(given)} cannot apply; gate it with "
-                                 "max_fail_rate (a CheckList DIR test, docs/eval.md), or "
-                                 "judge its samples first (robustlab judge RUN)")
+                                 "max_fail_rate (a CheckList DIR test, docs/eval.md)"
+                                 + ("" if task else ", or judge its samples first "
+                                    "(robustlab judge RUN)"))
             if not judged:
                 merged = {k: v for k, v in merged.items()
-                          if k not in ("min_accuracy", "max_drop")}
+                          if k not in (*_METRIC_KEYS, "max_drop")}
         for key in THRESHOLDS:
             if key in merged:
                 merged[key] = _limit(where, key, merged[key])
@@ -345,7 +419,7 @@ def _check_models(models: Sequence[str], model: str | None, path: Path) -> None:
         try:
             if model is not None and Path(spec).is_dir() and declared_task(spec)[0]:
                 continue  # a task's model (NER, similarity ...): checked when the eval loads it
-            check_model_spec(spec)
+            check_model_spec(spec, endpoint=model is not None)
         except InputError as exc:
             raise InputError(f"{path}: models: {exc}") from None
 
@@ -397,11 +471,12 @@ def _eval_figures(store: Any) -> dict[tuple[str, str], dict[str, float]]:
             rows[(c.params["model"], c.params["perturbation"])].append(c.result)
     out = {}
     for key, rs in rows.items():
-        test = rs[0].get("test", "INV")
-        if is_task_test(test):  # a task's failure rule: "entities", "|d|>0.5", "ranking"
-            test = rule(test)
+        test, expectation = rs[0].get("test", "INV"), rs[0].get("expectation")
+        if is_task_test(test):  # a task's failure rule: "entities", "|d|>0.5", "ranking",
+            # or its CheckList type with the expectation in it: "DIR not entailment", "changed"
+            test, expectation = rule(test), None
         fr = [r["failure_rate"] for r in rs if r.get("failure_rate") is not None]
-        fig: dict[str, Any] = {"test": test, "expectation": rs[0].get("expectation"),
+        fig: dict[str, Any] = {"test": test, "expectation": expectation,
                                "accuracy": None, "drop": None,
                                # no text changed: nothing could fail; a "changed" test has
                                # no pass/fail at all
@@ -566,10 +641,15 @@ def junit_xml(checks: Sequence[Check], suite: str, seconds: float = 0.0) -> byte
 
 def add_threshold_options(p: Any) -> None:
     """``--min-accuracy``, ``--max-drop``, ``--max-fail-rate`` and ``--junit-xml`` (CI gates)."""
+    import argparse
+
     g = p.add_argument_group("thresholds (CI: exit 1 when one fails)")
     for key, (_, _, what) in THRESHOLDS.items():
+        # a task model's metric (min_f1, min_pearson) is for check plans; these studies train
+        # classifiers, so the option is hidden and refused with a line saying so
         g.add_argument(f"--{key.replace('_', '-')}", type=float, metavar="X", dest=key,
-                       help=f"fail when the {what} is {'below' if key.startswith('min') else 'above'}"
+                       help=argparse.SUPPRESS if key in ("min_f1", "min_pearson") else
+                       f"fail when the {what} is {'below' if key.startswith('min') else 'above'}"
                        " X for some model × perturbation (a fraction, e.g. 0.05)")
     g.add_argument("--junit-xml", metavar="FILE", help="write the threshold checks as JUnit XML")
 
@@ -577,6 +657,11 @@ def add_threshold_options(p: Any) -> None:
 def threshold_args(args: Any) -> dict[str, float]:
     """The thresholds given on the command line, validated (before any run directory exists)."""
     given = {k: getattr(args, k) for k in THRESHOLDS if getattr(args, k, None) is not None}
+    foreign = [k for k in ("min_f1", "min_pearson") if k in given]
+    if foreign:  # this study trains classifiers: a task's metric is never computed
+        raise InputError(f"--{foreign[0].replace('_', '-')}: a task model's metric (NER, "
+                         "similarity, answer selection) in a check plan with model = DIR; "
+                         "this study trains classifiers: use --min-accuracy")
     for key, value in given.items():
         _limit(f"--{key.replace('_', '-')}", key, value)
     if getattr(args, "junit_xml", None) and not given:

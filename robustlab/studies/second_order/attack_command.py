@@ -23,6 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Attack a model with a second-order recipe (paper 002); "
                        "results go to a run directory (see docs/attacks.md).")
     AttackConfig.add_arguments(p)
+    from robustlab.endpoints import add_options
+
+    add_options(p.add_argument_group("a model behind an endpoint (docs/endpoints.md)"),
+                budget=False, max_queries=True)
     # the victim and the masked LM of the neighbourhoods run on --device
     RunContext.add_arguments(p, plots=False)
     p.set_defaults(func=run, check=check)
@@ -30,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """The options alone (files looked at, nothing loaded): before anything is created."""
+    from robustlab.endpoints import set_limits
+
+    set_limits(args)  # --max-queries, --max-concurrency: checked before anything exists
     AttackConfig.from_args(args).validate(trusted=getattr(args, "trusted", True))
     RunContext.from_args(args).validate()
 
@@ -100,15 +107,34 @@ def example_lines(out: str, limit: int = 2) -> list[str]:
     return lines
 
 
+def endpoint_line(ep: dict[str, Any]) -> str:
+    """What the attack asked of its endpoint (stdout): queries and requests this run, the
+    store's totals, tokens, and why it stopped."""
+    from robustlab.endpoints.costs import tokens_shown
+
+    line = (f"endpoint {ep['url']}: {ep['queries_this_run']} queries in {ep['sent_this_run']} "
+            f"requests sent this run ({ep['reused_this_run']} answers reused from the run's "
+            f"store; estimate at most {ep.get('estimate')}), {ep['requests']} requests stored, "
+            f"{tokens_shown(ep)}, {ep['invalid']} invalid answers")
+    if ep.get("stopped"):
+        line += (f"; {ep['stopped']}: every answer is stored, rerun the same command (or with "
+                 "a larger --max-queries) to continue")
+    return line
+
+
 def run(args: argparse.Namespace) -> int:
+    from robustlab.endpoints import set_limits
     from robustlab.studies.second_order.study import Attack
 
+    set_limits(args)
     ctx = RunContext.from_args(args, log=status_printer(args))
     outcome = run_study(Attack(AttackConfig.from_args(args)), args.out, ctx)
     echo(results_table(outcome.summary))
     for line in example_lines(args.out):
         echo(line)
     echo(summary_line(args.recipe, outcome.summary, args.out))
+    if outcome.summary.get("endpoint"):
+        echo(endpoint_line(outcome.summary["endpoint"]))
     if outcome.failed:
         from robustlab.runs.store import print_failed_cells
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from robustlab.endpoints.card import is_endpoint
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs import payloads
@@ -287,7 +288,18 @@ class Attack:
         import_textattack()
         device = str(resolve_device(ctx.device))
         victim, model_name = self.victim, cfg.model.removeprefix(OBJECT)
-        if victim is None:
+        endpoint, estimated = None, None
+        if victim is None and is_endpoint(cfg.model):
+            # a model behind HTTP: asked through the endpoint client, every answer stored in
+            # this run's store as it arrives; nothing is asked before the estimate is agreed
+            if ctx.executor != "sequential":
+                raise InputError(f"--executor {ctx.executor}: an attack over an endpoint runs "
+                                 "with --executor sequential (its requests run "
+                                 "--max-concurrency at a time)")
+            victim, (endpoint, estimated) = open_endpoint_victim(cfg, examples,
+                                                                 self.recipe_kwargs(), ctx, out)
+            model_name = endpoint.card.url
+        elif victim is None:
             ctx.say(f"loading model {cfg.model} on {device}")
             victim, model_name = load_victim(cfg.model, device)
         # a label the model does not have is refused before anything is written (issue 29)
@@ -298,6 +310,10 @@ class Attack:
         # probed with a neutral text, not an example's (a resume must not re-ask a done one)
         try:
             probe = np.asarray(victim(["a"]))
+        except InputError:
+            if endpoint is not None:  # unreachable, refused, not JSON: one line, exit 2
+                raise
+            probe = None
         except Exception:  # noqa: BLE001  a model failing here fails its cells, which say why
             probe = None
         if probe is not None and probe.ndim == 2:
@@ -326,7 +342,8 @@ class Attack:
         ctx.say(f"attacking {len(cells)} examples -> {out}")
         return Plan(cells=cells, cell_fn=fn, name=f"{cfg.recipe} {model_name}",
                     pins={"data": (fingerprint(list(examples)), f"--dataset {where}")},
-                    state={"attack": attack, "model_name": model_name})
+                    state={"attack": attack, "model_name": model_name, "endpoint": endpoint,
+                           "estimate": estimated})
 
     def adopt(self, stored: dict[str, Any], *, trusted: bool = False) -> Attack | None:
         """A run an earlier version made with these options (its config was a flat dict of the
@@ -364,9 +381,61 @@ class Attack:
         summary.update(summary_base(self, store, report), files=files,
                        model=plan.state["model_name"],
                        source=plan.state["attack"].so_source.name)
+        endpoint = plan.state.get("endpoint")
+        if endpoint is not None:  # what asking cost, and why it stopped (docs/endpoints.md)
+            from robustlab.endpoints.costs import costs
+
+            summary["endpoint"] = {**costs(store, endpoint),
+                                   "invalid": len(endpoint.invalid_texts),
+                                   "estimate": plan.state.get("estimate"),
+                                   "stopped": endpoint.stopped}
         write_jsonl(out / "results.jsonl", records)
         write_json(out / "summary.json", summary)
         return summary
+
+
+def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
+                         kwargs: dict[str, Any], ctx: RunContext, out: Path
+                         ) -> tuple[Any, tuple[Any, int]]:
+    """The attack's victim over the endpoint ``cfg.model`` names (a TextAttack wrapper over an
+    :class:`~robustlab.endpoints.EndpointModel` whose cache is this run's store), with the model
+    and the query estimate over the examples not done yet, which is printed first and checked
+    against ``--max-queries`` (refused in one line when larger: nothing asked or written)."""
+    from robustlab.endpoints import LIMITS, open_endpoint
+    from robustlab.integrations.victims import textattack_wrapper
+    from robustlab.runs.store import StoreCache, is_run_dir
+    from robustlab.studies.second_order.patch_words import PatchSelector
+    from robustlab.studies.second_order.queries import estimate
+    from robustlab.textfmt import echo
+
+    done: set[str] = set()
+    if is_run_dir(out):  # a resume: finished examples ask nothing
+        with RunStore(out, readonly=True) as store:
+            done = {c.key for c in store.cells("done")}
+    todo = [str(t) for i, (t, _) in enumerate(examples) if f"ex={i:06d}" not in done]
+    src = kwargs.get("source")
+    if isinstance(src, str) and src.startswith("table:"):  # c = its longest entry, if < κ
+        from robustlab.studies.second_order.neighbourhood import load_table
+
+        table = load_table(src[len("table:"):])
+        kwargs = {**kwargs, "per_position": max((len(set(v)) for v in table.values()),
+                                                default=0) or 1}
+    est = estimate(cfg.recipe, kwargs, todo, PatchSelector(kwargs.get("pairs")))
+    queries = est.queries + 1  # and the neutral probe of the model's classes
+    echo(f"robustlab attack: {cfg.model}: at most {queries:,} endpoint queries for {len(todo)} "
+         f"example(s) not done yet ({est.skipped} with no patch pair ask none) — an upper "
+         f"bound: {est.how}")
+    if LIMITS.max_queries is not None and queries > LIMITS.max_queries and \
+            not LIMITS.stop_at_budget:
+        raise InputError(f"--max-queries {LIMITS.max_queries}: this attack may ask up to "
+                         f"{queries:,} queries (an upper bound); raise it to --max-queries "
+                         f"{queries}, lower --query-budget, --beam-width or --num-examples, or "
+                         "add --stop-at-budget to stop after it and continue later")
+    ctx.say(f"asking {cfg.model} (at most {LIMITS.max_queries or 'unlimited'} queries this run)")
+    model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(),
+                          limits=LIMITS)
+    # every text of a call in one predict_proba: its requests run --max-concurrency at a time
+    return textattack_wrapper(model, batch_size=1 << 20), (model, queries)
 
 
 def run_attack_study(*, recipe: str, model_wrapper: Any, model_name: str,
