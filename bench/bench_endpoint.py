@@ -6,15 +6,21 @@ uvicorn), and the same 22 perturbations of SST-2 test (seed 0) are evaluated thr
 run:
 
 * ``robustlab eval --model card.toml --max-concurrency 8`` (one text per request, so the
-  comparison with the loop is request for request; ``--batch`` also times 32 texts a request);
+  comparison with the loop is request for request);
 * a plain sequential ``requests.post`` loop over the same distinct texts (timed on
   ``--loop-sample`` texts and extrapolated to all of them, said so in the output);
 * ``robustlab eval --model BOW_DIR``: the same predictions made locally.
 
-It prints the requests the server received, the most times one text was asked (1: no duplicate)
-and the wall times; target: no duplicate and >= 5x the sequential loop at concurrency 8.
+The server waits ``--latencies`` seconds a request (a remote model's network and inference time,
+so the two local cores are not what is measured); for each latency the three methods run
+``--rounds`` times, interleaved (the order rotates each round, so a change in the machine's
+load falls on all three). It prints, per run, the wall time, the requests the server received,
+the duplicates (texts asked more than once: must be 0) and the load average, then the
+ratios: the loop over eval end to end (eval also perturbs 22 ways) and over eval's asking
+(eval minus the local eval); target: no duplicate and >= 5x the sequential loop at concurrency 8.
 
-    PYTHONPATH=. python bench/bench_endpoint.py [--num-examples N] [--ray] [--json FILE]
+    PYTHONPATH=. python bench/bench_endpoint.py [--num-examples N] [--ray] [--latencies 0.05,0.2]
+        [--rounds R] [--json FILE]
 """
 
 from __future__ import annotations
@@ -85,6 +91,15 @@ def differing(run: Path, local: Path) -> tuple[int, int]:
     return sum(a[k] != b.get(k) for k in a), len(a)
 
 
+def mean(rows: list[dict[str, Any]], method: str) -> float:
+    xs = [x["seconds"] for x in rows if x["method"] == method]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> int:
     import requests
 
@@ -95,14 +110,12 @@ def main() -> int:
     ap.add_argument("--num-examples", type=int, default=None, help="first N of SST-2 test")
     ap.add_argument("--ray", action="store_true", help="serve through Ray Serve")
     ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--loop-sample", type=int, default=500,
+    ap.add_argument("--loop-sample", type=int, default=300,
                     help="texts the sequential loop sends (its time is extrapolated)")
-    ap.add_argument("--batch", action="store_true", help="also 32 texts per request")
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--latency", type=float, default=0.0,
-                    help="seconds the server waits per request before answering, as a remote "
-                    "model's network and inference time would (0: the bare local server, "
-                    "CPU-bound on this machine, so concurrency cannot pay)")
+    ap.add_argument("--latencies", default="0.05,0.2",
+                    help="seconds the server waits per request, comma-separated")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds per latency")
     ap.add_argument("--json", help="also write the numbers here")
     args = ap.parse_args()
     sst = shared_data_dir() / "sst"
@@ -111,12 +124,14 @@ def main() -> int:
         return 2
     perts = ",".join(default_perturbations())
     n = args.num_examples
+    latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
     print(f"endpoint bench: SST-2 test{'' if n is None else f' (first {n})'}, "
           f"{len(default_perturbations())} perturbations, seed 0, concurrency "
-          f"{args.concurrency}, server {'Ray Serve' if args.ray else 'uvicorn'}, latency "
-          f"{args.latency * 1000:.0f} ms a request; load average "
-          f"{os.getloadavg()}")
-    out: dict[str, Any] = {"server": "ray-serve" if args.ray else "uvicorn", "n": n}
+          f"{args.concurrency}, server {'Ray Serve' if args.ray else 'uvicorn'}, latencies "
+          f"{', '.join(f'{x * 1000:.0f} ms' for x in latencies)}, {args.rounds} round(s); "
+          f"load average {load()}", flush=True)
+    out: dict[str, Any] = {"server": "ray-serve" if args.ray else "uvicorn", "n": n,
+                           "concurrency": args.concurrency, "runs": []}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         model = tmp / "bow"
@@ -124,63 +139,98 @@ def main() -> int:
                   "--steps", args.steps, "--out", model)
         t0 = time.perf_counter()
         proc, url = start_server(model, args.ray, tmp)
-        print(f"server up in {time.perf_counter() - t0:.1f} s")
-        try:
-            common = ["--dataset", sst / "stsa.binary.test", "--perturbations", perts,
-                      "--seeds", "0", "--quiet", "--no-plots",
-                      *([] if n is None else ["--num-examples", n])]
-            local_s = robustlab("eval", "--model", model, *common, "--out", tmp / "local")
-            out["local_s"] = local_s
-            runs = [("one text a request", 1)] + ([("32 texts a request", 32)]
-                                                  if args.batch else [])
-            for name, bs in runs:
-                card = tmp / f"card{bs}.toml"
-                card.write_text(f'url = "{url}/predict"\nkind = "json"\n'
-                                f'request_field = "{"texts" if bs > 1 else "text"}"\n'
-                                f'response_field = "probs"\nbatch_size = {bs}\n',
-                                encoding="utf-8")
-                requests.post(f"{url}/reset", timeout=30)
-                requests.post(f"{url}/control", json={"delay": args.latency}, timeout=30)
-                s = robustlab("eval", "--model", card, *common, "--out", tmp / f"ep{bs}",
-                              "--max-concurrency", args.concurrency)
-                stats = requests.get(f"{url}/stats", timeout=60).json()
-                summary = json.loads((tmp / f"ep{bs}" / "summary.json").read_text())
-                same = differing(tmp / f"ep{bs}", tmp / "local")
-                out[f"endpoint_b{bs}"] = r = {
-                    "seconds": s, "requests": stats["requests"],
-                    "texts": len(stats["texts"]), "max_asks": max(stats["texts"].values()),
-                    "stored_requests": summary["endpoint"]["requests"], "same_as_local": same}
-                print(f"robustlab eval, {name}: {s:.1f} s, {r['requests']} requests for "
-                      f"{r['texts']} distinct texts, most asks of one text {r['max_asks']}, "
-                      f"predictions differing from local: {same[0]} of {same[1]}")
-                texts = list(stats["texts"])
-            requests.post(f"{url}/reset", timeout=30)
-            requests.post(f"{url}/control", json={"delay": args.latency}, timeout=30)
+        out["server_start_s"] = time.perf_counter() - t0
+        print(f"server up in {out['server_start_s']:.1f} s (load {load()})", flush=True)
+        card = tmp / "card.toml"
+        card.write_text(f'url = "{url}/predict"\nkind = "json"\nrequest_field = "text"\n'
+                        'response_field = "probs"\nbatch_size = 1\n', encoding="utf-8")
+        common = ["--dataset", sst / "stsa.binary.test", "--perturbations", perts,
+                  "--seeds", "0", "--quiet", "--no-plots",
+                  *([] if n is None else ["--num-examples", n])]
+        texts: list[str] = []
+        k = 0
+
+        def serve(latency: float) -> None:
+            requests.post(f"{url}/reset", timeout=60)
+            requests.post(f"{url}/control", json={"delay": latency}, timeout=60)
+
+        def run_local(latency: float) -> dict[str, Any]:
+            s = robustlab("eval", "--model", model, *common, "--out", tmp / f"local{k}")
+            return {"seconds": s}
+
+        def run_endpoint(latency: float) -> dict[str, Any]:
+            serve(latency)
+            run = tmp / f"ep{k}"
+            s = robustlab("eval", "--model", card, *common, "--out", run,
+                          "--max-concurrency", args.concurrency)
+            stats = requests.get(f"{url}/stats", timeout=120).json()
+            ep = json.loads((run / "summary.json").read_text())["endpoint"]
+            texts[:] = list(stats["texts"])
+            local = next((tmp / f"local{j}" for j in range(k, -1, -1)
+                          if (tmp / f"local{j}" / "store.sqlite").exists()), None)
+            same = differing(run, local) if local else None
+            return {"seconds": s, "requests": stats["requests"], "texts": len(stats["texts"]),
+                    "duplicates": sum(c - 1 for c in stats["texts"].values()),
+                    "robustlab_requests": ep["requests"], "differing_from_local": same}
+
+        def run_loop(latency: float) -> dict[str, Any]:
+            if not texts:  # the endpoint run has not told us the texts yet
+                return {}
+            serve(latency)
             sample = texts[: args.loop_sample]
             t0 = time.perf_counter()
             with requests.Session() as session:
                 for t in sample:
                     session.post(f"{url}/predict", json={"text": t}, timeout=60).json()
-            loop_s = time.perf_counter() - t0
-            per = loop_s / len(sample)
-            loop_all = per * len(texts)
-            out.update(loop_sample=len(sample), loop_sample_s=loop_s,
-                       loop_extrapolated_s=loop_all)
-            print(f"sequential requests loop: {len(sample)} texts in {loop_s:.1f} s "
-                  f"({per * 1000:.1f} ms each) -> {loop_all:.1f} s for all {len(texts)} "
-                  "(extrapolated; it asks each distinct text once, like eval)")
-            print(f"local eval (same BoW, no HTTP): {local_s:.1f} s")
-            e1 = out["endpoint_b1"]["seconds"]
-            asking = e1 - local_s
-            print(f"speedup of robustlab eval over the loop: {loop_all / e1:.1f}x end to end "
-                  "(eval's time includes perturbing 22 ways and Python start-up; the loop's "
-                  f"only its requests); {loop_all / max(asking, 1e-9):.1f}x on the asking alone "
-                  f"(eval minus the local eval: {asking:.1f} s)")
-            out.update(speedup=loop_all / e1, speedup_asking=loop_all / max(asking, 1e-9))
+            took = time.perf_counter() - t0
+            return {"sample": len(sample), "sample_s": took,
+                    "seconds": took / len(sample) * len(texts), "extrapolated_to": len(texts)}
+
+        methods = [("local", run_local), ("endpoint", run_endpoint), ("loop", run_loop)]
+        try:
+            for latency in latencies:
+                for r in range(args.rounds):
+                    turn = r + latencies.index(latency)
+                    order = methods[turn % 3:] + methods[: turn % 3]
+                    if not texts:  # the loop needs the texts an endpoint run asked
+                        order.sort(key=lambda m: m[0] == "loop")
+                    for name, fn in order:
+                        k += 1
+                        before = load()
+                        row = fn(latency)
+                        if not row:
+                            continue
+                        row.update(method=name, latency=latency, round=r, load_before=before,
+                                   load_after=load())
+                        out["runs"].append(row)
+                        extra = (f", {row['requests']} requests for {row['texts']} texts, "
+                                 f"{row['duplicates']} duplicates, robustlab says "
+                                 f"{row['robustlab_requests']}, predictions differing from "
+                                 f"local: {row['differing_from_local']}"
+                                 if name == "endpoint" else
+                                 f" ({row['sample']} texts in {row['sample_s']:.1f} s, "
+                                 f"extrapolated to {row['extrapolated_to']})"
+                                 if name == "loop" else "")
+                        print(f"  {latency * 1000:.0f} ms, round {r}: {name:8s} "
+                              f"{row['seconds']:7.1f} s{extra}  (load {before} -> "
+                              f"{row['load_after']})", flush=True)
+                rows = [x for x in out["runs"] if x["latency"] == latency]
+                e, lo, lp = (mean(rows, m) for m in ("endpoint", "local", "loop"))
+                # eval's asking overlaps its perturbing, so eval minus the local eval is what
+                # the asking added; none: it was hidden behind the perturbing entirely
+                asking = lp / (e - lo) if e > lo else None
+                summary = {"latency": latency, "endpoint_s": e, "local_s": lo, "loop_s": lp,
+                           "speedup_end_to_end": lp / e, "speedup_asking": asking}
+                out.setdefault("summary", []).append(summary)
+                shown = f"{asking:.1f}x" if asking is not None else \
+                    "no time added to the local eval (the asking hid behind the perturbing)"
+                print(f"{latency * 1000:.0f} ms a request: sequential loop {lp:.1f} s, eval "
+                      f"{e:.1f} s, local eval {lo:.1f} s -> {lp / e:.1f}x end to end; asking: "
+                      f"{shown} (eval minus local eval: {e - lo:.1f} s)", flush=True)
         finally:
             proc.terminate()
             proc.wait(120)
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load()}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

@@ -3,11 +3,9 @@ HTTP (FastAPI), served by uvicorn or through Ray Serve (``--ray``), with fault i
 request count.
 
 Run as a process (``python tests/endpoint_server.py --model DIR --port P [--ray]``); the caller
-waits until ``GET /stats`` answers. With ``--ray`` it starts Ray and Serve on 127.0.0.1:P. Ray's
-start on a loaded 2-core machine timed out repeatedly here (its raylet waits ~40 s for the
-dashboard agent; plain ray.init failed the same way at load 15-19, with or without
-ray[default]'s extras), so the fast suite serves the same app with uvicorn and the Ray Serve test is
-marked slow. Routes:
+waits until ``GET /stats`` answers. With ``--ray`` it starts a private Ray (as lean as it goes:
+:func:`lean_ray_env`) and Serve on 127.0.0.1:P, and the deployment serves the same app.
+Routes:
 
 * ``POST /predict`` — the JSON kind: ``{"text": str}`` -> ``{"probs": [...]}``, or
   ``{"texts": [...]}`` -> ``{"probs": [[...], ...]}``; ``POST /label`` answers label names.
@@ -18,7 +16,13 @@ marked slow. Routes:
   ``stream_options.include_usage``).
 * ``POST /control`` ``{"faults": ["429", "500", "slow", "nonjson", "nofield", "badlabel", …],
   "delay": s}`` — the next requests fail in that order; every request waits ``delay`` s;
-  ``GET /stats`` — requests received and how often each text was asked; ``POST /reset``.
+  ``GET /stats`` — requests received, how often each text was asked (charged) and how many
+  requests were ``replayed``; ``POST /reset``.
+* ``Idempotency-Key`` (``/predict``, ``/proba``, ``/label``): a request whose key was answered
+  before gets that answer again, not charged (its texts are not counted), as a paid API that
+  honours the header does; one that arrives while the first is still being answered waits for
+  it. A refused try (an injected fault) keeps nothing, so its retry is answered afresh.
+  ``/control`` ``{"idempotency": false}``: the header is ignored, as most servers do.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from collections import Counter
 from typing import Any
 
 WORDS = ["negative", "positive"]
+#: injected faults that refuse a request (an HTTP error): nothing answered, nothing charged
+REFUSED = frozenset({"429", "500", "503", "400"})
 
 
 class Model:
@@ -43,26 +49,69 @@ class Model:
         self.reset()
 
     def reset(self) -> dict[str, Any]:
-        self.requests = 0
+        self.requests = self.replayed = 0
+        self.keyed: dict[str, Slot] = {}
         self.texts: Counter[str] = Counter()
         self.faults: list[str] = []
         self.delay = 0.0
+        self.idempotency = True
         return {"ok": True}
 
     def enter(self, texts: list[str]) -> str | None:
+        """Count a request and its texts (not those of a refused one: it is not charged)."""
         with self.lock:
             self.requests += 1
-            self.texts.update(texts)
             fault = self.faults.pop(0) if self.faults else None
+            if fault not in REFUSED:
+                self.texts.update(texts)
         if self.delay:
             time.sleep(self.delay)
         return fault
 
 
+class Slot:
+    """One ``Idempotency-Key``'s answer: set once its first try is answered."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.reply: Any = None
+
+
+def once(model: Model, key: str | None, answer: Any) -> Any:
+    """``answer()`` once per ``Idempotency-Key`` (module docstring); without a key, every time."""
+    if not key or not model.idempotency:
+        return answer()
+    with model.lock:
+        slot = model.keyed.get(key)
+        if slot is not None:
+            model.requests += 1
+            model.replayed += 1
+        else:
+            mine = model.keyed[key] = Slot()
+    if slot is not None:
+        slot.done.wait(120)
+        if slot.reply is None:
+            from fastapi.responses import JSONResponse
+
+            return JSONResponse({"error": "the first try of this key was refused"}, 409)
+        return slot.reply
+    reply = None
+    try:
+        reply = answer()
+        return reply
+    finally:
+        if isinstance(reply, (dict, list)):
+            mine.reply = reply
+        else:  # refused or failed: nothing kept, a retry is answered afresh
+            with model.lock:
+                model.keyed.pop(key, None)
+        mine.done.set()
+
+
 def fault_reply(fault: str | None) -> Any:
     from fastapi.responses import JSONResponse, PlainTextResponse
 
-    if fault in ("429", "500", "503", "400"):
+    if fault in REFUSED:
         headers = {"Retry-After": "1"} if fault == "429" else {}
         return JSONResponse({"error": fault}, status_code=int(fault), headers=headers)
     if fault == "slow":
@@ -96,7 +145,7 @@ def sse_reply(content: str, usage: dict[str, int] | None) -> Any:
 
 def make_app(model_dir: str) -> Any:
     """The FastAPI app (served by uvicorn, or through Ray Serve: :func:`ray_app`)."""
-    from fastapi import FastAPI
+    from fastapi import FastAPI, Header
 
     app = FastAPI()
     state: dict[str, Model] = {}
@@ -111,6 +160,7 @@ def make_app(model_dir: str) -> Any:
         with m().lock:
             m().faults = list(body.get("faults", []))
             m().delay = float(body.get("delay", 0.0))
+            m().idempotency = bool(body.get("idempotency", True))
         return {"ok": True}
 
     @app.post("/reset")
@@ -121,38 +171,48 @@ def make_app(model_dir: str) -> Any:
     @app.get("/stats")
     def stats() -> dict:
         with m().lock:
-            return {"requests": m().requests, "texts": dict(m().texts)}
+            return {"requests": m().requests, "replayed": m().replayed,
+                    "texts": dict(m().texts)}
 
     @app.post("/predict")
-    def predict(body: dict) -> Any:
-        many = "texts" in body
-        texts = list(body["texts"]) if many else [body["text"]]
-        bad = fault_reply(m().enter(texts))
-        if bad is not None:
-            return bad
-        probs = m().model.predict_proba(texts).round(6).tolist()
-        return {"probs": probs if many else probs[0]}
+    def predict(body: dict, idempotency_key: str | None = Header(None)) -> Any:
+        def answer() -> Any:
+            many = "texts" in body
+            texts = list(body["texts"]) if many else [body["text"]]
+            bad = fault_reply(m().enter(texts))
+            if bad is not None:
+                return bad
+            probs = m().model.predict_proba(texts).round(6).tolist()
+            return {"probs": probs if many else probs[0]}
+
+        return once(m(), idempotency_key, answer)
 
     @app.post("/proba")
-    def proba(body: dict) -> Any:
+    def proba(body: dict, idempotency_key: str | None = Header(None)) -> Any:
         """A bare URL's default: ``{"text": …}`` -> the probability row itself."""
-        bad = fault_reply(m().enter([body["text"]]))
-        if bad is not None:
-            return bad
-        return m().model.predict_proba([body["text"]]).round(6).tolist()[0]
+        def answer() -> Any:
+            bad = fault_reply(m().enter([body["text"]]))
+            if bad is not None:
+                return bad
+            return m().model.predict_proba([body["text"]]).round(6).tolist()[0]
+
+        return once(m(), idempotency_key, answer)
 
     @app.post("/label")
-    def label(body: dict) -> Any:
-        many = "texts" in body
-        texts = list(body["texts"]) if many else [body["text"]]
-        fault = m().enter(texts)
-        bad = fault_reply(fault)
-        if bad is not None:
-            return bad
-        labels = [WORDS[int(i)] for i in m().model.predict(texts)]
-        if fault == "badlabel":
-            labels = ["neutral" for _ in labels]
-        return {"label": labels if many else labels[0]}
+    def label(body: dict, idempotency_key: str | None = Header(None)) -> Any:
+        def answer() -> Any:
+            many = "texts" in body
+            texts = list(body["texts"]) if many else [body["text"]]
+            fault = m().enter(texts)
+            bad = fault_reply(fault)
+            if bad is not None:
+                return bad
+            labels = [WORDS[int(i)] for i in m().model.predict(texts)]
+            if fault == "badlabel":
+                labels = ["neutral" for _ in labels]
+            return {"label": labels if many else labels[0]}
+
+        return once(m(), idempotency_key, answer)
 
     def llm(text: str) -> tuple[str, int]:
         p = m().model.predict_proba([text])[0]
@@ -189,12 +249,14 @@ def make_app(model_dir: str) -> Any:
 
 
 def ray_app(model_dir: str) -> Any:
-    """The same app as a Ray Serve deployment (one replica, so its counts are the server's)."""
+    """The same app as a Ray Serve deployment (one replica, so its counts are the server's; no
+    CPU reserved, so it starts on a one-CPU Ray)."""
     from ray import serve
 
     app = make_app(model_dir)
 
-    @serve.deployment(num_replicas=1, max_ongoing_requests=64)
+    @serve.deployment(num_replicas=1, max_ongoing_requests=64,
+                      ray_actor_options={"num_cpus": 0})
     @serve.ingress(app)
     class Classifier:
         pass
@@ -202,11 +264,63 @@ def ray_app(model_dir: str) -> Any:
     return Classifier.bind()
 
 
-def main() -> None:
+#: why Ray started slowly here, measured (06:22 UTC, load 0.4-5): every Ray process (GCS
+#: monitor, dashboard head, dashboard agent, runtime-env agent, log monitor, each worker)
+#: imports ``jsonschema`` (``ray.runtime_env`` validates plugin schemas), and jsonschema imports
+#: ``rfc3987_syntax`` when it is installed (jupyter's ``jsonschema[format-nongpl]`` put it in
+#: this venv), which builds an Earley grammar at import: 5.0 s of the 5.9 s ``import
+#: ray.dashboard.agent`` took (``python -X importtime``). Six of them at once on two cores kept
+#: the dashboard agent from writing its port file within the raylet's 15 s, so the raylet
+#: aborted ("Timed out waiting for file .../metrics_agent_port_…") and ``ray.init`` gave up after
+#: its hard-coded 30 s (``raylet_start_wait_time_s`` in ray/_private/node.py) even at load 0.4.
+#: Ray uses no IRI format check, so its processes are started with that optional module hidden.
+_HIDE_IMPORT = 'raise ImportError("hidden by tests/endpoint_server.py: see lean_ray_env")\n'
+
+
+def lean_ray_env(tmp: str) -> dict[str, str]:
+    """Environment for a fast local Ray start (module comment above :data:`_HIDE_IMPORT`):
+    ``rfc3987_syntax`` hidden on ``PYTHONPATH`` (jsonschema skips the IRI format it checks),
+    no usage-stats thread, no worker started ahead of need."""
+    import os
+    from pathlib import Path
+
+    hide = Path(tmp) / "lean-imports"
+    hide.mkdir(parents=True, exist_ok=True)
+    (hide / "rfc3987_syntax.py").write_text(_HIDE_IMPORT, encoding="utf-8")
+    path = [str(hide), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {"PYTHONPATH": os.pathsep.join(path), "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_enable_worker_prestart": "0", "RAY_prestart_worker_first_driver": "0"}
+
+
+def serve_with_ray(model_dir: str, port: int, tmp: str | None) -> None:
+    """Start Ray and Serve in this process and serve :func:`ray_app` on 127.0.0.1:``port`` until
+    terminated. Ray's processes inherit :func:`lean_ray_env`; no dashboard; one CPU."""
     import os
     import sys
-    import urllib.request
+    import tempfile
 
+    tmp = tmp or tempfile.mkdtemp(prefix="robustlab-ray-")
+    os.environ.update(lean_ray_env(tmp))
+    t0 = time.monotonic()
+    import ray
+    from ray import serve
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, _temp_dir=tmp,
+             runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+    t_ray = time.monotonic() - t0
+    serve.start(http_options={"host": "127.0.0.1", "port": port})
+    serve.run(ray_app(model_dir), name="robustlab-test", route_prefix="/")
+    print(f"RAY-STARTED ray.init {t_ray:.1f} s, serve {time.monotonic() - t0 - t_ray:.1f} s",
+          file=sys.stderr, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
     ap.add_argument("--port", type=int, required=True)
@@ -219,29 +333,7 @@ def main() -> None:
         print("READY", flush=True)  # uvicorn binds before it serves; the caller polls /stats
         uvicorn.run(make_app(args.model), host="127.0.0.1", port=args.port, log_level="error")
         return
-    import ray
-    from ray import serve
-
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False,
-             _temp_dir=args.tmp, runtime_env={"env_vars": {
-                 "PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
-    serve.start(http_options={"host": "127.0.0.1", "port": args.port})
-    serve.run(ray_app(args.model), name="robustlab-test", route_prefix="/")
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{args.port}/stats", timeout=5).read()
-            break
-        except OSError:
-            time.sleep(0.5)
-    print("READY", flush=True)
-    sys.stdout.flush()
-    try:
-        while True:
-            time.sleep(3600)
-    finally:
-        serve.shutdown()
-        ray.shutdown()
+    serve_with_ray(args.model, args.port, args.tmp)
 
 
 if __name__ == "__main__":

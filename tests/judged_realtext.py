@@ -37,8 +37,16 @@ DRAW2_HALVES = ("dev2", "heldout2")
 #: stored row's sentence comes before this, and so did the discarded first draws (< 100)
 DRAW2_START = 600
 
-__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "RULES", "generate", "generate2", "precision", "read",
-           "read2", "sentences"]
+#: the third draw (verb_tense v5), in RULE.draw3.tsv: each half of the second draw's pool past
+#: :data:`DRAW3_SKIP` (the second draw used fewer than 90 of each half), pooled, shuffled again
+#: (seed 3303) and cut in two; "dev3" rows were looked at while the rule was changed, "heldout3"
+#: rows were drawn and judged only after it was frozen
+DRAW3_RULES = ("verb_tense",)
+DRAW3_HALVES = ("dev3", "heldout3")
+DRAW3_SKIP = 200
+
+__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "DRAW3_RULES", "RULES", "generate", "generate2",
+           "generate3", "pool3", "precision", "read", "read2", "read3", "sentences"]
 
 
 def sentences(shared: Path, dataset: str, half: str) -> list[tuple[str, str]]:
@@ -84,6 +92,35 @@ def generate2(rule: str, shared: Path, halves: tuple[str, ...] = DRAW2_HALVES,
     return sorted(rows, key=lambda r: order[r["half"]])
 
 
+def pool3(shared: Path, dataset: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (dev3, heldout3) sentences of ``dataset``: never in an earlier draw."""
+    pool = sentences(shared, dataset, "heldout")[DRAW2_START:]
+    random.Random(3302).shuffle(pool)
+    cut = len(pool) // 2
+    rest = pool[DRAW3_SKIP:cut] + pool[cut + DRAW3_SKIP:]
+    random.Random(3303).shuffle(rest)
+    half = len(rest) // 2
+    return rest[:half], rest[half:]
+
+
+def generate3(rule: str, shared: Path, halves: tuple[str, ...] = DRAW3_HALVES,
+              per_half: int = PER_HALF) -> list[dict[str, str]]:
+    """The rows of ``rule``'s third draw (RULE.draw3.tsv), judgement columns empty: the first
+    ``per_half`` changed outputs per dataset of each half of :func:`pool3`."""
+    pert = make_rule(rule)
+    rows = []
+    for dataset in FILES:
+        for half, items in zip(DRAW3_HALVES, pool3(shared, dataset), strict=True):
+            if half in halves:
+                rows += changed_rows(pert, items, half, dataset, per_half)
+    order = {h: k for k, h in enumerate(DRAW3_HALVES)}
+    return sorted(rows, key=lambda r: order[r["half"]])
+
+
+def read3(rule: str) -> list[dict[str, str]]:
+    return judged_fixtures.read(f"{rule}.draw3", DIR)
+
+
 def read2(rule: str) -> list[dict[str, str]]:
     return judged_fixtures.read(f"{rule}.draw2", DIR)
 
@@ -93,6 +130,10 @@ def read(rule: str) -> list[dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--draw3"]:  # python tests/judged_realtext.py --draw3 [RULE ...]
+        return judged_fixtures.write_new(
+            [f"{r}.draw3" for r in argv[1:] or DRAW3_RULES],
+            lambda name, shared: generate3(name.removesuffix(".draw3"), shared), DIR)
     if argv[:1] == ["--draw2"]:  # python tests/judged_realtext.py --draw2 [RULE ...]
         return judged_fixtures.write_new(
             [f"{r}.draw2" for r in argv[1:] or DRAW2_RULES],

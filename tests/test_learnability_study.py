@@ -225,11 +225,12 @@ def test_resume_after_kill_equals_uninterrupted_run(tmp_path):
 @pytest.mark.slow
 def test_ray_executor_gives_the_same_results(tmp_path):
     ray = pytest.importorskip("ray")
+    from robustlab.runs.ray_backend import start_local
+
     spec = toy_spec(tmp_path / "data")
     st = _study(spec, perturbations=("identity", "leet_letters"))
     seq = run_study(st, tmp_path / "seq", progress=False, plots=False)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}})
+    start_local(2, {"env_vars": {"PYTHONPATH": str(REPO)}})  # lean; retried once under load
     try:
         dist = run_study(st, tmp_path / "ray", executor="ray", workers=2, progress=False,
                          plots=False)

@@ -184,10 +184,44 @@ def test_verb_tense_shifts_every_verb_of_a_sentence_or_none() -> None:
         == "charlie was heartbroken when his girlfriend breaks up with him ."
     assert p.perturb("it's not going to be everyone's bag , but it gives you something .",
                      seed=0) == "it's not going to be everyone's bag , but it gives you something ."
+    # v5: a present modal moves back with the rest; a past one keeps the sentence as it is
     assert p.perturb("not a moment will go by when he isn't on camera .", seed=0) \
-        == "not a moment will go by when he isn't on camera ."
+        == "not a moment would go by when he wasn't on camera ."
+    assert p.perturb("it would be fun if it was good .", seed=0) == "it would be fun if it was good ."
     assert p.perturb("the judge gives him a day and thus begins a game .", seed=0) \
         == "the judge gives him a day and thus begins a game ."
+
+
+@pytest.mark.parametrize(
+    ("src", "out"),
+    [  # verb_tense v5: verbs find_verbs(wide=True) reads that v4 left in the old tense
+        ("the film benefits greatly from a tone , as cho appears to have settled .",
+         "the film benefited greatly from a tone , as cho appeared to have settled ."),
+        ("wendigo wants to be a monster movie , but it falls into the trap .",
+         "wendigo wanted to be a monster movie , but it fell into the trap ."),
+        ("the first hour is tedious though ford and neeson capably hold our interest .",
+         "the first hour was tedious though ford and neeson capably held our interest ."),
+        ("but he's found a way to allow him to escape .", "but he had found a way to allow him to escape ."),
+        ("things go from bad to worse when it comes to his attention .",
+         "things went from bad to worse when it came to his attention ."),
+        ("murphy and wilson actually make a pretty good team .",
+         "murphy and wilson actually made a pretty good team ."),
+        ("it can't decide what it is .", "it couldn't decide what it was ."),
+        ("it ca n't decide what it is .", "it could n't decide what it was ."),
+        ("you'll love it if you're a fan .", "you'd love it if you were a fan ."),
+        ("july 1 , 1981 four people were bludgeoned to death .",
+         "july 1 , 1981 four people are bludgeoned to death ."),
+        # left alone: a verb it cannot shift, an imperative, a noun "will", a PTB "ca" that is none
+        ("salma goes native and she's never been better .", None),
+        ("stay clear of reminding yourself that it's a true story .", None),
+        ("they do some of their best work , but don't be fooled : nobody deserves prizes .", None),
+        ("the master compels blake to marry ariel against his will .", None),
+        ("a great comedy filmmaker knows great comedy needn't always make us laugh .", None),
+        ("while the story's undeniably hard to follow , iwai's gorgeous visuals seduce .", None),
+    ],
+)
+def test_verb_tense_v5_reads_more_verbs(src: str, out: str | None) -> None:
+    assert make("verb_tense").perturb(src, seed=0) == (src if out is None else out)
 
 
 @pytest.mark.parametrize(

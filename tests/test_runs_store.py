@@ -128,9 +128,11 @@ def test_newer_schema_refused(tmp_path):
 def test_parallel_backends_store_like_sequential(tmp_path, executor):
     if executor == "ray":
         ray = pytest.importorskip("ray")
-        # the cell function lives in this test module: Ray's workers need its folder on the path
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}})
+        from robustlab.runs.ray_backend import start_local
+
+        # lean, and retried once when Ray's fixed startup waits run out on a busy machine; the
+        # cell function lives in this test module: Ray's workers need its folder on the path
+        start_local(2, {"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}})
     try:
         store = RunStore(tmp_path)
         rep = run_cells(store, cells(5, boom=True), square, executor=executor, workers=2,

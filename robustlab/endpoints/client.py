@@ -12,6 +12,18 @@ commit in one transaction, so SQLite never holds up the requests), so a crash, C
 -9`` loses at most the requests in flight and the replies of one commit, and a rerun asks only
 what no stored answer covers.
 
+**In-flight requests** (write-ahead, idempotency keys). A request whose answer never arrived
+cannot be proven unsent, so before a request goes out its id and texts are committed to the
+store's ``sent`` table, and it carries the id as its ``Idempotency-Key`` header (the same on
+every retry). The id is a hash of the endpoint, the run folder and the texts. A rerun finds the
+requests recorded as sent and never answered (in flight at a crash or ``kill -9``) and sends each
+again exactly as it was, under the same key: a server that honours ``Idempotency-Key`` answers
+it from what it kept and charges nothing twice; one that ignores the header answers (and may
+charge) those few again, at most ``max_concurrency`` of them, and the rerun says how many it
+re-sent (``resent``). The first request of a run that has no store yet goes alone and unrecorded
+(nothing is written before an answer arrives, so an unreachable host leaves no run folder); its
+id depends only on the run folder and its texts, so a rerun sends it under the same key.
+
 httpx does the HTTP (pooling, timeouts, TLS); what is here is what it does not do: the retry
 policy, the rate limit, the budget and the store.
 """
@@ -25,7 +37,6 @@ import json
 import os
 import random
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -56,6 +67,10 @@ class QueryBudgetSpent(BudgetSpent):
 
 
 class ResponseCache(Protocol):
+    """Where answers are kept (a run's store: :class:`robustlab.runs.store.StoreCache`). A cache
+    that also has ``exists()``, ``put_sent(rows)`` and ``unanswered()`` gets the write-ahead
+    record of requests in flight (module docstring)."""
+
     def get(self, keys: Sequence[str]) -> dict[str, Any]: ...
     def put(self, rows: Sequence[dict[str, Any]]) -> None: ...
 
@@ -99,8 +114,10 @@ def parse_budget(text: str | None) -> tuple[int | None, str]:
 class _Writer:
     """Stores answers from a thread of its own, so the event loop keeps asking while SQLite
     commits (on a loaded machine a commit took longer than a request): each batch of replies
-    that arrived during the previous commit goes in one transaction, at once. :meth:`close`
-    waits until everything handed in is stored (and raises what storing raised)."""
+    that arrived during the previous commit goes in one transaction, at once. :meth:`sent`
+    records requests before they go out and returns a future set once that is committed.
+    :meth:`close` waits until everything handed in is stored (and raises what storing
+    raised)."""
 
     def __init__(self, cache: ResponseCache) -> None:
         import queue
@@ -116,7 +133,18 @@ class _Writer:
     def put(self, rows: list[dict[str, Any]]) -> None:
         if self.error is not None:
             raise self.error
-        self.queue.put(rows)
+        self.queue.put(("answers", rows, None))
+
+    def sent(self, rows: list[dict[str, Any]]) -> Any:
+        """Record requests about to go out; the returned future is set once committed."""
+        import concurrent.futures
+
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if self.error is not None:
+            done.set_exception(self.error)
+        else:
+            self.queue.put(("sent", rows, done))
+        return done
 
     def _run(self) -> None:
         import queue
@@ -130,7 +158,21 @@ class _Writer:
                 except queue.Empty:
                     break
             done = batch[-1] is None
-            rows = [r for part in batch if part is not None for r in part]
+            parts = [part for part in batch if part is not None]
+            # requests about to go out first (their senders wait), then the answers
+            sent = [r for kind, rows, _ in parts if kind == "sent" for r in rows]
+            waiting = [f for kind, _, f in parts if kind == "sent"]
+            rows = [r for kind, part, _ in parts if kind == "answers" for r in part]
+            if sent and self.error is None:
+                try:
+                    self.cache.put_sent(sent)  # type: ignore[attr-defined]
+                except BaseException as exc:  # raised to the asking thread
+                    self.error = exc
+            for f in waiting:
+                if self.error is None:
+                    f.set_result(None)
+                else:
+                    f.set_exception(self.error)
             if rows and self.error is None:
                 try:
                     self.cache.put(rows)
@@ -200,8 +242,10 @@ class EndpointModel:
     held only here, sent only to the card's URL). Counters: ``sent`` (requests this process),
     ``tokens`` (prompt + completion tokens this process), ``attempts`` (tries, retries
     included), ``reused`` (texts answered from the store), ``queries`` (texts asked this
-    process), ``no_usage`` (replies that reported no token usage), ``invalid`` (texts whose
-    answer named no label), ``server_model`` (the model name the server reported)."""
+    process), ``no_usage`` (replies that reported no token usage), ``resent`` (requests an
+    earlier, interrupted run had sent with no answer back, sent again under their
+    ``Idempotency-Key``), ``invalid`` (texts whose answer named no label), ``server_model``
+    (the model name the server reported)."""
 
     def __init__(self, card: Card, cache: ResponseCache | None = None, *, key: str | None = None,
                  limits: Limits | None = None) -> None:
@@ -211,9 +255,11 @@ class EndpointModel:
         self.limits = limits or Limits()
         self.concurrency = int(self.limits.max_concurrency or card.max_concurrency)
         self.sent = self.tokens = self.attempts = self.reused = self.queries = 0
-        self.no_usage = 0
+        self.no_usage = self.resent = 0
         #: why this process stopped asking (a spent --budget or --max-queries), else None
         self.stopped: str | None = None
+        #: requests recorded as sent and never answered (read from the store once): id -> texts
+        self._in_flight: dict[str, list[Any]] | None = None
         self.invalid_texts: set[str] = set()
         self.answers: dict[str, Any] = {}
         self.server_model: str | None = None
@@ -279,15 +325,49 @@ class EndpointModel:
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             return pool.submit(asyncio.run, self._ask_all(texts)).result()
 
+    def request_id(self, group: Sequence[Any]) -> str:
+        """A request's id and ``Idempotency-Key``: the endpoint, the run folder and the texts
+        (the same request of the same run has the same key, in this process or a rerun)."""
+        scope = str(getattr(self.cache, "run_dir", "") or "")
+        payload = json.dumps([self._identity, scope, list(group)], ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+    def _groups(self, texts: list[Any]) -> list[tuple[str, list[Any]]]:
+        """``(request id, texts)`` to send: first each request an interrupted run left in
+        flight that holds one of ``texts``, again as it was (so its key is the same), then the
+        rest in ``batch_size`` groups."""
+        if self._in_flight is None:
+            unanswered = getattr(self.cache, "unanswered", None)
+            self._in_flight = {r["request"]: list(r["texts"]) for r in unanswered()} \
+                if unanswered is not None else {}
+        groups: list[tuple[str, list[Any]]] = []
+        covered: set[str] = set()
+        if self._in_flight:
+            wanted = {self.request_key(t) for t in texts}
+            for rid, group in self._in_flight.items():
+                keys = {self.request_key(t) for t in group}
+                if keys & wanted:
+                    groups.append((rid, group))
+                    covered |= keys
+        rest = [t for t in texts if not covered or self.request_key(t) not in covered]
+        bs = self.card.batch_size
+        for i in range(0, len(rest), bs):
+            group = rest[i: i + bs]
+            groups.append((self.request_id(group), group))
+        return groups
+
     async def _ask_all(self, texts: list[Any]) -> dict[str, Any]:
         import httpx
 
-        bs = self.card.batch_size
-        groups = [texts[i: i + bs] for i in range(0, len(texts), bs)]
+        groups = self._groups(texts)
         sem = asyncio.Semaphore(self.concurrency)
         rate = _RateLimit(self.card.rps)
         got: dict[str, Any] = {}
         writer = _Writer(self.cache) if self.cache is not None else None
+        ahead = writer is not None and hasattr(self.cache, "put_sent")
+        # no store yet: the first request goes alone, unrecorded (module docstring)
+        first = groups[:1] if ahead and not self.cache.exists() else []  # type: ignore[union-attr]
+        groups = groups[len(first):]
         headers = {"Content-Type": "application/json"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
@@ -296,14 +376,23 @@ class EndpointModel:
         async with httpx.AsyncClient(timeout=self.card.timeout, limits=limits,
                                      headers=headers, follow_redirects=False,
                                      trust_env=False) as client:
-            async def one(group: list[Any]) -> None:
+            async def one(rid: str, group: list[Any], record: bool = ahead) -> None:
                 async with sem:
                     self._check_budget(len(group))
-                    reply = await self._post(client, rate, kinds.request_body(self.card, group))
-                    got.update(self._keep(group, reply, writer))
+                    if record:  # write-ahead: committed before the request goes out
+                        await asyncio.wrap_future(writer.sent(  # type: ignore[union-attr]
+                            [{"request": rid, "texts": group}]))
+                    reply = await self._post(client, rate, kinds.request_body(self.card, group),
+                                             rid)
+                    got.update(self._keep(group, reply, writer, rid))
+                    if self._in_flight and self._in_flight.pop(rid, None) is not None:
+                        self.resent += 1
 
-            tasks = [asyncio.ensure_future(one(g)) for g in groups]
+            tasks: list[asyncio.Future[None]] = []
             try:
+                for rid, group in first:
+                    await one(rid, group, record=False)
+                tasks = [asyncio.ensure_future(one(rid, g)) for rid, g in groups]
                 results = await asyncio.gather(*tasks, return_exceptions=True)
             except BaseException:
                 for t in tasks:
@@ -336,17 +425,19 @@ class EndpointModel:
         self.sent += 1  # counted when it is let go (once however many tries it takes)
         self.queries += texts
 
-    async def _post(self, client: Any, rate: _RateLimit, body: dict[str, Any]) -> Any:
+    async def _post(self, client: Any, rate: _RateLimit, body: dict[str, Any],
+                    rid: str) -> Any:
         import httpx
 
         url = self.card.url
+        headers = {"Idempotency-Key": rid}  # the same on every try (module docstring)
         last = ""
         for attempt in range(self.card.retries + 1):
             await rate.wait()
             self.attempts += 1
             wait: float | None = None
             try:
-                resp = await client.post(url, json=body)
+                resp = await client.post(url, json=body, headers=headers)
             except httpx.TimeoutException:
                 last = f"no reply within {self.card.timeout:g} s"
             except httpx.TransportError as exc:
@@ -385,8 +476,10 @@ class EndpointModel:
         raise EndpointError(f"{url}: {last} after {self.card.retries + 1} tries; every answer "
                             "so far is stored: rerun the same command to continue")
 
-    def _keep(self, group: list[Any], reply: Any, writer: _Writer | None) -> dict[str, Any]:
-        """Split one reply into answers and hand them to the store's writer at once."""
+    def _keep(self, group: list[Any], reply: Any, writer: _Writer | None,
+              request: str) -> dict[str, Any]:
+        """Split one reply into answers and hand them to the store's writer at once (tied to
+        the request's id, so the request is no longer in flight)."""
         items = kinds.answers(self.card, reply, len(group))
         used = kinds.usage(reply)
         if used is None:  # stored as -1: "not reported", never a count of 0
@@ -397,7 +490,6 @@ class EndpointModel:
             self.tokens += p + c
         if isinstance(reply, dict) and isinstance(reply.get("model"), str):
             self.server_model = reply["model"]
-        request = uuid.uuid4().hex
         rows = [{"key": self.request_key(t), "text": t if isinstance(t, str) else json.dumps(t),
                  "answer": item, "request": request, "prompt_tokens": p if i == 0 else 0,
                  "completion_tokens": c if i == 0 else 0}

@@ -25,7 +25,7 @@ def costs(store: Any, model: Any) -> dict[str, Any]:
             "requests_without_usage": store.requests_without_usage(),
             "sent_this_run": model.sent, "queries_this_run": model.queries,
             "tokens_this_run": model.tokens, "tries_this_run": model.attempts,
-            "reused_this_run": model.reused}
+            "reused_this_run": model.reused, "resent_this_run": model.resent}
 
 
 def count_shown(value: Any) -> str | None:
@@ -48,4 +48,14 @@ def tokens_shown(ep: dict[str, Any]) -> str:
     return f"{tokens} tokens"
 
 
-__all__ = ["NOT_REPORTED", "costs", "count_shown", "tokens_shown"]
+def resent_note(ep: dict[str, Any]) -> str:
+    """The requests an interrupted run had in flight that this run sent again, under their
+    ``Idempotency-Key`` (a server that honours it charges them once); "" when none."""
+    n = ep.get("resent_this_run")
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        return ""
+    return (f"; {count_shown(n)} request{'s' * (n != 1)} in flight when an earlier run "
+            "stopped sent again with the same Idempotency-Key")
+
+
+__all__ = ["NOT_REPORTED", "costs", "count_shown", "resent_note", "tokens_shown"]

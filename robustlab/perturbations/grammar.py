@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from robustlab.perturbations.text_utils import tokens as text_tokens
 
-__all__ = ["Token", "Verb", "find_verbs", "inflect", "tokens", "verb_forms", "words"]
+__all__ = ["Token", "Verb", "can_be_noun", "find_verbs", "inflect", "is_adjective", "name_like", "tokens", "verb_forms", "words"]
 
 BE = {"am": "VBP", "is": "VBZ", "are": "VBP", "was": "VBD", "were": "VBD"}
 DO = {"do": "VBP", "does": "VBZ", "did": "VBD"}
@@ -169,6 +169,60 @@ def _nounish(word: str, capitalised: bool) -> str | None:
     return "sg" if word in nouns else "pl"
 
 
+#: informal contractions that stand for "want to" / "going to" / "got to": the verb after them is
+#: a bare infinitive ("women just wanna *have* fun"), and they are no name
+SEMI_MODALS = frozenset("wanna gonna gotta hafta oughta".split())
+#: demonstratives open a noun phrase: "ramsay and morton *fill* this character study"
+_DEMONSTRATIVES = frozenset("this these those".split())
+#: object and reflexive pronouns: the word before them is a verb, not the first part of a noun
+#: compound ("screenwriters *dig* themselves", "catchy songs *escort* you")
+OBJECTS = frozenset("""me you him it us them myself yourself himself herself itself ourselves
+    yourselves themselves""".split())
+
+
+#: closed-class and number words lemminflect does not list (the most frequent unknown words of
+#: MR/SUBJ are "the", "and", "with", "for", "but", "from", "than", ...): never a name
+_NOT_NAMES = SEMI_MODALS | NON_SUBJECT | PREPOSITIONS | CLAUSE_BREAK | WH | MODALS | frozenset(
+    """the and with for but from than into every because despite against until during although
+    upon among nor cannot toward beneath onto unless whether whose whom yet both either neither
+    three four five six seven eight nine ten eleven twelve twenty thirty hundred thousand
+    million""".split())
+#: unknown words with these endings are more often adjectives ("unfunny", "watchable",
+#: "japanese", "goofy" is kept: names end in -y as often) than names
+_ADJECTIVE_ENDINGS = ("able", "ible", "ish", "ese", "ian", "ful", "less", "ous", "ive", "ical")
+
+
+@functools.lru_cache(maxsize=65536)
+def name_like(word: str) -> bool:
+    """A word lemminflect does not know at all, written in lower case (MR and SUBJ lower-case
+    everything: "as *cho* appears", "*wendigo* wants", "*salma* goes"): read as a name, so a
+    subject (v5 of verb_tense; a capitalised unknown word already was, see :func:`_nounish`)."""
+    from lemminflect import getAllLemmas
+
+    return word.isalpha() and len(word) >= 3 and word not in _NOT_NAMES \
+        and not word.endswith(_ADJECTIVE_ENDINGS) and not getAllLemmas(word)
+
+
+@functools.lru_cache(maxsize=65536)
+def is_adjective(word: str) -> bool:
+    """lemminflect knows ``word`` as an adjective ("his wish comes *true*")."""
+    from lemminflect import getAllLemmas
+
+    return "ADJ" in getAllLemmas(word)
+
+
+def can_be_noun(word: str) -> bool:
+    """lemminflect knows the lower-case ``word`` as a noun."""
+    return _nounish(word, False) is not None
+
+
+def _adjective_form(word: str) -> bool:
+    """An adjective by its ending ("questionable", "sensitive"), which lemminflect may also list
+    as a noun: never a subject of the verb after it ("a few questionable *actions*"); "the bully"
+    (an adjective too) stays a noun."""
+    return word.endswith(_ADJECTIVE_ENDINGS) and is_adjective(word)
+
+
 @functools.lru_cache(maxsize=65536)
 def is_adverb(word: str) -> bool:
     """Listed adverbs and words lemminflect knows only as adverbs ("definitely")."""
@@ -244,11 +298,19 @@ def _is_past_participle(word: str) -> bool:
         word in getInflection(lem, "VBN") for lem in getAllLemmas(word).get("VERB", ()))
 
 
-def _clitic_aux(t: Token, nxt: Token | None) -> tuple[str, str, str] | None:
+#: words that open an object noun phrase: "he's found *a* way" is "has found", not "is found"
+_OBJECT_START = frozenset("a an the his her its their my your our this these those some".split())
+
+
+def _clitic_aux(t: Token, nxt: Token | None, after: Token | None = None) -> tuple[str, str, str] | None:
     """The auxiliary a clitic stands for, by the next word: "'s been" / "'d seen" are has/had,
-    otherwise "'s" is "is" and "'d" "would"."""
+    so is "'s" before a participle and its object ("he's found a way"); otherwise "'s" is "is"
+    and "'d" "would"."""
     low = nxt.low if nxt is not None else ""
     if t.low == "'s" and low in ("been", "got", "gotten"):
+        return "have", "VBZ", "have"
+    if t.low == "'s" and after is not None and after.low in _OBJECT_START \
+            and _is_past_participle(low):
         return "have", "VBZ", "have"
     if t.low == "'d" and (low in ("been", "better") or _is_past_participle(low)
                           and not any(tg == "VBP" for tg, _ in verb_forms(low))):
@@ -301,14 +363,22 @@ def _next_word(toks: list[Token], j: int, text: str) -> int | None:
     return None
 
 
-def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
+def find_verbs(text: str, toks: list[Token] | None = None, *, wide: bool = False) -> list[Verb]:
     """Finite verbs of ``text`` in order (see the module docstring for what is recognised).
+
+    ``wide`` (verb_tense v5, which must see *every* verb of a sentence it shifts) also reads
+    unknown lower-case words as names that can be subjects ("as *cho* appears"), "as" opening a
+    clause as a conjunction, a subject coordinated with "and" as plural ("ford and neeson
+    *hold*"), a verb before a reflexive ("*dig* themselves"), "'s" before a participle and its
+    object as "has" ("he's found a way") and a verb after "wanna" as no finite one. Negation and
+    singular_plural_verb keep the narrower reading (``wide=False``): their outputs are the ones
+    judged by hand in tests/fixtures/judgements, and the wider one changes many of them.
 
     One pass left to right (:class:`_VerbScan` holds the clause being read); each token is a
     clause break, a word that is no finite verb here, a relative clause's verb, a bare
     infinitive or possessive, an auxiliary, the verb of a question about its subject, or a
     main verb after its subject: one named step each, tried in that order."""
-    scan = _VerbScan(text, tokens(text) if toks is None else toks)
+    scan = _VerbScan(text, tokens(text) if toks is None else toks, wide)
     for i, t in enumerate(scan.toks):
         scan.token(i, t)
     return scan.verbs
@@ -317,8 +387,8 @@ def find_verbs(text: str, toks: list[Token] | None = None) -> list[Verb]:
 class _VerbScan:
     """What :func:`find_verbs` knows of the clause it is reading, and its steps."""
 
-    def __init__(self, text: str, toks: list[Token]) -> None:
-        self.text, self.toks = text, toks
+    def __init__(self, text: str, toks: list[Token], wide: bool = False) -> None:
+        self.text, self.toks, self.wide = text, toks, wide
         self.verbs: list[Verb] = []
         self.prev: Token | None = None  # last non-adverb token of the current clause
         self.clause_has_main = False
@@ -330,11 +400,19 @@ class _VerbScan:
         self.causative = False  # a make/let/help/see/hear/watch form earlier in the clause
         self.ends = [(m.start(), m.group()) for m in _SENTENCE_END.finditer(text)]
         self.question = False
+        self.compound = False  # "ford and neeson capably hold": a coordinated subject is plural
+        self.causative_before = False
 
     def token(self, i: int, t: Token) -> None:
         """Read token ``i``: the steps in order; the first that settles the token ends it."""
         self.open_clause(i, t)
-        if t.low in CLAUSE_BREAK:
+        if t.low in CLAUSE_BREAK or self.wide and t.low == "what" and i > 0 and not self.question \
+                or self.wide and t.low in ("before", "after", "once") and i + 1 < len(self.toks) \
+                and self.toks[i + 1].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG \
+                or self.wide and t.low == "as" and self.prev is None \
+                and i + 1 < len(self.toks) \
+                and not _PUNCT_BREAK.search(self.text, t.end, self.toks[i + 1].start):
+            # "as" opening a clause is a conjunction: "as the story moves ..., the picture becomes"
             self.clause_break(i, t)
             return
         if i <= self.skip_until or is_adverb(t.low):
@@ -373,10 +451,14 @@ class _VerbScan:
         toks, text = self.toks, self.text
         self.question = next(("?" in mark for pos, mark in self.ends if pos >= t.end), False)
         if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
+            causative = self.causative and self.wide \
+                and text[toks[i - 1].end: t.start].strip() in ("[", "]", "(", ")")
             self.prev, self.clause_has_main, self.subject, self.in_pp = None, False, None, False
-            self.clause_start, self.causative = None, False
+            # "we've seen [eddie] murphy *do*": a bracket does not end the causative
+            self.clause_start, self.causative, self.compound = None, causative, False
         if self.clause_start is None:
             self.clause_start = t
+        self.causative_before = self.causative  # "wilson actually *make*s": not after itself
         if t.low in CAUSATIVES:
             self.causative = True
 
@@ -385,22 +467,34 @@ class _VerbScan:
         clause's subject ("reads and writes")."""
         toks, verbs, subject = self.toks, self.verbs, self.subject
         keep = t.low in ("and", "or", "but") and self.clause_has_main and subject is not None
+        prev = self.prev
+        self.compound = self.wide and t.low == "and" and not self.clause_has_main \
+            and prev is not None \
+            and not self.in_pp and prev.low not in NON_SUBJECT and (
+                prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG or name_like(prev.low)
+                or _nounish(prev.low, prev.text[:1].isupper()) is not None
+                and not _adjective_form(prev.low))  # "a sensitive and astute first feature"
         self.prev, self.clause_has_main = None, False
         self.clause_start, self.causative = None, False
         self.in_pp = self.in_pp and t.low in ("and", "or")  # "a bag of golf and tennis clubs"
         # "to seek and strike": infinitives, not a finite verb sharing the subject
         keep = keep and not (i >= 2 and toks[i - 2].low == "to")
-        if keep and i + 1 < len(toks):
+        j = i + 1
+        while self.wide and keep and j + 1 < len(toks) and is_adverb(toks[j].low) \
+                and toks[j].low not in NEGATORS and not _PUNCT_BREAK.search(
+                    self.text, toks[j].end, toks[j + 1].start):
+            j += 1  # "endeavors and largely *succeeds*", "start dating and quickly *fall*"
+        if keep and j < len(toks):
             # coordinated finite verbs share their tense ("lacks ... and has"); a form of
             # another tense is more likely a participle ("streamlined and thought out")
             last = verbs[-1].tag if verbs else None
-            forms = [f for f in verb_forms(toks[i + 1].low) if (f[0] != "VBP" or
+            forms = [f for f in verb_forms(toks[j].low) if (f[0] != "VBP" or
                      _person(subject) != "3sg") and (last in (None, "MD") or f[0] == last)]
-            if forms and _aux_kind(toks[i + 1].low) is None:
+            if forms and _aux_kind(toks[j].low) is None:
                 tag, lemma = forms[0]
-                verbs.append(Verb(i + 1, "main", tag, lemma, None, False, _person(subject),
+                verbs.append(Verb(j, "main", tag, lemma, None, False, _person(subject),
                                   False, None, verbs[-1].i if verbs else None))
-                self.clause_has_main, self.skip_until, self.prev = True, i + 1, toks[i + 1]
+                self.clause_has_main, self.skip_until, self.prev = True, j, toks[j]
         else:
             self.subject = None
         rel = t.low if t.low in ("who", "which", "that") else None
@@ -413,7 +507,7 @@ class _VerbScan:
         is", a preposition, a particle."""
         toks, text, prev = self.toks, self.text, self.prev
         if aux is not None and prev is not None and (prev.low in MODALS or prev.low in (
-                "to", "having", "being") or (
+                "to", "having", "being") or self.wide and prev.low in SEMI_MODALS or (
                 i >= 2 and toks[i - 2].low in MODALS and prev is toks[i - 1]
                 and prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG)):
             return True  # "might have", "to have", "could i have": not finite
@@ -422,6 +516,8 @@ class _VerbScan:
             return True  # the idiom "..., that is, ..."
         if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
             return True
+        if self.wide and t.low.endswith("s") and text[t.end: t.end + 1] in ("'", "’"):
+            return True  # a plural possessive: "on both *parties'* part"
         # "myers shows up", "banderas looks like": no verb "up" or "like"
         return aux is None and (t.low in PARTICLES or t.low == "like" and prev is not None
                                 and prev.low in LINKING)
@@ -464,7 +560,9 @@ class _VerbScan:
         clause_start, clause_has_main = self.clause_start, self.clause_has_main
         nxt = _next_word(toks, i, text)
         if t.low in CLITIC_AUX:
-            aux = _clitic_aux(t, toks[nxt] if nxt is not None else None)
+            aux = _clitic_aux(t, toks[nxt] if nxt is not None else None,
+                              toks[nxt + 1] if self.wide and nxt is not None and nxt + 1 < len(toks)
+                              else None)
             assert aux is not None
         kind, tag, lemma = aux
         contracted = t.low in CONTRACTIONS
@@ -542,9 +640,25 @@ class _VerbScan:
         in_pp, clause_start, causative = self.in_pp, self.clause_start, self.causative
         forms = verb_forms(t.low)
         if forms:
-            person = _person(prev)
+            person = "pl" if self.compound else _person(prev)
+            if self.wide and person == "3sg" and prev.low.endswith("s") and prev.low not in \
+                    SUBJ_3SG and not prev.low.endswith(("ss", "us", "is")) \
+                    and any(f[0] == "VBP" for f in forms):
+                person = "pl"  # "the filmmakers come up", "things go": a plural, told by its verb
+            if self.wide and prev.low in ("all", "both", "each") and i >= 2 \
+                    and toks[i - 2].low in SUBJ_PL | SUBJ_1SG:
+                person = _person(toks[i - 2])  # "they all died" -> "they all die"
             pronoun = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG
-            is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None
+            is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None \
+                or self.wide and name_like(prev.low)
+            if self.wide and not pronoun and not _nounish(prev.low, False) and name_like(prev.low) \
+                    and (i + 1 == len(toks) or _PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
+                is_subject = False  # "than pink floyd *tickets* .": a noun after a name
+            if self.wide and in_pp and not pronoun and i >= 2 and toks[i - 2].low in PREPOSITIONS \
+                    and t.low.endswith("s"):
+                is_subject = False  # "a huge set of wind *chimes* over": a noun in the phrase
+            if self.wide and not pronoun and _adjective_form(prev.low):
+                is_subject = False  # "a few questionable *actions* later": an adjective before it
             if in_pp and not pronoun and _nounish(t.low, False) is not None:
                 is_subject = False  # "a bag of golf clubs": noun after a prepositional noun
             if in_pp and not pronoun and _is_participle(t.low):
@@ -554,25 +668,35 @@ class _VerbScan:
                 is_subject = False  # "a sham construct based on theory": a fragment
             nxt_tok = toks[i + 1] if i + 1 < len(toks) else None
             if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
-                    and nxt_tok.low not in NON_SUBJECT and _nounish(nxt_tok.low, False) \
-                    and not verb_forms(nxt_tok.low) \
+                    and nxt_tok.low not in NON_SUBJECT \
+                    and not (self.wide and nxt_tok.low in OBJECTS | PARTICLES | _DEMONSTRATIVES) \
+                    and _nounish(nxt_tok.low, False) and not verb_forms(nxt_tok.low) \
                     and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
                 is_subject = False  # "the best sports movie": a noun compound
             if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
                     and (_aux_kind(nxt_tok.low) is not None and nxt_tok.low not in CLITIC_AUX
                          or is_adverb(nxt_tok.low) is False and verb_forms(nxt_tok.low)
-                         and _nounish(nxt_tok.low, False) is None) \
+                         and _nounish(nxt_tok.low, False) is None
+                         and not (self.wide and is_adjective(nxt_tok.low))) \
                     and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
                 is_subject = False  # "science fiction fans will stomp": the subject's noun
+            if self.wide and prev.low in ("all", "both", "each") and i >= 2 \
+                    and toks[i - 2].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:
+                is_subject = True  # "before it all *returns* to business"
             pick = None
             for tag, lemma in forms:
                 if tag == "VBZ" and person == "3sg" or tag == "VBD" or \
                         tag == "VBP" and person in ("pl", "1sg"):
                     pick = (tag, lemma)
                     break
+            if pick is None and self.compound and any(f[0] == "VBZ" for f in forms):
+                # "the story and the friendship proceeds": the verb says the pair is one thing
+                person, pick = "3sg", next(f for f in forms if f[0] == "VBZ")
+            if self.wide:
+                causative = self.causative_before
             if pick is not None and pick[0] == "VBP" and causative:
                 pick = None  # "makes these lives count": a bare infinitive
             if is_subject and pick is not None:
                 self.verbs.append(Verb(i, "main", pick[0], pick[1], None, False, person, False,
                                        None))
-                self.clause_has_main, self.subject = True, prev
+                self.clause_has_main, self.subject, self.compound = True, prev, False

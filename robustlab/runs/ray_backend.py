@@ -24,6 +24,21 @@ submission, whatever the size of the data.
   overrides it) with a watchdog thread that also answers SIGINT/SIGTERM during the wait: one
   line and exit 2, 130 or 143. Studies connect before creating their run directory, so nothing
   is left behind.
+* **A private local node on a busy machine.** ``ray.init()`` without an address starts, one
+  after another: ``gcs_server``, the autoscaler monitor, the dashboard head (with
+  ``include_dashboard=False`` only its usage-stats module; ``ray.init`` still waits for it), the
+  log monitor, the raylet, and under the raylet the dashboard agent and the runtime-env agent,
+  plus a reaper: five Python interpreters, each ~3 CPU-seconds of imports. ``ray.init`` offers
+  no switch for the monitor, log monitor or agents, and ``_system_config`` none that skips
+  them. Two waits in Ray 2.60 are fixed: the raylet aborts when the dashboard agent has not
+  written its port files within 15 s (``agent_register_timeout_ms`` does not apply: measured
+  with an agent delayed 20 s; pre-selecting its ports does not help either, the raylet is never
+  told the HTTP listen port), and ``node.py`` gives the raylet 30 s to register. At load ~15 on
+  2 cores an agent misses its 15 s now and then (1 of the Ray starts in a 98-minute loaded
+  suite). :func:`start_local` starts lean (no dashboard, no log forwarding), and on Ray's
+  startup timeout ends every process the failed attempt left (psutil; nothing survives it,
+  a reaped half-started node otherwise keeps ``gcs_server`` and friends running), says so in
+  one line and tries once more; a second failure is one line naming the load and the fix.
 * **Faults.** A task whose worker process or node dies is retried by Ray on any node
   (``max_retries``, default 3); after the last attempt the cell is stored as failed with the
   reason. Ray retries only system failures: a cell that raises is a result (its traceback), so
@@ -51,6 +66,14 @@ from robustlab.textfmt import echo
 MAX_RETRIES = 3
 #: seconds to open a TCP connection to ``--ray-address`` before calling it unreachable
 PROBE_TIMEOUT = 10.0
+#: attempts at starting a private local node (Ray's own startup waits are fixed; see above)
+LOCAL_START_ATTEMPTS = 2
+#: the message of the exception Ray raises when a starting node misses its fixed waits
+RAY_STARTUP_TIMEOUT = "The current node timed out during startup"
+#: seconds a left-over process of a failed start gets between SIGTERM and SIGKILL
+REAP_GRACE = 5.0
+#: rounds of finding and ending a failed start's processes (the last one should find none)
+REAP_SWEEPS = 4
 #: seconds ``ray.init`` may take to join the cluster at ``--ray-address`` (a head that accepts
 #: connections but does not answer as Ray); ``$ROBUSTLAB_RAY_CONNECT_TIMEOUT`` overrides it
 CONNECT_TIMEOUT = 60.0
@@ -183,12 +206,11 @@ def connect(address: str | None, workers: int = 1) -> None:
         raise InputError("--executor ray needs ray: pip install 'robustlab[ray]'") from exc
     if ray.is_initialized():
         return
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                              "runtime_env": worker_runtime_env()}
     if not address:
-        ray.init(num_cpus=max(1, workers), **kwargs)
+        start_local(max(1, workers), worker_runtime_env())
         _OWNED = True
         return
+    kwargs: dict[str, Any] = {**lean_init_options(), "runtime_env": worker_runtime_env()}
     if os.environ.get("RAY_AUTH_MODE") is None and token_available():
         _enable_token_mode()
     from ray.exceptions import AuthenticationError
@@ -212,6 +234,113 @@ def connect(address: str | None, workers: int = 1) -> None:
         raise InputError(f"--ray-address {address}: cannot join the Ray cluster ({exc}); "
                          f"{hint}") from exc
     _OWNED = True
+
+
+def lean_init_options() -> dict[str, Any]:
+    """The ``ray.init`` options of a lean private node: no dashboard (its head then loads one
+    module), no worker-log forwarding. Tests that start Ray themselves use them too."""
+    return {"include_dashboard": False, "log_to_driver": False}
+
+
+def start_local(num_cpus: int, runtime_env: dict[str, Any] | None = None) -> None:
+    """Start a private local Ray node (``ray.init`` without an address), lean, robust to load.
+
+    When Ray gives up on its own startup (:data:`RAY_STARTUP_TIMEOUT`: the raylet or its
+    dashboard agent missed Ray's fixed waits), the processes that attempt started are ended and
+    the start is tried once more, with one line on stderr; a second failure is an
+    :class:`InputError` naming the load and the fix. Other errors propagate unchanged.
+    """
+    import sys
+
+    import ray
+
+    for attempt in range(1, LOCAL_START_ATTEMPTS + 1):
+        before = _our_ray_pids()
+        try:
+            ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **lean_init_options())
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
+            if RAY_STARTUP_TIMEOUT not in str(exc):
+                raise
+            left = _reap_failed_start(before)
+            load = _load_text()
+            if left:
+                raise InputError(
+                    f"the local Ray node timed out during startup ({load}) and its processes "
+                    f"{', '.join(left)} could not be stopped; stop them, then retry") from exc
+            if attempt == LOCAL_START_ATTEMPTS:
+                raise InputError(
+                    f"the local Ray node timed out during startup {attempt} times ({load}): "
+                    "Ray's raylet gives its dashboard agent a fixed 15 s to start; run when the "
+                    "machine is less busy, or start a cluster once with `ray start --head` and "
+                    "pass --ray-address auto") from exc
+            echo(f"robustlab: the local Ray node timed out during startup ({load}); its "
+                 "processes are stopped, trying once more", file=sys.stderr, flush=True)
+
+
+def _load_text() -> str:
+    """``load 14.2 on 2 cores`` (the one-minute load average), for messages."""
+    try:
+        one = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - no load average on this platform
+        return f"{os.cpu_count()} cores"
+    return f"load {one:.1f} on {os.cpu_count()} cores"
+
+
+def _our_ray_pids() -> set[int]:
+    """This process's descendants, and the processes of a Ray session this process started
+    (``session_<date>_<pid>`` in their command line: an agent whose raylet died is no longer
+    our descendant)."""
+    import re
+
+    import psutil
+
+    pids = {p.pid for p in psutil.Process().children(recursive=True)}
+    mark = re.compile(rf"session_[0-9_-]+_{os.getpid()}(?![0-9])")
+    for p in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if p.pid != os.getpid() and mark.search(" ".join(p.info["cmdline"] or ())):
+                pids.add(p.pid)
+    return pids
+
+
+def _reap_failed_start(before: set[int]) -> list[str]:
+    """End the processes a failed local start left (gcs_server, raylet, monitors, agents,
+    reaper): those of :func:`_our_ray_pids` that were not there before it. ``ray.shutdown()``
+    cannot: the node never reached Ray's globals. Sweeps until one finds nothing (a raylet may
+    spawn its agents while it is being stopped; a dead process spawns none). Returns
+    ``name(pid)`` of any that survive SIGTERM and SIGKILL."""
+    import psutil
+    import ray
+
+    with contextlib.suppress(Exception):  # a half-initialised worker state, if any
+        ray.shutdown()
+    alive: list[psutil.Process] = []
+    for _sweep in range(REAP_SWEEPS):
+        procs = []
+        for pid in sorted(_our_ray_pids() - before):
+            with contextlib.suppress(psutil.Error):
+                proc = psutil.Process(pid)
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    procs.append(proc)
+                else:  # our own child: collect it
+                    with contextlib.suppress(psutil.Error):
+                        proc.wait(0)
+        if not procs:
+            return []
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.terminate()
+        _gone, alive = psutil.wait_procs(procs, timeout=REAP_GRACE)
+        for p in alive:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        _gone, alive = psutil.wait_procs(alive, timeout=REAP_GRACE)
+    left = []
+    for p in alive:
+        with contextlib.suppress(psutil.Error):
+            left.append(f"{p.name()}({p.pid})")
+    return left
 
 
 def connect_timeout() -> float:

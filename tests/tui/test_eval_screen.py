@@ -81,7 +81,7 @@ async def test_a_finished_run_without_its_summary_is_not_in_progress(eval_run, s
         assert "every cell done; summary not written yet" in status
         assert "in progress" not in status
         (eval_run / "summary.json").write_bytes(summary)
-        await wait_for(pilot, lambda: not app.screen.view.partial, timeout=60)
+        await wait_for(pilot, lambda: not app.screen.view.partial)
         assert "summary not written" not in text_of(app.screen.query_one("#status"))
 
 

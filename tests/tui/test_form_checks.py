@@ -56,7 +56,7 @@ async def test_a_rejected_form_stays_filled_with_the_error_beside_the_field(tmp_
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("n")
         screen = app.screen
-        await wait_for(pilot, lambda: len(screen.recipes) > 0, 30)
+        await wait_for(pilot, lambda: len(screen.recipes) > 0,)
         screen.query_one("#recipes").highlighted = [r.name for r in screen.recipes].index(
             "learnability")
         await wait_for(pilot, lambda: screen.recipe is not None
@@ -66,7 +66,7 @@ async def test_a_rejected_form_stays_filled_with_the_error_beside_the_field(tmp_
         screen.field("model").value = "bow"
         screen.field("seeds").value = "0,x"
         screen.field("out").value = "runs/bad"
-        await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error, 30)
+        await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error,)
         await pilot.press("ctrl+l")
         # its answer: "cannot launch" (the event); refused, nothing launched
         await wait_for(pilot, lambda: any("cannot launch" in n.message
@@ -77,8 +77,8 @@ async def test_a_rejected_form_stays_filled_with_the_error_beside_the_field(tmp_
         beside = screen.query_one(f"#e{screen._gen}-seeds")
         assert "expected comma-separated integers" in text_of(beside)
         assert screen.field("seeds").has_class("-invalid")
-        assert app.focused is screen.field("seeds")
+        await wait_for(pilot, lambda: app.focused is screen.field("seeds"))  # focus is deferred
         screen.field("seeds").value = "0"
-        await wait_for(pilot, lambda: screen.error is None, 30)
+        await wait_for(pilot, lambda: screen.error is None,)
         assert text_of(beside) == "" and not screen.field("seeds").has_class("-invalid")
         assert not screen.query_one("#launch").disabled

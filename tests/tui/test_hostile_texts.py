@@ -178,7 +178,7 @@ async def test_form_error_with_markup_typed_one_character_at_a_time(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         screen = app.screen
-        await wait_for(pilot, lambda: len(screen.recipes) > 0, 30)
+        await wait_for(pilot, lambda: len(screen.recipes) > 0,)
         screen.query_one("#recipes").highlighted = [r.name for r in screen.recipes].index(
             "learnability")
         await wait_for(pilot, lambda: screen.recipe is not None
@@ -198,11 +198,11 @@ async def test_form_error_with_markup_typed_one_character_at_a_time(tmp_path):
             await pilot.press(ch)
             await settled(pilot)
             assert_clean(app)
-        await wait_for(pilot, lambda: field.value == "hf:x[/y]" and screen.error is None, 30)
+        await wait_for(pilot, lambda: field.value == "hf:x[/y]" and screen.error is None,)
         assert "--dataset 'hf:x[/y]'" in text_of(screen.query_one("#command"))
         field.value = ""
         field.post_message(events.Paste(f"data{PAYLOAD}.tsv"))  # a hostile name pasted
-        await wait_for(pilot, lambda: screen.error is not None and "data" in screen.error, 30)
+        await wait_for(pilot, lambda: screen.error is not None and "data" in screen.error,)
         await wait_for(pilot, lambda: SHOWN[0] in screen_text(app))
         # the field holds what it shows (Input pastes the first line: up to U+2028)
         assert field.value == "data" + SHOWN_ALL.split("\\u2028")[0]

@@ -51,7 +51,7 @@ async def test_new_study_form_launches_a_study_that_completes(settings, tmp_path
         await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen))
         progress = app.screen
         await wait_for(pilot, lambda: progress.progress is not None and
-                       progress.progress.run.status == "done", timeout=60)
+                       progress.progress.run.status == "done")
         assert progress.progress.run.counts["done"] == 4
     run_dir = tmp_path / "runs" / "form-run"
     assert json.loads((run_dir / "summary.json").read_text())["complete"] is True
@@ -85,13 +85,13 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
                              "--hold", str(hold)], cwd=tmp_path, program=settings.program)
     app = RobustlabApp([run_dir], settings)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 2, 60)
+        await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 2)
         app.open_progress(run_dir)
         await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen) and
                        app.screen.progress is not None)
         screen = app.screen
         await pilot.press("s")  # SIGINT to the worker's process group
-        await wait_for(pilot, lambda: screen.progress.run.status == "interrupted", 120)
+        await wait_for(pilot, lambda: screen.progress.run.status == "interrupted")
         stopped = screen.progress.run.counts
         assert stopped["running"] == 0 and 2 <= stopped["done"] < 12
         assert "interrupted by the user" in text_of(screen.query_one("#status", Static))
@@ -106,7 +106,7 @@ async def test_stop_and_resume_a_detached_run(settings, tmp_path):
         shown = text_of(app.screen.query_one("#detail", Static))
         assert shown.startswith(f"{sys.executable} {settings.program[1]} resume {run_dir}")
         await pilot.press("y")  # `resume DIR`, detached: the study reads its stored config
-        await wait_for(pilot, lambda: screen.progress.run.status == "done", 60)
+        await wait_for(pilot, lambda: screen.progress.run.status == "done")
         assert screen.progress.run.counts["done"] == 12
     after = _attempts(run_dir)
     # the cells done before the stop were kept, not recomputed
@@ -218,11 +218,11 @@ async def test_stop_a_run_started_from_the_command_line(settings, tmp_path, inhe
         run_dir = tmp_path / "cli"
         app = RobustlabApp([run_dir], settings)
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 1, 60)
+            await wait_for(pilot, lambda: app.screen.runs and app.screen.runs[0].done >= 1)
             assert app.screen.runs[0].status == "running"
             assert launch.read_worker(run_dir) is None
             await pilot.press("s")
-            await wait_for(pilot, lambda: app.screen.runs[0].status == "interrupted", 120)
+            await wait_for(pilot, lambda: app.screen.runs[0].status == "interrupted")
         assert proc.wait(timeout=120) == -2  # died of its (uncaught) KeyboardInterrupt, cleanly
     finally:
         if proc.poll() is None:

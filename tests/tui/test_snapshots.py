@@ -82,7 +82,7 @@ def test_new_study_rejected(snap_compare, snap_runs, size):
         await wait_for(pilot, lambda: len(app.screen.runs) == 8)
         await pilot.press("n")
         screen = app.screen
-        await wait_for(pilot, lambda: len(screen.recipes) > 0, 30)
+        await wait_for(pilot, lambda: len(screen.recipes) > 0,)
         screen.query_one("#recipes").highlighted = [r.name for r in screen.recipes].index(
             "learnability")
         await wait_for(pilot, lambda: screen.recipe is not None
@@ -90,7 +90,7 @@ def test_new_study_rejected(snap_compare, snap_runs, size):
         await wait_for(pilot, lambda: bool(screen.query(f"#f{screen._gen}-out")))  # its form
         screen.field("model").value = "bow"
         screen.field("seeds").value = "0,x"
-        await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error, 30)
+        await wait_for(pilot, lambda: screen.error is not None and "--seeds" in screen.error,)
         screen.field("seeds").cursor_blink = False  # a blinking cursor makes the snapshot flaky
         screen.field("seeds").focus()
         beside = screen.query_one(f"#e{screen._gen}-seeds")

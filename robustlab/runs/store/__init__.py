@@ -134,6 +134,18 @@ class StoreCache:
     def put(self, rows: Sequence[dict[str, Any]]) -> None:
         self._open().add_responses(rows)
 
+    def exists(self) -> bool:
+        """Whether the run's store exists (an answer, or a request recorded as sent)."""
+        return getattr(self._local, "store", None) is not None or is_run_dir(self.run_dir)
+
+    def put_sent(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Record requests before they are sent (write-ahead: ``responses.add_sent``)."""
+        self._open().add_sent(rows)
+
+    def unanswered(self) -> list[dict[str, Any]]:
+        """Requests recorded as sent whose answer never arrived (none without a store)."""
+        return self._open().unanswered_sent() if self.exists() else []
+
     def close(self) -> None:
         """Close this thread's connection."""
         store = getattr(self._local, "store", None)

@@ -9,7 +9,13 @@ together (a batch), so the requests a run sent are ``COUNT(DISTINCT request)``; 
 reply reports are on its first row, -1 there when the reply reported none (shown as "not
 reported by the server", never summed as 0; stores written before that hold 0).
 
-The table is created on demand by the first writer (like ``judgements``): an older store opens
+Before a request is sent, its id and texts go to the ``sent`` table (write-ahead, committed
+first): a request in ``sent`` with no answer in ``responses`` was in flight when the run stopped.
+A rerun sends such a request again as it was, under the same id as its ``Idempotency-Key``
+(:mod:`robustlab.endpoints.client`), so a server that honours the header answers it without
+charging twice.
+
+The tables are created on demand by the first writer (like ``judgements``): an older store opens
 and resumes unchanged, and a reader of a store without it sees no responses. Each row carries a
 CRC-32 of its values, verified when read; a damaged row is not used (the text is asked again),
 and an answer larger than :data:`MAX_ANSWER` characters is refused, never stored.
@@ -36,6 +42,13 @@ _TABLE = """CREATE TABLE IF NOT EXISTS responses (
     request TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
+    at REAL NOT NULL,
+    crc INTEGER NOT NULL
+)"""
+
+_SENT = """CREATE TABLE IF NOT EXISTS sent (
+    request TEXT PRIMARY KEY,
+    texts TEXT NOT NULL,
     at REAL NOT NULL,
     crc INTEGER NOT NULL
 )"""
@@ -118,6 +131,40 @@ class ResponseOps(StoreBase):
                               ).fetchone()
         return {"requests": int(r[0]), "answers": int(r[1]), "prompt_tokens": int(r[2]),
                 "completion_tokens": int(r[3])}
+
+    def add_sent(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Record requests about to be sent (``request`` id, ``texts``), in one transaction
+        that is committed before any of them goes out."""
+        values = []
+        for r in rows:
+            texts = json.dumps(list(r["texts"]), ensure_ascii=False)
+            values.append((r["request"], texts, time.time(),
+                           payloads.checksum(r["request"], texts)))
+        if not getattr(self, "_sent_ready", False):
+            self.conn.execute(_SENT)
+            self._sent_ready = True
+        with self.transaction() as c:
+            c.executemany("INSERT OR IGNORE INTO sent (request, texts, at, crc) VALUES "
+                          "(?,?,?,?)", values)
+
+    def unanswered_sent(self) -> list[dict[str, Any]]:
+        """The requests recorded as sent whose answer never arrived (in flight when the run
+        stopped), oldest first: ``{"request", "texts"}`` (a damaged row is left out)."""
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND "
+                             "name='sent'").fetchone() is None:
+            return []
+        answered = "AND request NOT IN (SELECT request FROM responses)" \
+            if self.has_responses_table() else ""
+        out = []
+        for request, texts, crc in self.conn.execute(
+                f"SELECT request, texts, crc FROM sent WHERE 1 {answered} ORDER BY at"):
+            try:
+                if payloads.checksum(request, texts) != crc:
+                    continue
+                out.append({"request": request, "texts": json.loads(texts)})
+            except (TypeError, ValueError):
+                continue
+        return out
 
     def requests_without_usage(self) -> int:
         """Stored requests whose reply reported no token usage (0 without the table)."""

@@ -103,11 +103,11 @@ def print_summary(summary: dict[str, Any]) -> None:
 
 def endpoint_line(ep: dict[str, Any]) -> str:
     """One line of an endpoint run's costs (stdout, report)."""
-    from robustlab.endpoints.costs import tokens_shown
+    from robustlab.endpoints.costs import resent_note, tokens_shown
 
     return (f"endpoint {ep['url']}: {ep['requests']} requests stored ({ep['sent_this_run']} "
             f"sent this run, {ep['reused_this_run']} answers reused), {tokens_shown(ep)}, "
-            f"{ep['invalid']} invalid answers")
+            f"{ep['invalid']} invalid answers" + resent_note(ep))
 
 
 def run(args: argparse.Namespace) -> int:
