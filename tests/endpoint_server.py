@@ -264,32 +264,13 @@ def ray_app(model_dir: str) -> Any:
     return Classifier.bind()
 
 
-#: why Ray started slowly here, measured (06:22 UTC, load 0.4-5): every Ray process (GCS
-#: monitor, dashboard head, dashboard agent, runtime-env agent, log monitor, each worker)
-#: imports ``jsonschema`` (``ray.runtime_env`` validates plugin schemas), and jsonschema imports
-#: ``rfc3987_syntax`` when it is installed (jupyter's ``jsonschema[format-nongpl]`` put it in
-#: this venv), which builds an Earley grammar at import: 5.0 s of the 5.9 s ``import
-#: ray.dashboard.agent`` took (``python -X importtime``). Six of them at once on two cores kept
-#: the dashboard agent from writing its port file within the raylet's 15 s, so the raylet
-#: aborted ("Timed out waiting for file .../metrics_agent_port_…") and ``ray.init`` gave up after
-#: its hard-coded 30 s (``raylet_start_wait_time_s`` in ray/_private/node.py) even at load 0.4.
-#: Ray uses no IRI format check, so its processes are started with that optional module hidden.
-_HIDE_IMPORT = 'raise ImportError("hidden by tests/endpoint_server.py: see lean_ray_env")\n'
-
-
-def lean_ray_env(tmp: str) -> dict[str, str]:
-    """Environment for a fast local Ray start (module comment above :data:`_HIDE_IMPORT`):
-    ``rfc3987_syntax`` hidden on ``PYTHONPATH`` (jsonschema skips the IRI format it checks),
-    no usage-stats thread, no worker started ahead of need."""
-    import os
-    from pathlib import Path
-
-    hide = Path(tmp) / "lean-imports"
-    hide.mkdir(parents=True, exist_ok=True)
-    (hide / "rfc3987_syntax.py").write_text(_HIDE_IMPORT, encoding="utf-8")
-    path = [str(hide), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {"PYTHONPATH": os.pathsep.join(path), "RAY_USAGE_STATS_ENABLED": "0",
-            "RAY_enable_worker_prestart": "0", "RAY_prestart_worker_first_driver": "0"}
+def lean_ray_env() -> dict[str, str]:
+    """Environment for a fast local Ray start besides robustlab's
+    :func:`robustlab.runs.ray_backend.lean_imports` (which hides the slow optional import every
+    Ray process paid: 5.0 of 5.9 s of ``import ray.dashboard.agent`` here): no usage-stats
+    thread, no worker started ahead of need."""
+    return {"RAY_USAGE_STATS_ENABLED": "0", "RAY_enable_worker_prestart": "0",
+            "RAY_prestart_worker_first_driver": "0"}
 
 
 def serve_with_ray(model_dir: str, port: int, tmp: str | None) -> None:
@@ -300,13 +281,16 @@ def serve_with_ray(model_dir: str, port: int, tmp: str | None) -> None:
     import tempfile
 
     tmp = tmp or tempfile.mkdtemp(prefix="robustlab-ray-")
-    os.environ.update(lean_ray_env(tmp))
+    os.environ.update(lean_ray_env())
     t0 = time.monotonic()
     import ray
     from ray import serve
 
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, _temp_dir=tmp,
-             runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+    from robustlab.runs.ray_backend import lean_imports
+
+    with lean_imports():
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, _temp_dir=tmp,
+                 runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
     t_ray = time.monotonic() - t0
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(ray_app(model_dir), name="robustlab-test", route_prefix="/")

@@ -145,3 +145,34 @@ def test_connect_starts_a_private_node_through_start_local(monkeypatch):
     assert rb._OWNED and cpus == 3 and env["working_dir"]
     assert env["env_vars"] == rb.worker_runtime_env()["env_vars"]
     monkeypatch.setattr(rb, "_OWNED", False)
+
+
+def test_a_private_node_starts_its_processes_without_the_slow_optional_import(monkeypatch):
+    """The node's processes (here a worker) run with ``rfc3987_syntax`` unimportable, the
+    driver's own environment is as it was, and workers still import robustlab."""
+    ray = pytest.importorskip("ray")
+    import os
+
+    before = os.environ.get("PYTHONPATH")
+    rb.start_local(1, rb.worker_runtime_env())
+    try:
+        assert os.environ.get("PYTHONPATH") == before
+
+        @ray.remote
+        def probe():
+            import importlib
+
+            out = {}
+            for name in (*rb.LEAN_HIDDEN, "robustlab"):
+                try:
+                    importlib.import_module(name)
+                    out[name] = "imported"
+                except ImportError as exc:
+                    out[name] = str(exc)
+            return out
+
+        seen = ray.get(probe.remote(), timeout=300)
+    finally:
+        ray.shutdown()
+    assert seen["robustlab"] == "imported"
+    assert all("hidden from Ray's processes by robustlab" in seen[n] for n in rb.LEAN_HIDDEN)

@@ -257,7 +257,8 @@ def start_local(num_cpus: int, runtime_env: dict[str, Any] | None = None) -> Non
     for attempt in range(1, LOCAL_START_ATTEMPTS + 1):
         before = _our_ray_pids()
         try:
-            ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **lean_init_options())
+            with lean_imports():
+                ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **lean_init_options())
             return
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
             if RAY_STARTUP_TIMEOUT not in str(exc):
@@ -276,6 +277,44 @@ def start_local(num_cpus: int, runtime_env: dict[str, Any] | None = None) -> Non
                     "pass --ray-address auto") from exc
             echo(f"robustlab: the local Ray node timed out during startup ({load}); its "
                  "processes are stopped, trying once more", file=sys.stderr, flush=True)
+
+
+#: optional modules hidden from the processes of a private node (:func:`lean_imports`)
+LEAN_HIDDEN = ("rfc3987_syntax",)
+
+
+@contextlib.contextmanager
+def lean_imports() -> Iterator[None]:
+    """Start the node's processes with :data:`LEAN_HIDDEN` unimportable.
+
+    Every Ray process (GCS monitor, dashboard head and agent, runtime-env agent, log monitor,
+    workers) imports ``jsonschema``, and jsonschema imports ``rfc3987_syntax`` when it is
+    installed (jupyter's ``jsonschema[format-nongpl]``, which CheckList's install brings), which
+    builds an Earley grammar at import: ``import ray.dashboard.agent`` took 3.9 s with it and
+    1.0 s without (``python -X importtime`` put 5.0 of 5.9 s on it at another load). Six such
+    imports at once on two cores made the dashboard agent miss the raylet's fixed 15 s. Ray checks
+    no IRI format, and jsonschema treats the module as optional. The node's processes inherit the
+    environment ``ray.init`` starts them with, so a fresh private folder holding a module that
+    raises ImportError goes first on ``PYTHONPATH`` for that call only; the folder stays until
+    this process exits (workers started later import through it)."""
+    folder = tempfile.mkdtemp(prefix="robustlab-ray-lean-")
+    for name in LEAN_HIDDEN:
+        Path(folder, f"{name}.py").write_text(
+            f'raise ImportError("{name} is hidden from Ray\'s processes by robustlab '
+            '(runs/ray_backend.py: lean_imports)")\n', encoding="utf-8")
+    import atexit
+
+    atexit.register(shutil.rmtree, folder, True)
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([folder, *filter(None, (old or "").split(
+        os.pathsep))])
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
 
 
 def _load_text() -> str:
