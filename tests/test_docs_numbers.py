@@ -77,13 +77,7 @@ def claims(path: Path, root: Path = ROOT) -> list[tuple[str, str, str]]:
 #: sections of files other helpers were editing in this stop (issue 35's check found them
 #: uncited; the lead fixes them at merge): (file, section) -> who. Each must still fail, so
 #: an entry is removed as soon as its section is fixed.
-PENDING = {
-    ("tasks.md", "Evaluating a task's model (`robustlab eval`, `failures`, `report`, `check`, "
-                 "the TUI)"): "tasks31: 289 s wall (59 s CPU) with no bench command",
-    ("tasks.md", "What remains (issue 31)"): "tasks31: 3.5× and 1.67× ratios with no bench "
-                                             "command or load in the section",
-    ("perturbations.md", "Measured (2026-11-22, shared 2-core machine, load average 5–7)"):
-        "verbs33: texts/s and TextAttack ratios with no bench command in the section",
+PENDING: dict[tuple[str, str], str] = {
 }
 
 
