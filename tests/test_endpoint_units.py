@@ -813,3 +813,239 @@ def test_an_invalid_answer_among_three_labels_is_a_uniform_row_of_three(server):
               max_concurrency=1)
     np.testing.assert_allclose(m.predict_proba(["t1", "t2"]),
                                [[0, 1, 0], [1 / 3, 1 / 3, 1 / 3]])
+
+
+# ---- in-flight requests: ids, groups, the write-ahead record (issue 34's sent table) -----------
+
+
+class AheadCache(Cache):
+    """A response cache with the write-ahead calls (``exists``, ``put_sent``, ``unanswered``),
+    in dicts: ``sent`` holds every recorded request, ``unanswered`` those with no answer."""
+
+    def __init__(self, run_dir: Any = "/runs/r1", in_flight: list[dict] | None = None,
+                 exists: bool = True) -> None:
+        super().__init__()
+        self.run_dir = run_dir
+        self.sent: dict[str, list[Any]] = {r["request"]: r["texts"] for r in in_flight or []}
+        self.answered: set[str] = set()
+        self.reads = 0
+        self._exists = exists
+
+    def exists(self):
+        return self._exists
+
+    def put_sent(self, rows):
+        self.sent.update({r["request"]: list(r["texts"]) for r in rows})
+
+    def put(self, rows):
+        super().put(rows)
+        self.answered.update(r["request"] for r in rows)
+
+    def unanswered(self):
+        self.reads += 1
+        return [{"request": r, "texts": t} for r, t in self.sent.items()
+                if r not in self.answered]
+
+
+#: the ceiling of one ask with write-ahead (milliseconds here; a lost record would hang it)
+CEILING = 30.0
+
+
+def ask(m: K.EndpointModel, texts: list[Any]) -> np.ndarray:
+    """``m.predict_proba(texts)`` with a ceiling: a write-ahead record that is never committed
+    leaves the request waiting for ever (no CPU spent, so mutmut's CPU limit never fires)."""
+    import threading
+
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(_result(m, texts)), daemon=True)
+    t.start()
+    t.join(CEILING)
+    assert not t.is_alive(), f"predict_proba still waiting after {CEILING:g} s"
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
+
+
+def _result(m: K.EndpointModel, texts: list[Any]) -> Any:
+    try:
+        return m.predict_proba(texts)
+    except BaseException as exc:  # raised again in the test's thread
+        return exc
+
+
+def _rid(identity: str, scope: str, group: list[Any]) -> str:
+    import hashlib
+    import json
+
+    payload = json.dumps([identity, scope, group], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def test_a_request_id_is_a_hash_of_the_endpoint_the_run_folder_and_the_texts():
+    import json
+
+    m = model(AheadCache("/runs/r1"))
+    ident = json.dumps(m.card.identity(), sort_keys=True)
+    group = ["é", "b"]
+    assert m.request_id(group) == _rid(ident, "/runs/r1", group)
+    assert len(m.request_id(group)) == 32
+    # the same inputs in another process (a new model on the same folder): the same id
+    assert model(AheadCache("/runs/r1")).request_id(["é", "b"]) == m.request_id(group)
+    # any change: another id
+    others = {
+        "run folder": model(AheadCache("/runs/r2")).request_id(group),
+        "endpoint": model(AheadCache("/runs/r1"), response_field="other").request_id(group),
+        "text": m.request_id(["é", "c"]),
+        "order": m.request_id(["b", "é"]),
+        "one text fewer": m.request_id(["é"]),
+    }
+    assert len(set(others.values()) | {m.request_id(group)}) == 6, others
+    # a run folder given as a Path is the same folder as its string
+    assert model(AheadCache(Path("/runs/r1"))).request_id(group) == m.request_id(group)
+    # no store (or one without a folder): the scope is empty, never the text "None"
+    assert model().request_id(group) == _rid(ident, "", group)
+    assert model(Cache()).request_id(group) == _rid(ident, "", group)
+
+
+def test_texts_are_grouped_in_batches_in_order_with_their_ids():
+    cache = AheadCache()
+    m = model(cache, batch_size=2)
+    assert m._groups(["a", "b", "c", "d", "e"]) == [
+        (m.request_id(["a", "b"]), ["a", "b"]), (m.request_id(["c", "d"]), ["c", "d"]),
+        (m.request_id(["e"]), ["e"])]
+    assert m._groups([]) == []
+    # a cache without write-ahead calls: the same groups, nothing in flight
+    plain = model(Cache(), batch_size=3)
+    assert plain._groups(["a", "b", "c", "d"]) == [
+        (plain.request_id(["a", "b", "c"]), ["a", "b", "c"]), (plain.request_id(["d"]), ["d"])]
+    assert plain._in_flight == {}
+
+
+def test_in_flight_requests_go_first_exactly_as_they_were_then_the_rest_in_batches():
+    """Two requests an interrupted run left in flight hold some of the texts asked now: each
+    goes again whole (texts not asked now included, its recorded order and id), before the rest
+    is grouped anew; one holding none of the texts is not sent; the store is read once."""
+    in_flight = [{"request": "r-one", "texts": ["b", "x", "a"]},
+                 {"request": "r-two", "texts": ["d"]},
+                 {"request": "r-other", "texts": ["zz"]}]
+    cache = AheadCache(in_flight=in_flight)
+    m = model(cache, batch_size=2)
+    groups = m._groups(["a", "b", "c", "d", "e", "f", "g"])
+    assert groups == [("r-one", ["b", "x", "a"]), ("r-two", ["d"]),
+                      (m.request_id(["c", "e"]), ["c", "e"]),
+                      (m.request_id(["f", "g"]), ["f", "g"])]
+    assert m._in_flight == {"r-one": ["b", "x", "a"], "r-two": ["d"], "r-other": ["zz"]}
+    # read once: a second call uses what was read
+    assert m._groups(["zz"]) == [("r-other", ["zz"])] and cache.reads == 1
+    # texts of no in-flight request: only batches
+    assert m._groups(["q"]) == [(m.request_id(["q"]), ["q"])]
+
+
+def test_a_request_is_recorded_before_it_goes_out_and_carries_its_id_as_idempotency_key(server):
+    cache = AheadCache()
+    seen: list[tuple[str, bool]] = []
+
+    async def reply(request):
+        rid = request.headers["Idempotency-Key"]
+        # the write-ahead row is committed before the request reaches the server
+        seen.append((rid, rid in cache.sent))
+        n = len(request.read().split(b","))
+        return httpx.Response(200, json={"probs": [[0.5, 0.5]] * n})
+
+    server.replies = [reply]
+    m = model(cache, batch_size=2, request_field="texts", max_concurrency=1)
+    ask(m, ["a", "b", "c"])
+    ids = [m.request_id(["a", "b"]), m.request_id(["c"])]
+    assert seen == [(ids[0], True), (ids[1], True)]
+    assert cache.sent == {ids[0]: ["a", "b"], ids[1]: ["c"]}
+    # a stored answer clears it: nothing is in flight, nothing was re-sent
+    assert cache.unanswered() == [] and m.resent == 0
+
+
+def test_the_first_request_of_a_run_with_no_store_goes_alone_and_unrecorded(server):
+    cache = AheadCache(exists=False)
+    order: list[tuple[str, list[str]]] = []
+
+    async def reply(request):
+        order.append((request.headers["Idempotency-Key"], sorted(cache.sent)))
+        return ok()
+
+    server.replies = [reply]
+    m = model(cache, max_concurrency=4)
+    ask(m, ["a", "b"])
+    first, second = m.request_id(["a"]), m.request_id(["b"])
+    assert order == [(first, []), (second, [second])]
+    assert cache.sent == {second: ["b"]}
+
+
+def test_a_rerun_resends_an_in_flight_request_under_its_recorded_key(server):
+    cache = AheadCache(in_flight=[{"request": "r-old", "texts": ["b", "a"]}])
+    server.replies = [httpx.Response(200, json={"probs": [[0.1, 0.9], [0.8, 0.2]]}),
+                      httpx.Response(200, json={"probs": [[0.3, 0.7]]})]
+    m = model(cache, batch_size=2, request_field="texts", max_concurrency=1)
+    proba = ask(m, ["a", "c"])
+    assert [(r.headers["Idempotency-Key"], r.read()) for r in server.requests] == [
+        ("r-old", b'{"texts":["b","a"]}'), (m.request_id(["c"]), b'{"texts":["c"]}')]
+    np.testing.assert_array_equal(proba, [[0.8, 0.2], [0.3, 0.7]])
+    assert m.resent == 1 and cache.unanswered() == [] and m._in_flight == {}
+    assert cache.rows[m.request_key("b")] == [0.1, 0.9]  # the re-sent request's other text
+
+
+def test_the_writer_records_sent_requests_first_and_sets_the_future_once_committed():
+    import threading
+
+    gate = threading.Event()
+    calls: list[tuple[str, Any]] = []
+
+    class Slow(AheadCache):
+        def put_sent(self, rows):
+            assert gate.wait(60)
+            calls.append(("sent", [dict(r) for r in rows]))
+            super().put_sent(rows)
+
+        def put(self, rows):
+            calls.append(("answers", [r["key"] for r in rows]))
+            super().put(rows)
+
+    cache = Slow()
+    w = K._Writer(cache)
+    w.put([{"key": "k0", "answer": 0, "request": "r0"}])
+    done = w.sent([{"request": "r1", "texts": ["a", "b"]}])
+    assert not done.done()  # not committed yet: the sender still waits
+    gate.set()
+    w.close()  # everything handed in is handled: the record committed, its sender let go
+    assert done.done() and done.result(timeout=0) is None
+    assert ("sent", [{"request": "r1", "texts": ["a", "b"]}]) in calls
+    assert ("answers", ["k0"]) in calls and cache.sent == {"r1": ["a", "b"]}
+
+
+def test_the_writer_fails_a_sent_record_that_could_not_be_committed():
+    class Broken(AheadCache):
+        def put_sent(self, rows):
+            raise OSError("disk full")
+
+    cache = Broken()
+    w = K._Writer(cache)
+    done = w.sent([{"request": "r1", "texts": ["a"]}])
+    w.put([{"key": "k", "answer": 1, "request": "r1"}])
+    with pytest.raises(OSError, match="disk full"):
+        w.close()
+    assert done.done() and isinstance(done.exception(timeout=0), OSError)
+    assert cache.rows == {}  # the answer after a failed record is not stored
+    # once broken, a later record fails at once
+    later = w.sent([{"request": "r2", "texts": ["b"]}])
+    assert later.done() and str(later.exception(timeout=0)) == "disk full"
+
+
+def test_the_store_keeps_a_sent_request_until_its_answer_is_stored(tmp_path):
+    from robustlab.runs.store import StoreCache
+
+    cache = StoreCache(tmp_path / "run")
+    assert not cache.exists() and cache.unanswered() == []
+    cache.put_sent([{"request": "r1", "texts": ["é", "b"]}, {"request": "r2", "texts": ["c"]}])
+    assert cache.exists()
+    assert cache.unanswered() == [{"request": "r1", "texts": ["é", "b"]},
+                                  {"request": "r2", "texts": ["c"]}]
+    cache.put([{"key": "kc", "text": "c", "answer": [0.5, 0.5], "request": "r2"}])
+    assert cache.unanswered() == [{"request": "r1", "texts": ["é", "b"]}]
+    cache.close()
