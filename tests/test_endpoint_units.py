@@ -1049,3 +1049,15 @@ def test_the_store_keeps_a_sent_request_until_its_answer_is_stored(tmp_path):
     cache.put([{"key": "kc", "text": "c", "answer": [0.5, 0.5], "request": "r2"}])
     assert cache.unanswered() == [{"request": "r1", "texts": ["é", "b"]}]
     cache.close()
+
+
+def test_a_card_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
+    """A machine whose locale is Latin-1 (``LANG=de_DE.ISO-8859-1``) reads a file opened with
+    no encoding as Latin-1: simulated by the hook pathlib asks for the default encoding."""
+    import io
+
+    p = _card(tmp_path, f'url = "{URL}"\nkind = "openai-chat"\n'
+                        '[verbalizers]\n"négatif" = ["non"]\n"positif" = ["oui"]\n')
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
+    assert Path(p).read_text() != p.read_text(encoding="utf-8")  # the simulation takes effect
+    assert C.load_card(p).label_names() == ["négatif", "positif"]
