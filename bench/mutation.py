@@ -183,6 +183,19 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_2":
         "last = None for '': every try sets last (or returns or raises) before the loop can "
         "end, so its first value is never read",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_6": "as __mutmut_2 (renumbered)",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_10":
+        "range(retries + 2): the loop breaks at attempt == retries, so the extra try is never "
+        "reached",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_58":
+        "content-type default 'XXXX' for '': neither starts with text/event-stream, the same "
+        "branch",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_ask_all__mutmut_32":
+        "'CONTENT-TYPE' for 'Content-Type': HTTP header names are case-insensitive (httpx "
+        "merges the client's and the request's headers by lower-cased name)",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_keep__mutmut_55":
+        "zip strict=None: kinds.answers has already refused a reply whose answers are not one "
+        "per text, so the lengths always match",
     "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_22":
         "zip strict=None: keys is built from texts one for one, so the lengths always match",
     "robustlab.endpoints.client.xǁEndpointModelǁpredict_proba__mutmut_35": "as __mutmut_22",

@@ -979,7 +979,9 @@ def test_the_first_request_of_a_run_with_no_store_goes_alone_and_unrecorded(serv
 
 
 def test_a_rerun_resends_an_in_flight_request_under_its_recorded_key(server):
-    cache = AheadCache(in_flight=[{"request": "r-old", "texts": ["b", "a"]}])
+    # r-later holds no text asked now: it stays in flight (its texts are asked another time)
+    cache = AheadCache(in_flight=[{"request": "r-old", "texts": ["b", "a"]},
+                                  {"request": "r-later", "texts": ["z"]}])
     server.replies = [httpx.Response(200, json={"probs": [[0.1, 0.9], [0.8, 0.2]]}),
                       httpx.Response(200, json={"probs": [[0.3, 0.7]]})]
     m = model(cache, batch_size=2, request_field="texts", max_concurrency=1)
@@ -987,7 +989,8 @@ def test_a_rerun_resends_an_in_flight_request_under_its_recorded_key(server):
     assert [(r.headers["Idempotency-Key"], r.read()) for r in server.requests] == [
         ("r-old", b'{"texts":["b","a"]}'), (m.request_id(["c"]), b'{"texts":["c"]}')]
     np.testing.assert_array_equal(proba, [[0.8, 0.2], [0.3, 0.7]])
-    assert m.resent == 1 and cache.unanswered() == [] and m._in_flight == {}
+    assert m.resent == 1 and m._in_flight == {"r-later": ["z"]}
+    assert cache.unanswered() == [{"request": "r-later", "texts": ["z"]}]
     assert cache.rows[m.request_key("b")] == [0.1, 0.9]  # the re-sent request's other text
 
 
@@ -1061,3 +1064,29 @@ def test_a_card_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
     monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "latin-1")
     assert Path(p).read_text() != p.read_text(encoding="utf-8")  # the simulation takes effect
     assert C.load_card(p).label_names() == ["négatif", "positif"]
+
+
+def test_a_rate_below_one_per_second_still_spaces_the_starts(monkeypatch):
+    sleeps: list[float] = []
+    real = asyncio.sleep
+    monkeypatch.setattr(K.asyncio, "sleep", lambda s: sleeps.append(s) or real(0))
+    monkeypatch.setattr(K.time, "monotonic", lambda: 50.0)
+    rate = K._RateLimit(0.5)
+    assert rate.gap == 2.0
+
+    async def two():
+        await rate.wait()
+        await rate.wait()
+
+    asyncio.run(two())
+    assert sleeps == [2.0] and rate.next == 54.0
+
+
+def test_the_server_model_is_none_until_a_reply_names_one(server):
+    server.replies = [ok(), ok(model="m-7b")]
+    m = model(max_concurrency=1)
+    assert m.server_model is None
+    m.predict_proba(["a"])
+    assert m.server_model is None  # a reply without "model" names none (the report shows none)
+    m.predict_proba(["b"])
+    assert m.server_model == "m-7b"
