@@ -183,7 +183,9 @@ EQUIVALENT: dict[str, str] = {
     "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_2":
         "last = None for '': every try sets last (or returns or raises) before the loop can "
         "end, so its first value is never read",
-    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_6": "as __mutmut_2 (renumbered)",
+    "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_6":
+        "last = None for '': every try sets last (or returns or raises) before the loop can "
+        "end, so its first value is never read",
     "robustlab.endpoints.client.xǁEndpointModelǁ_post__mutmut_10":
         "range(retries + 2): the loop breaks at attempt == retries, so the extra try is never "
         "reached",
