@@ -52,6 +52,9 @@ async def test_an_ner_run_shows_entity_f1_and_marked_tags(tmp_path, settings):
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         assert {r[1] for r in rows} == {"entities"}
         assert [r[0] for r in rows] == [r["label"] for r in summary["perturbations"]]
+        # the column names stdout prints for a task ("pert-clean", "moved"), shortened
+        heads = [str(c.label) for c in table.columns.values()]
+        assert "p-c" in heads and "moved" in heads and "changed" not in heads, heads
         await pilot.press("f")
         await wait_for(pilot, lambda: isinstance(app.screen, FailuresScreen)
                        and app.screen.view is not None)

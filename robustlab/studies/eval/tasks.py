@@ -527,7 +527,7 @@ def check_task_run(config: EvalConfig) -> None:
 def tui_labels(task_name: str) -> dict[str, str]:
     """The TUI eval table's column labels for a task: as short as A0/A1 so the table fits 80
     columns (the status line above names the metric)."""
-    return {"a0": "clean", "a1": "pert", "delta": "p-c"}
+    return {"a0": "clean", "a1": "pert", "delta": "p-c", "change_rate": "moved"}  # as stdout
 
 
 def from_stored(config: Any, trusted: bool) -> Any:
