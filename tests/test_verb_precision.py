@@ -51,6 +51,15 @@ def _superseded(rule: str) -> bool:
     return True
 
 
+def assert_still_judged(rule: str, judged: list[dict], fresh: list[dict]) -> None:
+    """The regenerated outputs are the judged ones, row for row (every draw's stale-row check)."""
+    key = ("half", "dataset", "source", "original", "output")
+    stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
+             if tuple(j[k] for k in key) != tuple(f[k] for k in key)]
+    assert len(fresh) == len(judged) and not stale, \
+        f"{rule}: outputs changed since they were judged; judge them again: {stale[:3]}"
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_fixture_is_complete_and_well_formed(rule: str) -> None:
     rows = read(rule)
@@ -84,11 +93,7 @@ def test_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
         return  # judged again on fresh text: test_draw2_outputs_are_the_judged_ones
     judged = read(rule)
     fresh = generate(rule, shared_data)
-    key = ("half", "dataset", "source", "original", "output")
-    stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
-             if tuple(j[k] for k in key) != tuple(f[k] for k in key)]
-    assert len(fresh) == len(judged) and not stale, \
-        f"{rule}: outputs changed since they were judged; judge them again: {stale[:3]}"
+    assert_still_judged(rule, judged, fresh)
 
 
 @pytest.mark.parametrize("rule", judged_realtext.RULES)
@@ -118,11 +123,7 @@ def test_realtext_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
         return  # judged again on fresh text: test_draw2_outputs_are_the_judged_ones
     judged = judged_realtext.read(rule)
     fresh = judged_realtext.generate(rule, shared_data)
-    key = ("half", "dataset", "source", "original", "output")
-    stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
-             if tuple(j[k] for k in key) != tuple(f[k] for k in key)]
-    assert len(fresh) == len(judged) and not stale, \
-        f"{rule}: outputs changed since they were judged; judge them again: {stale[:3]}"
+    assert_still_judged(rule, judged, fresh)
 
 
 @pytest.mark.parametrize("rule", judged_realtext.DRAW2_RULES)
@@ -159,11 +160,7 @@ def test_draw2_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
         return
     judged = judged_realtext.read2(rule)
     fresh = judged_realtext.generate2(rule, shared_data)
-    key = ("half", "dataset", "source", "original", "output")
-    stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
-             if tuple(j[k] for k in key) != tuple(f[k] for k in key)]
-    assert len(fresh) == len(judged) and not stale, \
-        f"{rule}: outputs changed since they were judged; judge them again: {stale[:3]}"
+    assert_still_judged(rule, judged, fresh)
 
 
 @pytest.mark.parametrize("rule", judged_realtext.DRAW3_RULES)
@@ -192,8 +189,4 @@ def test_draw3_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
     or to find_verbs(wide=True) fails here until its outputs are judged again."""
     judged = judged_realtext.read3(rule)
     fresh = judged_realtext.generate3(rule, shared_data)
-    key = ("half", "dataset", "source", "original", "output")
-    stale = [(j["source"], j["output"], f["output"]) for j, f in zip(judged, fresh, strict=False)
-             if tuple(j[k] for k in key) != tuple(f[k] for k in key)]
-    assert len(fresh) == len(judged) and not stale, \
-        f"{rule}: outputs changed since they were judged; judge them again: {stale[:3]}"
+    assert_still_judged(rule, judged, fresh)
