@@ -20,6 +20,16 @@ A ``transformers`` pipeline is wrapped by :class:`PipelinePredictor`: ``token-cl
 character offsets in the words joined by spaces; ``text-classification`` takes texts or
 ``{"text", "text_pair"}`` pairs and gives probability rows (``classes_`` from the model's
 ``id2label``), or, for a one-output model, the raw score.
+
+A TextAttack ``ModelWrapper`` (``HuggingFaceModelWrapper``, ``PyTorchModelWrapper``,
+``SklearnModelWrapper``, ...) is wrapped by :class:`TextAttackPredictor` for the tasks TextAttack
+attacks: classification (a list of texts) and pairs (a list of ``(premise, hypothesis)``
+tuples, what TextAttack's goal functions pass for a two-column dataset such as SNLI); answer
+selection reads a pair wrapper's class-1 score. Its output (logits, as a Hugging Face wrapper
+returns, or probabilities) becomes probability rows; the rows are named by the wrapped model's
+``config.id2label`` when it has one, else by the data's classes in index order. TextAttack has no
+wrapper or goal function for token tags (NER) or a regression score (similarity): such a
+wrapper is refused in one line for those tasks.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from typing import Any
 from robustlab.tasks.base import Task
 from robustlab.tasks.perturb import TaskError
 
-__all__ = ["PipelinePredictor", "predict"]
+__all__ = ["PipelinePredictor", "TextAttackPredictor", "predict"]
 
 
 class PipelinePredictor:
@@ -92,6 +102,54 @@ def _is_pipeline(model: Any) -> bool:
     return any(c.__module__.startswith("transformers.pipelines") for c in type(model).__mro__)
 
 
+def _is_textattack_wrapper(model: Any) -> bool:
+    """A TextAttack ``ModelWrapper`` (textattack imported by whoever made it: never here)."""
+    return any(c.__module__.startswith("textattack.models.wrappers") and
+               c.__name__ == "ModelWrapper" for c in type(model).__mro__)
+
+
+class TextAttackPredictor:
+    """A TextAttack ``ModelWrapper`` behind ``predict_proba`` (module docstring): called on
+    ``batch_size`` inputs at a time (a wrapper sends its whole list to the model in one batch;
+    TextAttack's own attacks batch by 32), its output turned into probability rows."""
+
+    #: the tasks TextAttack has wrappers and goal functions for
+    TASKS = ("classification", "pair", "answer-selection")
+
+    def __init__(self, wrapper: Any, task: Task, batch_size: int = 32) -> None:
+        if task.name not in self.TASKS:
+            raise TaskError(f"{task.name}: TextAttack has no wrapper for {task.prediction} "
+                            f"(its wrappers and attacks are for classifiers); pass an object "
+                            f"with {task.predict_method}() or a transformers pipeline")
+        self.wrapper = wrapper
+        self.batch_size = batch_size
+        config = getattr(getattr(wrapper, "model", None), "config", None)
+        id2label = getattr(config, "id2label", None)
+        if id2label and len(id2label) == getattr(config, "num_labels", len(id2label)):
+            self.classes_ = [str(id2label[i]) for i in range(len(id2label))]
+
+    def predict_proba(self, inputs: Sequence[Any]) -> list[list[float]]:
+        import numpy as np
+
+        rows = []
+        for a in range(0, len(inputs), self.batch_size):
+            # a pair as a tuple: what TextAttack passes for a two-column dataset
+            part = [x if isinstance(x, str) else tuple(x) for x in inputs[a: a + self.batch_size]]
+            out = self.wrapper(part)
+            if hasattr(out, "detach"):
+                out = out.detach().float().cpu().numpy()
+            arr = np.asarray(out, dtype=np.float64)
+            if arr.ndim != 2 or arr.shape[0] != len(part) or arr.shape[1] < 2:
+                raise TaskError(f"the TextAttack wrapper returned shape {arr.shape} for "
+                                f"{len(part)} inputs; a classifier's wrapper returns one row of "
+                                "k >= 2 scores per input")
+            if arr.min() < 0 or not np.allclose(arr.sum(axis=1), 1.0, atol=1e-4):
+                arr = np.exp(arr - arr.max(axis=1, keepdims=True))  # logits: softmax
+                arr /= arr.sum(axis=1, keepdims=True)
+            rows.extend(arr.tolist())
+        return rows
+
+
 def predict(task: Task, model: Any, examples: Sequence[Any]) -> list[Any]:
     """``model``'s predictions for ``examples`` in ``task``'s normal form (checked)."""
     examples = list(examples)
@@ -99,6 +157,8 @@ def predict(task: Task, model: Any, examples: Sequence[Any]) -> list[Any]:
         return []
     if _is_pipeline(model):
         model = PipelinePredictor(model)
+    elif _is_textattack_wrapper(model):
+        model = TextAttackPredictor(model, task)
     method = getattr(model, task.predict_method, None)
     if method is None and task.name == "answer-selection" and hasattr(model, "predict_proba"):
         pairs = [(ex.question, c) for ex in examples for c in ex.candidates]
