@@ -319,6 +319,44 @@ def test_plans_follow_the_tasks_test_type_for_negation(tmp_path, capsys, shared_
         load_plan(plan("similarity", "max_fail_rate = 0.1\n"))
 
 
+def test_nli_negation_on_pairs_without_entailment_is_refused_when_the_plan_loads(
+        tmp_path, capsys, monkeypatch):
+    """A pair file whose classes are not NLI's (no 'entailment'): negation is a 'changed' test
+    there (no expectation), so a threshold on it could only be an ERROR at check time; it is
+    refused when the plan loads -- one line, exit 2, no run folder, no model loaded. The same
+    plan on data with an entailment class loads (DIR)."""
+    import robustlab.models.task_loading as tl
+    import robustlab.studies.eval.predict as ep
+
+    calls = []
+    for mod, name in ((tl, "load_task_model"), (ep, "as_predictor")):
+        monkeypatch.setattr(mod, name, lambda *a, _n=name, **k: calls.append(_n))
+    model = tmp_path / "model"
+    model.mkdir()
+    para = tmp_path / "para.txt"
+    para.write_text("".join(f"{lab}\t{PREMISE}\t{h}\n" for lab, h in
+                            zip(["paraphrase", "other"] * 4, HYPOTHESES[:8], strict=True)),
+                    encoding="utf-8")
+    out = tmp_path / "run"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'model = "{model}"\ndata = "{para}"\nout = "{out}"\n[[test]]\n'
+                    'perturbation = "char_swap"\nmax_fail_rate = 0.5\n[[test]]\n'
+                    'perturbation = "negation"\nmax_fail_rate = 0.2\n', encoding="utf-8")
+    rc, stdout, err = _run(["check", str(plan), "--quiet"], capsys)
+    assert rc == 2, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "[[test]] #2" in lines[0] and "negation" in lines[0], err
+    assert "'entailment'" in lines[0] and "'changed' test" in lines[0]
+    assert not out.exists() and not calls and stdout == ""
+    # with an entailment class the same test is DIR, gated by max_fail_rate
+    import robustlab.studies.learnability.thresholds as th
+
+    monkeypatch.setattr(th, "_check_models", lambda *a: None)  # an empty folder as the model
+    para.write_text(para.read_text(encoding="utf-8").replace("paraphrase", "entailment"),
+                    encoding="utf-8")
+    assert th.load_plan(plan).tests[1]["max_fail_rate"] == 0.2
+
+
 # ---- the perturbed metric: per sample, averaged; then mean ± sd over seeds ------------------
 
 

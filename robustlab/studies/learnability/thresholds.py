@@ -169,7 +169,8 @@ def load_plan(path: str | os.PathLike[str], out: str | None = None) -> Plan:
     # the task the eval will run (a trained model's plan: read from its test file, as eval
     # reads it); families trained per cell are classifiers
     task = _plan_task(dataset) if model is not None else None
-    parsed = _plan_tests(raw, path, model, out_dir, task)
+    parsed = _plan_tests(raw, path, model, out_dir, task,
+                         _eval_examples(dataset, task) if task is not None else ())
     _check_perturbations([t["perturbation"] for t in parsed], path)
     _check_models(models, model, path)
     return Plan(name=str(raw.get("name", path.stem)), dataset=dataset, models=tuple(models),
@@ -334,9 +335,12 @@ def _foreign(task: str | None, keys: Sequence[str], where: str, trained: bool) -
                          f"{t.primary_metric}; use {own} (or max_drop, max_fail_rate)")
 
 
-def _task_test(task: str | None, spec: str) -> str | None:
+def _task_test(task: str | None, spec: str, examples: Any = ()) -> str | None:
     """The CheckList type a task's eval gives perturbation ``spec`` (INV, DIR, changed), or
-    None for classification (decided by the model's class count when it runs)."""
+    None for classification (decided by the model's class count when it runs). ``examples``:
+    a callable giving the eval's examples, called only for a label-changing perturbation (the
+    type may depend on the data: NLI negation is DIR only where the data has an entailment
+    class)."""
     from robustlab.perturbations.base import PerturbationError
     from robustlab.perturbations.registry import parse_spec
     from robustlab.tasks import get_task
@@ -344,15 +348,37 @@ def _task_test(task: str | None, spec: str) -> str | None:
     if task is None:
         return None
     try:
-        return get_task(task).test_type(parse_spec(spec))[0]
+        pert = parse_spec(spec)
     except PerturbationError:
         return None  # reported by _check_perturbations
+    if callable(examples):
+        examples = () if pert.label_preserving else examples()
+    return get_task(task).test_type(pert, None, examples or ())[0]
+
+
+def _eval_examples(dataset: dict[str, Any], task: str | None) -> Any:
+    """A callable reading, once, the examples the plan's eval will test (its ``test_data``,
+    else ``data``, as the task's file; a bad file is the task reader's one line)."""
+    cache: list[Any] = []
+
+    def read() -> Any:
+        if not cache:
+            from robustlab.tasks import get_task
+
+            options = {"encoding": dataset["encoding"]} if dataset.get("encoding") else {}
+            cache.append(get_task(task or "classification").read(
+                dataset.get("test_path") or dataset["path"], **options).examples)
+        return cache[0]
+
+    return read
 
 
 def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
-                run_dir: Path, task: str | None = None) -> list[dict[str, Any]]:
+                run_dir: Path, task: str | None = None,
+                examples: Any = ()) -> list[dict[str, Any]]:
     """The [[test]] tables merged with [defaults], each with at least one threshold in range,
-    none for another task's metric (``task``: the plan's, None for classification)."""
+    none for another task's metric (``task``: the plan's, None for classification; ``examples``:
+    the eval's examples, or a callable reading them, for a test type that depends on them)."""
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
         raise InputError(f"{path}: [defaults] must be a table of thresholds")
@@ -373,13 +399,14 @@ def _plan_tests(raw: dict[str, Any], path: Path, model: str | None,
             raise InputError(f"{where}: perturbation = \"NAME\" is required")
         _foreign(task, list(t), where, model is not None)
         merged = {**defaults, **t}
-        kind = _task_test(task, t["perturbation"])
+        kind = _task_test(task, t["perturbation"], examples)
         if kind == "changed":
             # a task's label-changing perturbation with no sound expectation: no perturbed
             # metric and no pass/fail (docs/tasks.md), so nothing here could be checked
             given = [k for k in THRESHOLDS if k in t]
+            why = " on data without an 'entailment' class" if task == "pair" else ""
             raise InputError(f"{where}: {t['perturbation']} changes the label and a {task} model "
-                             "has no expectation for it (a 'changed' test: no metric, no "
+                             f"has no expectation for it{why} (a 'changed' test: no metric, no "
                              "pass/fail)" + (f", so {', '.join(given)} cannot apply" if given
                                              else "") + "; drop this test")
         if kind is None and not _label_preserving(t["perturbation"]) or kind == "DIR":
