@@ -315,6 +315,8 @@ def test_hf_task_predictions_equal_the_models_own_forward_pass(tiny):
             want.append(tuple(tags))
     assert len(set(want)) > 3  # the reference varies: a constant predictor cannot pass
     assert m.predict_tags(sents) == want
+    m.encode_block = 4  # several blocks, each next one tokenised in the producer thread
+    assert m.predict_tags(sents) == want
 
     sim = get_task("sts")
     pairs = sim.model_inputs(_pairs(70, seed=2))  # more than one batch of 64
@@ -324,4 +326,6 @@ def test_hf_task_predictions_equal_the_models_own_forward_pass(tiny):
         ref = [float(s.model_(**s.tokenizer_(a, b, return_tensors="pt")).logits[0, 0])
                for a, b in pairs]
     assert np.ptp(ref) > 1e-3  # a hundred times the tolerance below: row order shows
+    assert np.allclose(s.predict_scores(pairs), ref, atol=1e-5)
+    s.encode_block = 9  # blocks of 9 (the last one short), tokenised ahead in a thread
     assert np.allclose(s.predict_scores(pairs), ref, atol=1e-5)
