@@ -59,7 +59,7 @@ class _HFTaskModel:
     show_progress: bool = False
     #: inputs tokenised per block when predicting; the next block is tokenised in a thread
     #: while the model runs on this one (:meth:`_encoded_blocks`)
-    encode_block: int = 1024
+    encode_block: int = 256
 
     def __init__(self, checkpoint: str, steps: int = 300, lr: float = 5e-5, batch_size: int = 16,
                  max_length: int = 128, weight_decay: float = 0.01, warmup: float = 0.1,
