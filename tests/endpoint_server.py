@@ -256,7 +256,9 @@ def ray_app(model_dir: str) -> Any:
     app = make_app(model_dir)
 
     @serve.deployment(num_replicas=1, max_ongoing_requests=64,
-                      ray_actor_options={"num_cpus": 0})
+                      ray_actor_options={"num_cpus": 0},
+                      # a loaded machine: the replica's health check waits, as the proxy's does
+                      health_check_period_s=30, health_check_timeout_s=120)
     @serve.ingress(app)
     class Classifier:
         pass
@@ -268,9 +270,18 @@ def lean_ray_env() -> dict[str, str]:
     """Environment for a fast local Ray start besides robustlab's
     :func:`robustlab.runs.ray_backend.lean_imports` (which hides the slow optional import every
     Ray process paid: 5.0 of 5.9 s of ``import ray.dashboard.agent`` here): no usage-stats
-    thread, no worker started ahead of need."""
+    thread, no worker started ahead of need; and Serve's fixed health clocks made generous.
+
+    Serve's controller gives its HTTP proxy actor 5 s to answer a readiness check and kills it
+    after three misses (``RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S``, ray/serve/_private/
+    constants.py): in a loaded suite run (two busy loops, load ~9 on 2 cores, 10:01 UTC
+    2026-11-28) the proxy, still importing, missed them and Serve never came up. A test server
+    on a busy CI machine should wait for its proxy, not kill it."""
     return {"RAY_USAGE_STATS_ENABLED": "0", "RAY_enable_worker_prestart": "0",
-            "RAY_prestart_worker_first_driver": "0"}
+            "RAY_prestart_worker_first_driver": "0",
+            "RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "120",
+            "RAY_SERVE_PROXY_HEALTH_CHECK_TIMEOUT_S": "120",
+            "RAY_SERVE_PROXY_HEALTH_CHECK_PERIOD_S": "30"}
 
 
 def serve_with_ray(model_dir: str, port: int, tmp: str | None) -> None:
@@ -286,11 +297,12 @@ def serve_with_ray(model_dir: str, port: int, tmp: str | None) -> None:
     import ray
     from ray import serve
 
-    from robustlab.runs.ray_backend import lean_imports
+    from robustlab.runs.ray_backend import start_local
 
-    with lean_imports():
-        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, _temp_dir=tmp,
-                 runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}})
+    # robustlab's own local start: lean, and on Ray's fixed startup timeout (a busy machine) the
+    # attempt's processes are ended and the start tried once more
+    start_local(1, runtime_env={"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}},
+                _temp_dir=tmp)
     t_ray = time.monotonic() - t0
     serve.start(http_options={"host": "127.0.0.1", "port": port})
     serve.run(ray_app(model_dir), name="robustlab-test", route_prefix="/")

@@ -242,13 +242,15 @@ def lean_init_options() -> dict[str, Any]:
     return {"include_dashboard": False, "log_to_driver": False}
 
 
-def start_local(num_cpus: int, runtime_env: dict[str, Any] | None = None) -> None:
+def start_local(num_cpus: int, runtime_env: dict[str, Any] | None = None,
+                **init_options: Any) -> None:
     """Start a private local Ray node (``ray.init`` without an address), lean, robust to load.
 
     When Ray gives up on its own startup (:data:`RAY_STARTUP_TIMEOUT`: the raylet or its
     dashboard agent missed Ray's fixed waits), the processes that attempt started are ended and
     the start is tried once more, with one line on stderr; a second failure is an
     :class:`InputError` naming the load and the fix. Other errors propagate unchanged.
+    ``init_options`` go to ``ray.init`` as they are (tests pass a short ``_temp_dir``).
     """
     import sys
 
@@ -258,7 +260,8 @@ def start_local(num_cpus: int, runtime_env: dict[str, Any] | None = None) -> Non
         before = _our_ray_pids()
         try:
             with lean_imports():
-                ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **lean_init_options())
+                ray.init(num_cpus=num_cpus, runtime_env=runtime_env,
+                         **{**lean_init_options(), **init_options})
             return
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
             if RAY_STARTUP_TIMEOUT not in str(exc):
