@@ -10,6 +10,9 @@ run:
 * a plain sequential ``requests.post`` loop over the same distinct texts (timed on
   ``--loop-sample`` texts and extrapolated to all of them, said so in the output);
 * ``robustlab eval --model BOW_DIR``: the same predictions made locally;
+* the server's own pace: a bare ``httpx.AsyncClient`` sending the same distinct texts
+  ``--concurrency`` at a time (no store, no retries, nothing perturbed): what no client at that
+  concurrency can beat against this server on this machine;
 * the perturbing alone: a process that imports robustlab and perturbs the same texts the same 22
   ways (no model, no store), timed inside (its start-up is not counted): what no eval can
   beat, however fast its asking.
@@ -214,6 +217,31 @@ def main() -> int:
             return {"seconds": got["seconds"], "slowest": slow,
                     "slowest_s": got["each"][slow]}
 
+        def run_bare(latency: float) -> dict[str, Any]:
+            if not texts:
+                return {}
+            import asyncio
+
+            import httpx
+
+            serve(latency)
+
+            async def ask_all() -> float:
+                sem = asyncio.Semaphore(args.concurrency)
+                limits = httpx.Limits(max_connections=args.concurrency)
+                async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+                    async def one(t: str) -> None:
+                        async with sem:
+                            r = await client.post(f"{url}/predict", json={"text": t})
+                            r.raise_for_status()
+                            r.json()
+
+                    t0 = time.perf_counter()
+                    await asyncio.gather(*(one(t) for t in texts))
+                    return time.perf_counter() - t0
+
+            return {"seconds": asyncio.run(ask_all()), "texts": len(texts)}
+
         def run_loop(latency: float) -> dict[str, Any]:
             if not texts:  # the endpoint run has not told us the texts yet
                 return {}
@@ -228,14 +256,14 @@ def main() -> int:
                     "seconds": took / len(sample) * len(texts), "extrapolated_to": len(texts)}
 
         methods = [("local", run_local), ("endpoint", run_endpoint), ("loop", run_loop),
-                   ("perturb", run_perturb)]
+                   ("perturb", run_perturb), ("bare", run_bare)]
         try:
             for latency in latencies:
                 for r in range(args.rounds):
                     turn = r + latencies.index(latency)
-                    order = methods[turn % 4:] + methods[: turn % 4]
+                    order = methods[turn % 5:] + methods[: turn % 5]
                     if not texts:  # the loop needs the texts an endpoint run asked
-                        order.sort(key=lambda m: m[0] == "loop")
+                        order.sort(key=lambda m: m[0] in ("loop", "bare"))
                     for name, fn in order:
                         k += 1
                         before = load()
@@ -254,22 +282,25 @@ def main() -> int:
                                  f"extrapolated to {row['extrapolated_to']})"
                                  if name == "loop" else
                                  f" (of which {row['slowest']} {row['slowest_s']:.1f} s)"
-                                 if name == "perturb" else "")
+                                 if name == "perturb" else
+                                 f" ({row['texts']} texts, {args.concurrency} at a time)"
+                                 if name == "bare" else "")
                         print(f"  {latency * 1000:.0f} ms, round {r}: {name:8s} "
                               f"{row['seconds']:7.1f} s{extra}  (load {before} -> "
                               f"{row['load_after']})", flush=True)
                 rows = [x for x in out["runs"] if x["latency"] == latency]
-                e, lo, lp, pt = (mean(rows, m) for m in ("endpoint", "local", "loop",
-                                                         "perturb"))
+                e, lo, lp, pt, bare = (mean(rows, m) for m in ("endpoint", "local", "loop",
+                                                               "perturb", "bare"))
                 summary = {"latency": latency, "endpoint_s": e, "local_s": lo, "loop_s": lp,
-                           "perturb_s": pt, "speedup_end_to_end": lp / e,
-                           "speedup_if_asking_were_free": lp / pt}
+                           "perturb_s": pt, "bare_s": bare, "speedup_end_to_end": lp / e,
+                           "speedup_if_asking_were_free": lp / pt,
+                           "speedup_bare_client": lp / bare}
                 out.setdefault("summary", []).append(summary)
                 print(f"{latency * 1000:.0f} ms a request: sequential loop {lp:.1f} s, eval "
-                      f"{e:.1f} s, local eval {lo:.1f} s, perturbing alone {pt:.1f} s -> "
-                      f"{lp / e:.1f}x end to end (the perturbing alone bounds it at "
-                      f"{lp / pt:.1f}x; eval minus perturbing alone: {e - pt:.1f} s)",
-                      flush=True)
+                      f"{e:.1f} s, local eval {lo:.1f} s, perturbing alone {pt:.1f} s, bare "
+                      f"concurrent client {bare:.1f} s -> {lp / e:.1f}x end to end (bounds: "
+                      f"{lp / pt:.1f}x by the perturbing alone, {lp / bare:.1f}x by the "
+                      f"server's pace at concurrency {args.concurrency})", flush=True)
         finally:
             proc.terminate()
             proc.wait(120)
