@@ -95,8 +95,9 @@ def test_a_resume_pipelines_only_the_cells_left_and_asks_nothing_stored(
 
 
 def test_perturbing_overlaps_the_asking(data, fresh, tmp_path, capsys, monkeypatch):  # noqa: F811
-    """With a slow server, cells are perturbed while an earlier batch's requests are in flight
-    (the cell-by-cell path perturbs only between its cells' requests)."""
+    """With a slow server and slow perturbations, cells are perturbed while an earlier batch's
+    requests are in flight (the cell-by-cell path perturbs only between its cells' requests:
+    with ``ahead_cells`` returning None this fails)."""
     c = card(tmp_path / "card.toml", f"{fresh.url}/predict", batch_size=2, max_concurrency=2)
     fresh.control(delay=0.3)
     events: list[tuple] = []
@@ -105,6 +106,7 @@ def test_perturbing_overlaps_the_asking(data, fresh, tmp_path, capsys, monkeypat
     real_chunks = st._perturbed_chunks
 
     def chunks(pert, texts, seed, samples):
+        time.sleep(0.3)  # a perturbation that takes a while (a masked LM's)
         yield from real_chunks(pert, texts, seed, samples)
         events.append(("perturbed", time.monotonic()))
 

@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_endpoints import bow, card, data, fresh, server  # noqa: F401  (fixtures)
+from test_endpoints import KEY, _Recorder, bow, card, data, evil, fresh, server  # noqa: F401
 
 from robustlab.cli import main
 
@@ -192,3 +192,23 @@ def test_invalid_llm_answers_are_counted_and_left_out_of_b(files, fresh, tmp_pat
         assert r["n"] == len(recs)
         if recs:
             assert r["B"] == pytest.approx(sum(f for _, f in recs) / len(recs))
+
+
+def test_the_key_is_sent_never_stored_and_a_stored_run_never_sends_it(
+        files, evil, tmp_path, capsys, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("RL_TEST_KEY", KEY)
+    c = card(tmp_path / "card.toml", f"{evil}/predict", api_key_env="RL_TEST_KEY")
+    out = tmp_path / "run"
+    rc, stdout, err = run(bias(files, c, out), capsys)
+    assert rc == 0, err
+    assert _Recorder.seen and all(h.get("Authorization") == f"Bearer {KEY}"
+                                  for h in _Recorder.seen)
+    assert KEY not in stdout + err
+    assert not [f for f in out.rglob("*") if f.is_file() and KEY.encode() in f.read_bytes()]
+    with sqlite3.connect(out / "store.sqlite") as conn:  # left to resume: a cell pending
+        conn.execute("UPDATE cells SET status='pending', result=NULL WHERE seq=1")
+        conn.execute("DELETE FROM responses")
+    _Recorder.seen = []
+    rc = main(["resume", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "rerun the eval command with --model" in err and not _Recorder.seen
