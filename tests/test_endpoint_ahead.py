@@ -45,9 +45,9 @@ def test_pipelined_eval_equals_the_cell_by_cell_one(data, fresh, tmp_path, capsy
     used = []
     real = ahead_mod.Pipeline.__init__
 
-    def spy(self, predictor, texts, cells):
+    def spy(self, predictor, texts, cells, perturb):
         used.append(list(cells))
-        real(self, predictor, texts, cells)
+        real(self, predictor, texts, cells, perturb)
 
     monkeypatch.setattr(ahead_mod.Pipeline, "__init__", spy)
     # 500s without Retry-After: the client draws its backoff jitter while cells are perturbed
@@ -83,9 +83,9 @@ def test_a_resume_pipelines_only_the_cells_left_and_asks_nothing_stored(
     used = []
     real = ahead_mod.Pipeline.__init__
 
-    def spy(self, predictor, texts, cells):
+    def spy(self, predictor, texts, cells, perturb):
         used.append(list(cells))
-        real(self, predictor, texts, cells)
+        real(self, predictor, texts, cells, perturb)
 
     monkeypatch.setattr(ahead_mod.Pipeline, "__init__", spy)
     rc, _, err = run_eval(args(c, data, out), capsys)

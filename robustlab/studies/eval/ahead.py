@@ -30,20 +30,24 @@ from __future__ import annotations
 import concurrent.futures
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: the most perturbed texts (examples × samples × pending cells) a run pipelines
 MAX_TEXTS = 500_000
 
 CellId = tuple[str, int, int]  # (perturbation spec, seed, samples)
+#: (spec, texts, seed, samples) -> (the perturbation object, outcomes [sample][example]):
+#: :func:`robustlab.studies.eval.study.perturb_cell`
+PerturbFn = Callable[[str, Sequence[str], int, int], tuple[Any, list[list[Any]]]]
 
 
 class Pipeline:
     """Perturbs and asks the pending cells ``cells`` ahead of the executor (module docstring)."""
 
-    def __init__(self, predictor: Any, texts: Sequence[str], cells: Sequence[CellId]) -> None:
-        self.predictor, self.texts = predictor, list(texts)
+    def __init__(self, predictor: Any, texts: Sequence[str], cells: Sequence[CellId],
+                 perturb: PerturbFn) -> None:
+        self.predictor, self.texts, self.perturb = predictor, list(texts), perturb
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.perturbed: dict[CellId, concurrent.futures.Future[Any]] = {}
@@ -94,9 +98,6 @@ class Pipeline:
 
     # ---- the threads ---------------------------------------------------------------------------
     def _perturb_loop(self) -> None:
-        from robustlab.perturbations.registry import parse_spec
-        from robustlab.studies.eval.study import _perturbed_chunks
-
         while not self.stop.is_set():
             cell = self.jobs.get()
             if cell is None:
@@ -107,10 +108,7 @@ class Pipeline:
                 continue
             spec, seed, samples = cell
             try:
-                pert = parse_spec(spec)
-                outcomes: list[list[Any]] = [[None] * len(self.texts) for _ in range(samples)]
-                for s, a, outs in _perturbed_chunks(pert, self.texts, seed, samples):
-                    outcomes[s][a: a + len(outs)] = outs
+                pert, outcomes = self.perturb(spec, self.texts, seed, samples)
             except BaseException as exc:  # the cell fails with it, as when scored inline
                 fut.set_exception(exc)
                 answered.set_exception(exc)

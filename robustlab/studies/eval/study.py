@@ -66,6 +66,19 @@ def _perturbed_chunks(pert: Any, texts: Sequence[str], seed: int, samples: int
             yield s, a, pert.perturb_outcomes(list(texts[a: a + CHUNK]), sd)
 
 
+def perturb_cell(spec: str, texts: Sequence[str], seed: int, samples: int
+                 ) -> tuple[Any, list[list[Any]]]:
+    """A cell's perturbation object and its outcomes ``[sample][example]``, as
+    :func:`evaluate_cell` perturbs them (for :mod:`robustlab.studies.eval.ahead`)."""
+    from robustlab.perturbations.registry import parse_spec
+
+    pert = parse_spec(spec)
+    outcomes: list[list[Any]] = [[None] * len(texts) for _ in range(samples)]
+    for s, a, outs in _perturbed_chunks(pert, texts, seed, samples):
+        outcomes[s][a: a + len(outs)] = outs
+    return pert, outcomes
+
+
 def _ahead(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
     """``gen`` produced by a thread up to ``depth`` items ahead of the consumer (the CPU
     perturbs the next chunk while the model predicts this one: torch releases the GIL)."""
@@ -256,7 +269,7 @@ class EvalCells:
             from robustlab.studies.eval.ahead import Pipeline
 
             self.pipeline = Pipeline(self._predictor(), [t for t, _ in self.examples],
-                                     self.ahead_cells)
+                                     self.ahead_cells, perturb_cell)
         out = evaluate_cell(self._predictor(), self.examples, params["perturbation"],
                             int(params["seed"]), int(params["samples"]), prefetch=self.prefetch,
                             ahead=self.pipeline)
