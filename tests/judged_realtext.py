@@ -45,8 +45,17 @@ DRAW3_RULES = ("verb_tense",)
 DRAW3_HALVES = ("dev3", "heldout3")
 DRAW3_SKIP = 200
 
-__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "DRAW3_RULES", "RULES", "generate", "generate2",
-           "generate3", "pool3", "precision", "read", "read2", "read3", "sentences"]
+#: the fourth draw (verb_tense v6), in RULE.draw4.tsv: each half of :func:`pool3` past
+#: :data:`DRAW4_SKIP` (the third draw used fewer than 60 of each), pooled, shuffled again (seed
+#: 3304) and cut in two; "dev4" rows were looked at while the rule was changed, "heldout4" rows
+#: were drawn and judged only after it was frozen
+DRAW4_RULES = ("verb_tense",)
+DRAW4_HALVES = ("dev4", "heldout4")
+DRAW4_SKIP = 100
+
+__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "DRAW3_RULES", "DRAW4_RULES", "RULES", "generate", "generate2",
+           "generate3", "generate4", "pool3", "pool4", "precision", "read", "read2", "read3", "read4",
+           "sentences"]
 
 
 def sentences(shared: Path, dataset: str, half: str) -> list[tuple[str, str]]:
@@ -117,6 +126,33 @@ def generate3(rule: str, shared: Path, halves: tuple[str, ...] = DRAW3_HALVES,
     return sorted(rows, key=lambda r: order[r["half"]])
 
 
+def pool4(shared: Path, dataset: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The (dev4, heldout4) sentences of ``dataset``: never in an earlier draw."""
+    dev3, heldout3 = pool3(shared, dataset)
+    rest = dev3[DRAW4_SKIP:] + heldout3[DRAW4_SKIP:]
+    random.Random(3304).shuffle(rest)
+    half = len(rest) // 2
+    return rest[:half], rest[half:]
+
+
+def generate4(rule: str, shared: Path, halves: tuple[str, ...] = DRAW4_HALVES,
+              per_half: int = PER_HALF) -> list[dict[str, str]]:
+    """The rows of ``rule``'s fourth draw (RULE.draw4.tsv), judgement columns empty: the first
+    ``per_half`` changed outputs per dataset of each half of :func:`pool4`."""
+    pert = make_rule(rule)
+    rows = []
+    for dataset in FILES:
+        for half, items in zip(DRAW4_HALVES, pool4(shared, dataset), strict=True):
+            if half in halves:
+                rows += changed_rows(pert, items, half, dataset, per_half)
+    order = {h: k for k, h in enumerate(DRAW4_HALVES)}
+    return sorted(rows, key=lambda r: order[r["half"]])
+
+
+def read4(rule: str) -> list[dict[str, str]]:
+    return judged_fixtures.read(f"{rule}.draw4", DIR)
+
+
 def read3(rule: str) -> list[dict[str, str]]:
     return judged_fixtures.read(f"{rule}.draw3", DIR)
 
@@ -130,6 +166,10 @@ def read(rule: str) -> list[dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--draw4"]:  # python tests/judged_realtext.py --draw4 [RULE ...]
+        return judged_fixtures.write_new(
+            [f"{r}.draw4" for r in argv[1:] or DRAW4_RULES],
+            lambda name, shared: generate4(name.removesuffix(".draw4"), shared), DIR)
     if argv[:1] == ["--draw3"]:  # python tests/judged_realtext.py --draw3 [RULE ...]
         return judged_fixtures.write_new(
             [f"{r}.draw3" for r in argv[1:] or DRAW3_RULES],

@@ -209,8 +209,8 @@ def test_verb_tense_shifts_every_verb_of_a_sentence_or_none() -> None:
         ("it can't decide what it is .", "it couldn't decide what it was ."),
         ("it ca n't decide what it is .", "it could n't decide what it was ."),
         ("you'll love it if you're a fan .", "you'd love it if you were a fan ."),
-        ("july 1 , 1981 four people were bludgeoned to death .",
-         "july 1 , 1981 four people are bludgeoned to death ."),
+        # v6: a sentence naming a year stays in the past (no historical present)
+        ("july 1 , 1981 four people were bludgeoned to death .", None),
         # left alone: a verb it cannot shift, an imperative, a noun "will", a PTB "ca" that is none
         ("salma goes native and she's never been better .", None),
         ("stay clear of reminding yourself that it's a true story .", None),
@@ -221,6 +221,48 @@ def test_verb_tense_shifts_every_verb_of_a_sentence_or_none() -> None:
     ],
 )
 def test_verb_tense_v5_reads_more_verbs(src: str, out: str | None) -> None:
+    assert make("verb_tense").perturb(src, seed=0) == (src if out is None else out)
+
+
+@pytest.mark.parametrize(
+    ("src", "out"),
+    [  # verb_tense v6: the held-out errors of v5 (draw 3) and dev errors of the fourth draw
+        ("men in black ii achieves ultimate insignificance -- it's the sci-fi comedy spectacle .",
+         None),
+        ("later the lapd is tipped off and they break down the door of the motel room that "
+         "he's hiding out in and throw him in la county's celebrity wing .", None),
+        ("becoming fast friends , they soon both moved with their families near coney island , "
+         "where they became active community leaders .",
+         "becoming fast friends , they soon both move with their families near coney island , "
+         "where they become active community leaders ."),
+        ("green dragon falls prey to some threadbare hollywood conventions , but otherwise "
+         "maintains a high level of maturity .", None),
+        ("in \" house of 1000 corpses \" , two young couples take a misguided tour onto the back "
+         "roads .", None),
+        ("however , when a search sets in , the people of dogville demand a better deal .", None),
+        ("alex nohe's documentary plays like a travelogue for what mostly resembles a real-life "
+         "version of tank girl .", None),
+        ("they all dream about finding their prince charming , and all too often settle for "
+         "the frog .", None),
+        ("children , christian or otherwise , deserve to hear the full story even if they "
+         "spend years trying to comprehend it .", None),
+        ("the story's so preposterous that i didn't believe it for a second , despite the best "
+         "efforts of everyone involved .", None),
+        ("in 2001 some 20 , 000+ souls made a pilgrimage to the black rock desert .", None),
+        ("landon ( west ) hung with the in-crowd , a guy who breezed through school .", None),
+        ("much of the argument is ridiculous ( was ben johnson really part of a cover-up ? ) "
+         "but it's good fun .", None),
+        ("jones . . . makes a great impression in this little $1 . 8 million charmer , which "
+         "may not be cutting-edge but has a huge heart .", None),
+        ("este é apenas mais um ( longo ) episódio do programa da mtv .", None),
+        # still shifted: a plain sentence, a verb before an object after its subject
+        ("the director knows how to apply textural gloss , but his portrait is strictly sitcom .",
+         "the director knew how to apply textural gloss , but his portrait was strictly sitcom ."),
+        ("his odyssey finally leads him onto a theatre stage .",
+         "his odyssey finally led him onto a theatre stage ."),
+    ],
+)
+def test_verb_tense_v6_leaves_doubtful_sentences(src: str, out: str | None) -> None:
     assert make("verb_tense").perturb(src, seed=0) == (src if out is None else out)
 
 

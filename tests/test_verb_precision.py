@@ -36,6 +36,11 @@ JUDGED_DRAW2 = {"verb_tense": (96, 82), "word_synonym": (92, 94)}
 DRAW2_VERSION = {"verb_tense": 4, "word_synonym": 5}
 #: the third draw: (dev3 %, heldout3 %) per rule
 JUDGED_DRAW3 = {"verb_tense": (96, 90)}
+#: the version each third-draw fixture judged; verb_tense changed again (v6) and is judged in
+#: the fourth draw (RULE.draw4.tsv), its third draw staying as v5's record
+DRAW3_VERSION = {"verb_tense": 5}
+#: the fourth draw: (dev4 %, heldout4 %) per rule
+JUDGED_DRAW4 = {"verb_tense": (100, 90)}
 
 
 def _superseded(rule: str) -> bool:
@@ -186,7 +191,45 @@ def test_draw3_fixture_is_complete_and_well_formed(rule: str) -> None:
 @pytest.mark.parametrize("rule", judged_realtext.DRAW3_RULES)
 def test_draw3_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
     """The current rule gives exactly the judged outputs (0 stale rows): a change to verb_tense
-    or to find_verbs(wide=True) fails here until its outputs are judged again."""
+    or to find_verbs(wide=True) fails here until its outputs are judged again (a new version
+    is judged in the fourth draw, and this draw stays as the old version's record)."""
+    from robustlab.perturbations import make
+
+    if make(rule).version != DRAW3_VERSION[rule]:  # judged again: test_draw4_outputs_...
+        assert make(rule).version > DRAW3_VERSION[rule]
+        assert len(judged_realtext.read4(rule)) == 100, f"{rule}: changed, but not judged again"
+        return
     judged = judged_realtext.read3(rule)
     fresh = judged_realtext.generate3(rule, shared_data)
+    assert_still_judged(rule, judged, fresh)
+
+
+@pytest.mark.parametrize("rule", judged_realtext.DRAW4_RULES)
+def test_draw4_fixture_is_complete_and_well_formed(rule: str) -> None:
+    """100 more hand-judged outputs of verb_tense v6 on MR/SUBJ sentences no earlier draw used;
+    the heldout4 half drawn and judged after the rule was frozen (the commit is in the file)."""
+    rows = judged_realtext.read4(rule)
+    assert Counter((r["half"], r["dataset"]) for r in rows) == {
+        (h, d): 25 for h in judged_realtext.DRAW4_HALVES for d in ("mr", "subj")}
+    for r in rows:
+        assert set(r) == set(COLUMNS)
+        assert r["judgement"] in ("correct", "incorrect") and r["reason"].strip()
+        assert r["output"] != r["original"]
+    earlier = {r["source"] for name in judged_realtext.RULES for r in judged_realtext.read(name)}
+    earlier |= {r["source"] for name in judged_realtext.DRAW2_RULES
+                for r in judged_realtext.read2(name)}
+    earlier |= {r["source"] for name in judged_realtext.DRAW3_RULES
+                for r in judged_realtext.read3(name)}
+    assert not earlier & {r["source"] for r in rows}  # never judged before
+    halves = tuple(round(100 * precision([r for r in rows if r["half"] == h]))
+                   for h in judged_realtext.DRAW4_HALVES)
+    assert halves == JUDGED_DRAW4[rule]
+
+
+@pytest.mark.parametrize("rule", judged_realtext.DRAW4_RULES)
+def test_draw4_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
+    """The current rule gives exactly the judged outputs of the fourth draw (0 stale rows): a
+    change to verb_tense or to find_verbs(wide=True) fails here until they are judged again."""
+    judged = judged_realtext.read4(rule)
+    fresh = judged_realtext.generate4(rule, shared_data)
     assert_still_judged(rule, judged, fresh)

@@ -648,6 +648,8 @@ class _VerbScan:
             if self.wide and prev.low in ("all", "both", "each") and i >= 2 \
                     and toks[i - 2].low in SUBJ_PL | SUBJ_1SG:
                 person = _person(toks[i - 2])  # "they all died" -> "they all die"
+            if self.wide and prev.low == "both":
+                person = "pl"  # v6 of verb_tense: "they soon both moved" -> "both move"
             pronoun = prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG
             is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None \
                 or self.wide and name_like(prev.low)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.grammar import (
+    _PUNCT_BREAK,
+    CLAUSE_BREAK,
     CONTRACTIONS,
     MODALS,
     NON_SUBJECT,
@@ -46,7 +48,13 @@ from robustlab.perturbations.grammar import words as word_tokens
 from robustlab.perturbations.named import register
 from robustlab.perturbations.pps import PPSPerturbation
 from robustlab.perturbations.text_utils import inside, match_case, quoted_titles, replace_spans
-from robustlab.resources import stopwords, synonyms_dir, wordnet, wordnet_sense_counts
+from robustlab.resources import (
+    ResourceMissing,
+    stopwords,
+    synonyms_dir,
+    wordnet,
+    wordnet_sense_counts,
+)
 from robustlab.textfmt import echo
 
 __all__ = [
@@ -793,10 +801,16 @@ def _sentences(text: str) -> list[int]:
         if m.group() == "." and word is not None and b < len(text) and text[b].islower() and (
                 word.group(1).lower() in _ABBREVIATIONS or len(word.group(1)) == 1):
             continue  # lower-cased "mr . haneke's", "john f . kennedy" (v5)
+        if m.group() == "." and a >= 0 and b < len(text) and text[a].isdigit() and text[b].isdigit():
+            continue  # v6: "this little $1 . 8 million charmer": a decimal point written apart
+        if b < len(text) and text[b] in ")]":
+            continue  # v6: "( was ben johnson really part of it ? ) but it's": inside brackets
         ends.append(m.end())
     return [*ends, len(text) + 1]
 
 
+#: a year: a sentence that names one is not moved from the past into the present (v6)
+_YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)s?\b")
 #: abbreviations whose period, written apart in lower-cased text, ends no sentence
 _ABBREVIATIONS = frozenset("mr mrs ms dr st jr sr vs mt ft no etc".split())
 
@@ -829,16 +843,21 @@ def _unread_verb(text: str, toks: list[Token], j: int, first: int,
     forms = {tag for tag, _ in verb_forms(w)}
     if not forms:
         return False
+    if _unread_v6(text, toks, j, first, forms):
+        return True
+    prev = toks[j - 1].low if j > first else ""
     if j > first and toks[j - 1].low in _SUBJECTS:
         return True
     if j > first and toks[j - 1].low in ("what", "who") and forms & {"VBZ", "VBD"}:
         return True  # "what *began* as an audio-visual recording ..."
     if j > first and name_like(toks[j - 1].low) and forms & {"VBZ", "VBD"} and (
-            j - 1 == first or toks[j - 2].low not in PREPOSITIONS | NON_SUBJECT):
+            j - 1 == first or toks[j - 2].low not in PREPOSITIONS | NON_SUBJECT
+            or not _noun(w)):  # v6: "the republic of vermont *lasted*"
         return True  # "salma *goes* native and she's" (not "for schwarzenegger *fans*")
     gap = text[toks[j - 1].end: toks[j].start] if j > first else ""
     start = j == first or toks[j - 1].low in ("and", "but", "or", "then", "thus", "who", "which") \
-        or "," in gap or "." in gap  # "when foreign directors . . . *borrow*"
+        or "," in gap or "." in gap or ")" in gap or toks[j - 1].low in (".", "…", "--", ";", ":") \
+        and j - 1 > first  # "when foreign directors . . . *borrow*", "jones . . . *makes*"
     if start and j > first and toks[j - 1].low in ("and", "but", "or") and "VBP" in forms \
             and not can_be_noun(w) and not is_adjective(w):
         return True  # "realize that the babies have been switched , and *decide* to try"
@@ -847,7 +866,6 @@ def _unread_verb(text: str, toks: list[Token], j: int, first: int,
     # v5: a present form right after a noun or name in the same phrase ("each new sequence
     # *plods* on", "in a strange way *nails*", "here *comes*", "maximiliano *know*"): a verb as
     # likely as the second noun of a compound ("caper films"); either way the sentence is doubtful
-    prev = toks[j - 1].low if j > first else ""
     if not prev or gap.strip() or w in PREPOSITIONS or prev in NON_SUBJECT | PREPOSITIONS \
             or j - 1 in read:  # "reads *books*": the object of a verb read
         return False
@@ -857,6 +875,75 @@ def _unread_verb(text: str, toks: list[Token], j: int, first: int,
         return False
     return "VBZ" in forms and w.endswith("s") or "VBP" in forms and not can_be_noun(w) \
         and not is_adjective(w)
+
+
+def _unread_v6(text: str, toks: list[Token], j: int, first: int, forms: set[str]) -> bool:
+    """v6's further signs that token ``j`` is an unread finite verb, read past the adverbs
+    before it ("but otherwise *maintains*", "and all too often *settle* for"): a word that can
+    only be a finite verb; one before an object pronoun or a determiner ("and *throw* him", "the
+    people of dogville *demand* a better deal"; not after an adjective: "fascinating *acts*"); a
+    present form that is no noun before "to" ("children , christian or otherwise , *deserve* to
+    hear") or after "and"/"but"/"or"."""
+    w = toks[j].low
+    k = j - 1
+    while k > first and (is_adverb(toks[k].low) or toks[k].low == "all") \
+            and toks[k].low not in _NOT_BEFORE_VERB:
+        k -= 1
+    before = toks[k].low if k >= first else ""
+    if before in _NOT_BEFORE_VERB or w in PREPOSITIONS | CLAUSE_BREAK:
+        return False
+    if _only_finite(w):
+        return True
+    nxt = toks[j + 1].low if j + 1 < len(toks) and not text[toks[j].end: toks[j + 1].start].strip() \
+        else ""
+    if _noun(w) and is_adjective(before) and not can_be_noun(before):
+        return False
+    if nxt in _OBJECT_NEXT and not _doubtful_verb(w):
+        return True
+    finite = "VBZ" in forms and w.endswith("s") or "VBP" in forms or any(
+        not _can_be_participle(w, lemma) for tag, lemma in verb_forms(w) if tag == "VBD")
+    if before in ("and", "but", "or") and k < j - 1 and finite and not _doubtful_verb(w) \
+            and not any(
+            toks[m].low in ("even", "only", "just") for m in range(k + 1, j)):
+        return True  # "and all too often *settle* for": an adverb starts no noun phrase
+    plain = "VBP" in forms and not _noun(w) and not is_adjective(w)
+    return plain and (nxt == "to" or before in ("and", "but", "or"))
+
+
+@functools.lru_cache(maxsize=65536)
+def _noun(word: str) -> bool:
+    """lemminflect or WordNet knows ``word`` as a noun (lemminflect lists no noun for some
+    plurals: "acts", "thanks")."""
+    if can_be_noun(word):
+        return True
+    try:
+        return bool(wordnet().synsets(word, pos="n"))
+    except ResourceMissing:
+        return True  # unsure without WordNet: read as a noun (the sentence is not skipped)
+
+
+#: v6: words after which a finite-looking word is a verb's object ("and *throw* him"), or
+#: the first word of a noun phrase ("*demand* a better deal")
+_OBJECT_NEXT = frozenset("him them us me himself herself themselves itself ourselves myself "
+                         "yourself a an the his their its my your our".split())
+#: ... unless the word before it makes it no finite verb: an infinitive ("to *throw* him"), a
+#: modal's or auxiliary's verb, a noun after a determiner or preposition ("his *fans* a thrill")
+_NOT_BEFORE_VERB = MODALS | PREPOSITIONS | OBJECTS | _DETERMINERS | _FINITE_BE_DO_HAVE | frozenset(
+    "to be been being was were am have had having do did don't doesn't didn't 's 've 'd 'll 're "
+    "'m n't not never can't cannot won't couldn't wouldn't shouldn't mustn't wanna gonna gotta "
+    "let lets help helps helped make makes made".split())
+
+
+@functools.lru_cache(maxsize=65536)
+def _only_finite(word: str) -> bool:
+    """A word that can only be a finite verb (v6): an -s form lemminflect knows as no noun,
+    adjective or adverb ("achieves", "maintains"), or a past form that is no participle too
+    ("took", "began"). Left unread, it is a verb in the old tense."""
+    if _noun(word) or is_adjective(word) or is_adverb(word) or word in PREPOSITIONS:
+        return False
+    forms = verb_forms(word)
+    return any(t == "VBZ" for t, _ in forms) and word.endswith("s") or bool(forms) and all(
+        t == "VBD" and not _can_be_participle(word, lemma) for t, lemma in forms)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -896,10 +983,20 @@ class VerbTense(_VerbPerturbation):
     with the rest ("can't" -> "couldn't", "'ll" -> "'d"); and a sentence is left alone when it
     holds an imperative, "don't be", a semi-modal ("needn't", "ain't"), a possessive-looking "'s"
     before an adverb, or a present form right after a noun that may be an unread verb.
+
+    v6 (issue 33, fourth draw): v5's errors were still verbs left in the old tense, so more
+    signs mark a word as an unread verb and leave its sentence alone (:func:`_unread_v6`: a word
+    that can only be a finite verb, "but otherwise *maintains*"; a verb form before an object
+    pronoun or determiner, "and *throw* him"; a coordinated verb after adverbs, "and all too
+    often *settle*"; after a bracket or an ellipsis). A past participle closing its clause
+    ("everyone *involved* .") is no finite verb, "both" takes a plural verb, a sentence naming a
+    year is never moved into the present ("in 2001 ... *made*"), a sentence mostly of unknown
+    words with accents (another language) is left alone, and "?" before ")" or a decimal point
+    written apart ("$1 . 8 million") ends no sentence.
     """
 
     name = "verb_tense"
-    version = 5  # v4 + find_verbs(wide=True) reads more verbs; present modals shift too
+    version = 6  # v5 + more signs of an unread verb; no historical present; brackets
     asymmetric = False
     together = True
     summary = "changes verb tense present <-> past, a whole sentence at a time"
@@ -940,6 +1037,10 @@ class VerbTense(_VerbPerturbation):
                     _unread_verb(text, toks, j, first, by_i):
                 return None  # a verb left in the old tense: "has decided to remarry and *returns*"
             j += 1
+        words = [toks[k].low for k in range(first, j) if toks[k].low.isalpha()]
+        if sum(map(name_like, words)) >= 0.4 * len(words) >= 2 and not text[
+                toks[first].start: toks[j - 1].end].isascii():
+            return None  # v6: another language ("episódio *do* programa da mtv")
         if any(toks[k].low in _SEMI_MODALS for k in range(first, j)):
             return None  # "comedy needn't always make us laugh": a modal find_verbs does not list
         if first + 1 < j and first not in by_i and any(
@@ -980,6 +1081,10 @@ class VerbTense(_VerbPerturbation):
                 if head is not None and (head.kind in ("be", "have") and _can_be_participle(
                         t.low, v.lemma) or any(toks[k].low == "to" for k in range(head.i, v.i))):
                     return None  # "was captured and hanged", "are advised to sit ... and squint"
+                if v.tag == "VBD" and toks[v.i - 1].low not in _PRONOUNS and _can_be_participle(
+                        t.low, v.lemma) and (v.i + 1 == len(toks) or _PUNCT_BREAK.search(
+                            text, t.end, toks[v.i + 1].start)):
+                    return None  # v6: "the best efforts of everyone *involved* .": a participle
                 if v.i >= 2 and toks[v.i - 1].low not in _SUBJECTS and (toks[v.i - 2].low in ("and", "or")
                                  or "," in text[toks[v.i - 2].end: toks[v.i - 1].start]):
                     return None  # a list of nouns: "latin music and dog *tracks*"
@@ -988,6 +1093,8 @@ class VerbTense(_VerbPerturbation):
             if e is None:
                 return None
             out += e
+        if tenses == {True} and _YEAR.search(text, span[0], span[1]):
+            return None  # v6: "in 2001 some 20,000 souls *made* ...": no historical present
         return out if len(tenses) == 1 else None
 
     def edit(self, text: str, toks: list[Token], v: Verb) -> list[Edit] | None:
