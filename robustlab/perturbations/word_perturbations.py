@@ -20,7 +20,6 @@ from pathlib import Path
 
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.grammar import (
-    _PUNCT_BREAK,
     CLAUSE_BREAK,
     CONTRACTIONS,
     MODALS,
@@ -28,6 +27,7 @@ from robustlab.perturbations.grammar import (
     OBJECTS,
     PREPOSITIONS,
     PTB_NEG_HOSTS,
+    PUNCT_BREAK,
     S_HOSTS,
     SENTENCE_END,
     SUBJ_1SG,
@@ -1166,7 +1166,7 @@ class VerbTense(_VerbPerturbation):
                         t.low, v.lemma) or any(toks[k].low == "to" for k in range(head.i, v.i))):
                     return None  # "was captured and hanged", "are advised to sit ... and squint"
                 if v.tag == "VBD" and toks[v.i - 1].low not in _PRONOUNS and _can_be_participle(
-                        t.low, v.lemma) and (v.i + 1 == len(toks) or _PUNCT_BREAK.search(
+                        t.low, v.lemma) and (v.i + 1 == len(toks) or PUNCT_BREAK.search(
                             text, t.end, toks[v.i + 1].start)):
                     return None  # v6: "the best efforts of everyone *involved* .": a participle
                 if v.i >= 2 and toks[v.i - 1].low not in _SUBJECTS and (toks[v.i - 2].low in ("and", "or")
