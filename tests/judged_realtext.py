@@ -13,6 +13,7 @@ tests/fixtures/judgements/realtext/<rule>.tsv (only the judged sentences are cop
 from __future__ import annotations
 
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -53,9 +54,17 @@ DRAW4_RULES = ("verb_tense",)
 DRAW4_HALVES = ("dev4", "heldout4")
 DRAW4_SKIP = 100
 
-__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "DRAW3_RULES", "DRAW4_RULES", "RULES", "generate", "generate2",
-           "generate3", "generate4", "pool3", "pool4", "precision", "read", "read2", "read3", "read4",
-           "sentences"]
+#: the fifth draw (verb_tense v7), in RULE.draw5.tsv: held-out rows only ("heldout5"), drawn and
+#: judged after the rule was frozen: each half of :func:`pool4` past :data:`DRAW5_SKIP` (the
+#: fourth draw used fewer than 70 of each), pooled and shuffled again (seed 3305), without any
+#: text that an earlier fixture judged (MR and SUBJ share a few texts)
+DRAW5_RULES = ("verb_tense",)
+DRAW5_HALVES = ("heldout5",)
+DRAW5_SKIP = 100
+
+__all__ = ["COLUMNS", "DIR", "DRAW2_RULES", "DRAW3_RULES", "DRAW4_RULES", "DRAW5_RULES", "RULES", "generate",
+           "generate2", "generate3", "generate4", "generate5", "judged_texts", "text_key", "pool3", "pool4", "pool5",
+           "precision", "read", "read2", "read3", "read4", "read5", "sentences"]
 
 
 def sentences(shared: Path, dataset: str, half: str) -> list[tuple[str, str]]:
@@ -149,6 +158,43 @@ def generate4(rule: str, shared: Path, halves: tuple[str, ...] = DRAW4_HALVES,
     return sorted(rows, key=lambda r: order[r["half"]])
 
 
+def text_key(text: str) -> str:
+    """``text`` with case, spacing and punctuation dropped: SST-2 writes MR's sentences
+    PTB-split ("it 's"), and MR and SUBJ share a few texts."""
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def judged_texts() -> set[str]:
+    """The :func:`text_key` of every text an earlier fixture judged: every real-text draw before
+    the fifth (any rule) and the SST-2/TREC fixtures."""
+    names = [*RULES, *(f"{r}.draw2" for r in DRAW2_RULES), *(f"{r}.draw3" for r in DRAW3_RULES),
+             *(f"{r}.draw4" for r in DRAW4_RULES)]
+    rows = [r for name in names for r in judged_fixtures.read(name, DIR)]
+    rows += [r for name in judged_fixtures.RULES for r in judged_fixtures.read(name)]
+    return {text_key(r["original"]) for r in rows}
+
+
+def pool5(shared: Path, dataset: str) -> list[tuple[str, str]]:
+    """The heldout5 sentences of ``dataset``: never in an earlier draw, no text judged before."""
+    dev4, heldout4 = pool4(shared, dataset)
+    rest = dev4[DRAW5_SKIP:] + heldout4[DRAW5_SKIP:]
+    random.Random(3305).shuffle(rest)
+    judged = judged_texts()
+    return [(src, text) for src, text in rest if text_key(text) not in judged]
+
+
+def generate5(rule: str, shared: Path, per_half: int = PER_HALF) -> list[dict[str, str]]:
+    """The rows of ``rule``'s fifth draw (RULE.draw5.tsv), judgement columns empty: the first
+    ``per_half`` changed outputs per dataset of :func:`pool5`."""
+    pert = make_rule(rule)
+    return [row for dataset in FILES
+            for row in changed_rows(pert, pool5(shared, dataset), "heldout5", dataset, per_half)]
+
+
+def read5(rule: str) -> list[dict[str, str]]:
+    return judged_fixtures.read(f"{rule}.draw5", DIR)
+
+
 def read4(rule: str) -> list[dict[str, str]]:
     return judged_fixtures.read(f"{rule}.draw4", DIR)
 
@@ -166,6 +212,10 @@ def read(rule: str) -> list[dict[str, str]]:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--draw5"]:  # python tests/judged_realtext.py --draw5 [RULE ...]
+        return judged_fixtures.write_new(
+            [f"{r}.draw5" for r in argv[1:] or DRAW5_RULES],
+            lambda name, shared: generate5(name.removesuffix(".draw5"), shared), DIR)
     if argv[:1] == ["--draw4"]:  # python tests/judged_realtext.py --draw4 [RULE ...]
         return judged_fixtures.write_new(
             [f"{r}.draw4" for r in argv[1:] or DRAW4_RULES],

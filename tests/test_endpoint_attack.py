@@ -142,16 +142,6 @@ def test_max_queries_refuses_then_stops_and_resumes(tables, fresh, tmp_path, cap
     assert records(out) == records(whole)
 
 
-def test_bias_over_an_endpoint_is_refused_in_one_line(tables, fresh, tmp_path,  # noqa: F811
-                                                      capsys):
-    c = card(tmp_path / "card.toml", f"{fresh.url}/predict")
-    rc, _, err = run(["bias", "--model", str(c), "--dataset", str(tables / "dev.tsv"),
-                      "--source", f"table:{tables / 'table.json'}", "--out",
-                      str(tmp_path / "b"), "--quiet"], capsys)
-    assert rc == 2 and len(err.strip().splitlines()) == 1 and "endpoint" in err
-    assert fresh.stats()["requests"] == 0
-
-
 def test_the_bound_by_hand():
     """N1 = (L-1)·κ; SO-Beam N1 + (k-1)·β·N1; SO-Enum N1 + N1² (k = 2); the random baseline
     walks × steps; --query-budget caps the candidates; per example: the single words of the

@@ -73,7 +73,8 @@ def test_a_plan_mixing_an_endpoint_with_families_is_one_line(data, tmp_path, cap
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "evaluated as it is" in err
 
 
-#: commands that train their models or ask with no budget: one line, exit 2, nothing asked
+#: commands that train their models, or run over worker processes: one line, exit 2, nothing
+#: asked
 REFUSED = {
     "train": ["train", "--model", "{card}", "--dataset", "{data}", "--out", "{out}"],
     "robustness": ["robustness", "--model", "{card}", "--dataset", "{data}", "--out", "{out}"],
@@ -81,7 +82,9 @@ REFUSED = {
                      "{out}"],
     "cross-domain clf": ["cross-domain", "clf", "--model", "{card}", "--data-dir", "{dir}",
                          "--out", "{out}"],
-    "bias": ["bias", "--model", "{card}", "--dataset", "{data}", "--out", "{out}"],
+    "bias --executor process": ["bias", "--model", "{card}", "--dataset", "{data}",
+                                "--lm-check", "none", "--source", "wordnet", "--executor",
+                                "process", "--out", "{out}"],
     "textattack": ["textattack", "attack", "--model", "{card}", "--recipe", "textfooler",
                    "--dataset-from-huggingface", "{data}", "--num-examples", "1"],
     "attack --executor process": ["attack", "--recipe", "so-enum", "--model", "{card}",
@@ -106,7 +109,7 @@ def test_commands_that_cannot_take_an_endpoint_refuse_in_one_line(name, data, ev
 
 
 def test_commands_that_take_an_endpoint_work(data, evil, tmp_path, capsys):  # noqa: F811
-    """eval, failures and report of its run, attack, and the TUI's launch form (which never
+    """eval, failures and report of its run, attack, bias, and the TUI's launch form (which never
     sends a key: a card naming one is refused beside the field)."""
     c = card(tmp_path / "card.toml", f"{evil}/predict")
     out = tmp_path / "eval"
@@ -127,6 +130,15 @@ def test_commands_that_take_an_endpoint_work(data, evil, tmp_path, capsys):  # n
     stdout = capsys.readouterr().out
     assert rc == 0 and "endpoint queries for 2 example(s)" in stdout
     assert "queries in" in stdout and "requests sent this run" in stdout
+    # bias: B(p, k) asked of the endpoint, its costs printed
+    (tmp_path / "bias_pairs.txt").write_text("film movie\n")
+    rc = main(["bias", "--model", str(c), "--dataset", str(data / "dev.tsv"), "--pairs",
+               str(tmp_path / "bias_pairs.txt"), "--source", f"table:{tmp_path / 'table.json'}",
+               "--lm-check", "none", "--k", "0,1", "--out", str(tmp_path / "bias"),
+               "--no-progress", "--quiet", "--no-plots"])
+    stdout = capsys.readouterr().out
+    assert rc == 0 and "endpoint queries for the cells not done yet" in stdout
+    assert "film/movie" in stdout and "requests sent this run" in stdout
     # the TUI's launch form: the command's own checks, then no key from a form
     from robustlab.cli import build_parser
     from robustlab.tui import forms

@@ -78,7 +78,7 @@ def server(monkeypatch):
 
     monkeypatch.setattr(httpx, "AsyncClient", client)
     monkeypatch.setattr(K.asyncio, "sleep", sleep)
-    monkeypatch.setattr(K.random, "uniform", lambda lo, hi: hi)
+    monkeypatch.setattr(K._JITTER, "uniform", lambda lo, hi: hi)
     return s
 
 
@@ -144,7 +144,7 @@ def test_the_backoff_is_capped_at_thirty_seconds(server):
 
 def test_the_jitter_is_drawn_between_zero_and_the_backoff(server, monkeypatch):
     drawn = []
-    monkeypatch.setattr(K.random, "uniform", lambda lo, hi: drawn.append((lo, hi)) or lo)
+    monkeypatch.setattr(K._JITTER, "uniform", lambda lo, hi: drawn.append((lo, hi)) or lo)
     server.replies = [httpx.Response(503), httpx.Response(503), ok()]
     model().predict_proba(["a"])
     assert drawn == [(0, 0.25), (0, 0.5)] and server.sleeps == [0, 0]

@@ -267,6 +267,35 @@ def test_verb_tense_v6_leaves_doubtful_sentences(src: str, out: str | None) -> N
 
 
 @pytest.mark.parametrize(
+    ("src", "out"),
+    [  # verb_tense v7: nouns read as verbs (the held-out errors of v6, draw 4, and dev errors)
+        ("on an african safari , eliza thornberry discovers that thanks to a shaman , she can "
+         "now talk to animals .", None),
+        ("this girl-woman sincerely believes she can thwart the world's misery with blind good "
+         "will .", None),
+        ("his big brother george has also made a new friend , will , so stuart is lonely .", None),
+        ("something like scrubbing the toilet . or emptying rat traps .", None),
+        ("the two go on a long string of tryouts , impressing major league scouts with pitching .",
+         None),
+        ("the plot twists give i am trying to break your heart an attraction it needed .", None),
+        ("he began to understand the forces that had shaped his entire life .", None),
+        # still shifted: a singular antecedent, a modal before its verb, a plural after a
+        # preposition's noun phrase, a noun compound subject before a noun
+        ("he began to understand the force that had shaped his entire life .",
+         "he begins to understand the force that has shaped his entire life ."),
+        ("you'll forget about it by monday , and so will your kids .",
+         "you'd forget about it by monday , and so would your kids ."),
+        ("the movie's progression into rambling incoherence gives new meaning to the phrase .",
+         "the movie's progression into rambling incoherence gave new meaning to the phrase ."),
+        ("if the story lacks bite , the performances are never less than affectionate .",
+         "if the story lacked bite , the performances were never less than affectionate ."),
+    ],
+)
+def test_verb_tense_v7_leaves_nouns_read_as_verbs(src: str, out: str | None) -> None:
+    assert make("verb_tense").perturb(src, seed=0) == (src if out is None else out)
+
+
+@pytest.mark.parametrize(
     ("name", "src", "out"),
     [
         ("verb_tense", "When did Hawaii become a state ?", "When does Hawaii become a state ?"),

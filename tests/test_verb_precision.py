@@ -41,6 +41,11 @@ JUDGED_DRAW3 = {"verb_tense": (96, 90)}
 DRAW3_VERSION = {"verb_tense": 5}
 #: the fourth draw: (dev4 %, heldout4 %) per rule
 JUDGED_DRAW4 = {"verb_tense": (100, 90)}
+#: the version each fourth-draw fixture judged; verb_tense changed again (v7) and is judged in
+#: the fifth draw (RULE.draw5.tsv), its fourth draw staying as v6's record
+DRAW4_VERSION = {"verb_tense": 6}
+#: the fifth draw (held-out rows only): heldout5 % per rule
+JUDGED_DRAW5 = {"verb_tense": 98}
 
 
 def _superseded(rule: str) -> bool:
@@ -229,7 +234,46 @@ def test_draw4_fixture_is_complete_and_well_formed(rule: str) -> None:
 @pytest.mark.parametrize("rule", judged_realtext.DRAW4_RULES)
 def test_draw4_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
     """The current rule gives exactly the judged outputs of the fourth draw (0 stale rows): a
-    change to verb_tense or to find_verbs(wide=True) fails here until they are judged again."""
+    change to verb_tense or to find_verbs(wide=True) fails here until they are judged again (a
+    new version is judged in the fifth draw, and this draw stays as the old version's record)."""
+    from robustlab.perturbations import make
+
+    if make(rule).version != DRAW4_VERSION[rule]:  # judged again: test_draw5_outputs_...
+        assert make(rule).version > DRAW4_VERSION[rule]
+        assert len(judged_realtext.read5(rule)) == 50, f"{rule}: changed, but not judged again"
+        return
     judged = judged_realtext.read4(rule)
     fresh = judged_realtext.generate4(rule, shared_data)
+    assert_still_judged(rule, judged, fresh)
+
+
+@pytest.mark.parametrize("rule", judged_realtext.DRAW5_RULES)
+def test_draw5_fixture_is_complete_and_well_formed(rule: str) -> None:
+    """50 hand-judged outputs of verb_tense v7 on MR/SUBJ sentences no earlier draw used and
+    whose text no earlier fixture judged, all drawn and judged after the rule was frozen (the
+    commit is in the file)."""
+    rows = judged_realtext.read5(rule)
+    assert Counter((r["half"], r["dataset"]) for r in rows) == {
+        ("heldout5", d): 25 for d in ("mr", "subj")}
+    for r in rows:
+        assert set(r) == set(COLUMNS)
+        assert r["judgement"] in ("correct", "incorrect") and r["reason"].strip()
+        assert r["output"] != r["original"]
+    earlier = {r["source"] for name in judged_realtext.RULES for r in judged_realtext.read(name)}
+    for reader, rules in ((judged_realtext.read2, judged_realtext.DRAW2_RULES),
+                          (judged_realtext.read3, judged_realtext.DRAW3_RULES),
+                          (judged_realtext.read4, judged_realtext.DRAW4_RULES)):
+        earlier |= {r["source"] for name in rules for r in reader(name)}
+    assert not earlier & {r["source"] for r in rows}  # never judged before
+    assert not judged_realtext.judged_texts() & {judged_realtext.text_key(r["original"])
+                                                 for r in rows}  # nor the same text elsewhere
+    assert round(100 * precision(rows)) == JUDGED_DRAW5[rule]
+
+
+@pytest.mark.parametrize("rule", judged_realtext.DRAW5_RULES)
+def test_draw5_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
+    """The current rule gives exactly the judged outputs of the fifth draw (0 stale rows): a
+    change to verb_tense or to find_verbs(wide=True) fails here until they are judged again."""
+    judged = judged_realtext.read5(rule)
+    fresh = judged_realtext.generate5(rule, shared_data)
     assert_still_judged(rule, judged, fresh)

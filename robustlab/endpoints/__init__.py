@@ -27,12 +27,13 @@ from robustlab.endpoints.client import (
 LIMITS = Limits()
 
 
-def set_limits(args: Any) -> None:
+def set_limits(args: Any, *, budget: bool = True) -> None:
     """``--max-concurrency``, ``--budget`` and ``--max-queries`` of a parsed command line, for
-    every endpoint this process opens."""
+    every endpoint this process opens. ``budget=False``: the command's ``--budget`` is its own
+    (bias samples its neighbourhoods to it), not the endpoint's."""
     from robustlab.errors import InputError
 
-    budget, unit = parse_budget(getattr(args, "budget", None))
+    budget, unit = parse_budget(getattr(args, "budget", None) if budget else None)
     conc = getattr(args, "max_concurrency", None)
     if conc is not None and int(conc) < 1:
         raise InputError(f"--max-concurrency must be >= 1, got {conc}")

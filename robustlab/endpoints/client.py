@@ -52,6 +52,10 @@ BACKOFF_BASE = 0.25
 BACKOFF_CAP = 30.0
 #: the longest Retry-After honoured (a longer one is an error, not a silent hour's wait)
 RETRY_AFTER_CAP = 300.0
+#: the backoff's jitter: a generator of its own, so asking never draws from (or moves) the
+#: global ``random`` state a perturbation seeds around each text while an eval perturbs the
+#: next cells in another thread (robustlab.studies.eval.ahead)
+_JITTER = random.Random()
 
 
 class EndpointError(InputError):
@@ -471,7 +475,7 @@ class EndpointModel:
             if attempt == self.card.retries:
                 break
             if wait is None:
-                wait = random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt))
+                wait = _JITTER.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt))
             await asyncio.sleep(wait)
         raise EndpointError(f"{url}: {last} after {self.card.retries + 1} tries; every answer "
                             "so far is stored: rerun the same command to continue")

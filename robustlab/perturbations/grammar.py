@@ -85,7 +85,8 @@ _SENTENCE_END = re.compile(
     r"(?<![\s.][^\W\d_])(?<![\s.][^\W\d_]\.[^\W\d_])"
     r"(?<!\b(?:St|Mr|Dr|Jr|Sr|Mt|Ft|vs|Ms))(?<!\bMrs)(?<!\bNo)(?<!\betc)"
     r"[.!?]+(?=\s|$)", re.IGNORECASE)
-_PUNCT_BREAK = re.compile(r"[,.;:!?()\[\]\"“”]")
+#: punctuation that ends a subject or clause between two tokens (shared by the verb rules)
+PUNCT_BREAK = re.compile(r"[,.;:!?()\[\]\"“”]")
 #: a sentence's end mark (not an abbreviation's or an initial's dot)
 SENTENCE_END = _SENTENCE_END
 
@@ -331,7 +332,7 @@ def _main_after_subject(toks: list[Token], i: int, text: str, kind: str,
     while k < len(toks):
         gap = text[toks[k - 1].end: toks[k].start]
         initial = gap.strip() == "." and len(toks[k - 1].text) == 1 and toks[k - 1].text.isupper()
-        if _PUNCT_BREAK.search(gap) and not initial:  # "Arthur H. Bremer" is one subject
+        if PUNCT_BREAK.search(gap) and not initial:  # "Arthur H. Bremer" is one subject
             return None
         w, before = toks[k].low, toks[k - 1].low
         if coordinated and w in ("and", "or"):
@@ -355,7 +356,7 @@ def _next_word(toks: list[Token], j: int, text: str) -> int | None:
     """Index of the next token after ``j`` in the same clause, skipping adverbs and negators."""
     k = j + 1
     while k < len(toks):
-        if _PUNCT_BREAK.search(text, toks[k - 1].end, toks[k].start):
+        if PUNCT_BREAK.search(text, toks[k - 1].end, toks[k].start):
             return None
         if not is_adverb(toks[k].low):
             return k
@@ -411,7 +412,7 @@ class _VerbScan:
                 and self.toks[i + 1].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG \
                 or self.wide and t.low == "as" and self.prev is None \
                 and i + 1 < len(self.toks) \
-                and not _PUNCT_BREAK.search(self.text, t.end, self.toks[i + 1].start):
+                and not PUNCT_BREAK.search(self.text, t.end, self.toks[i + 1].start):
             # "as" opening a clause is a conjunction: "as the story moves ..., the picture becomes"
             self.clause_break(i, t)
             return
@@ -450,7 +451,7 @@ class _VerbScan:
         punctuation break before ``t`` starts a new clause."""
         toks, text = self.toks, self.text
         self.question = next(("?" in mark for pos, mark in self.ends if pos >= t.end), False)
-        if i > 0 and _PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
+        if i > 0 and PUNCT_BREAK.search(text, toks[i - 1].end, t.start):
             causative = self.causative and self.wide \
                 and text[toks[i - 1].end: t.start].strip() in ("[", "]", "(", ")")
             self.prev, self.clause_has_main, self.subject, self.in_pp = None, False, None, False
@@ -481,7 +482,7 @@ class _VerbScan:
         keep = keep and not (i >= 2 and toks[i - 2].low == "to")
         j = i + 1
         while self.wide and keep and j + 1 < len(toks) and is_adverb(toks[j].low) \
-                and toks[j].low not in NEGATORS and not _PUNCT_BREAK.search(
+                and toks[j].low not in NEGATORS and not PUNCT_BREAK.search(
                     self.text, toks[j].end, toks[j + 1].start):
             j += 1  # "endeavors and largely *succeeds*", "start dating and quickly *fall*"
         if keep and j < len(toks):
@@ -512,7 +513,7 @@ class _VerbScan:
                 and prev.low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG)):
             return True  # "might have", "to have", "could i have": not finite
         if t.low == "is" and i > 0 and toks[i - 1].low == "that" and (
-                i + 1 == len(toks) or _PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
+                i + 1 == len(toks) or PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
             return True  # the idiom "..., that is, ..."
         if t.low in PREPOSITIONS and t.low != "like":  # "golf clubs over one shoulder"
             return True
@@ -532,7 +533,7 @@ class _VerbScan:
                 _nounish(t.low, False) is not None and nxt_tok.low not in NON_SUBJECT and \
                 _nounish(nxt_tok.low, False) is not None and \
                 (_aux_kind(after.low) is not None or verb_forms(after.low)) and \
-                not _PUNCT_BREAK.search(text, t.end, after.start):
+                not PUNCT_BREAK.search(text, t.end, after.start):
             forms = []  # "which mainstream audiences have": a noun phrase, not a verb
         if forms:
             tag, lemma = forms[0]
@@ -604,7 +605,7 @@ class _VerbScan:
             who = toks[main - 1]  # the subject's head: "does an *octopus* have"
         elif nxt is not None:  # a copula: the noun before "of", "?" ("Columbus ' three ships")
             k = nxt
-            while k + 1 < len(toks) and not _PUNCT_BREAK.search(text, toks[k].end, toks[k + 1].start) \
+            while k + 1 < len(toks) and not PUNCT_BREAK.search(text, toks[k].end, toks[k + 1].start) \
                     and toks[k + 1].low not in PREPOSITIONS and toks[k + 1].low not in CLAUSE_BREAK \
                     and not _is_participle(toks[k + 1].low) and not toks[k + 1].low.startswith("'"):
                 k += 1
@@ -654,7 +655,7 @@ class _VerbScan:
             is_subject = pronoun or _nounish(prev.low, prev.text[:1].isupper()) is not None \
                 or self.wide and name_like(prev.low)
             if self.wide and not pronoun and not _nounish(prev.low, False) and name_like(prev.low) \
-                    and (i + 1 == len(toks) or _PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
+                    and (i + 1 == len(toks) or PUNCT_BREAK.search(text, t.end, toks[i + 1].start)):
                 is_subject = False  # "than pink floyd *tickets* .": a noun after a name
             if self.wide and in_pp and not pronoun and i >= 2 and toks[i - 2].low in PREPOSITIONS \
                     and t.low.endswith("s"):
@@ -673,14 +674,14 @@ class _VerbScan:
                     and nxt_tok.low not in NON_SUBJECT \
                     and not (self.wide and nxt_tok.low in OBJECTS | PARTICLES | _DEMONSTRATIVES) \
                     and _nounish(nxt_tok.low, False) and not verb_forms(nxt_tok.low) \
-                    and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                    and not PUNCT_BREAK.search(text, t.end, nxt_tok.start):
                 is_subject = False  # "the best sports movie": a noun compound
             if not pronoun and nxt_tok is not None and _nounish(t.low, False) is not None \
                     and (_aux_kind(nxt_tok.low) is not None and nxt_tok.low not in CLITIC_AUX
                          or is_adverb(nxt_tok.low) is False and verb_forms(nxt_tok.low)
                          and _nounish(nxt_tok.low, False) is None
                          and not (self.wide and is_adjective(nxt_tok.low))) \
-                    and not _PUNCT_BREAK.search(text, t.end, nxt_tok.start):
+                    and not PUNCT_BREAK.search(text, t.end, nxt_tok.start):
                 is_subject = False  # "science fiction fans will stomp": the subject's noun
             if self.wide and prev.low in ("all", "both", "each") and i >= 2 \
                     and toks[i - 2].low in SUBJ_3SG | SUBJ_PL | SUBJ_1SG:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from robustlab.perturbations.base import PerturbationError
 from robustlab.perturbations.grammar import (
-    _PUNCT_BREAK,
     CLAUSE_BREAK,
     CONTRACTIONS,
     MODALS,
@@ -28,6 +27,7 @@ from robustlab.perturbations.grammar import (
     OBJECTS,
     PREPOSITIONS,
     PTB_NEG_HOSTS,
+    PUNCT_BREAK,
     S_HOSTS,
     SENTENCE_END,
     SUBJ_1SG,
@@ -910,6 +910,77 @@ def _unread_v6(text: str, toks: list[Token], j: int, first: int, forms: set[str]
     return plain and (nxt == "to" or before in ("and", "but", "or"))
 
 
+#: v7: fixed expressions whose first word looks like a finite verb ("*thanks* to a shaman")
+_FIXED = frozenset({("thanks", "to")})
+_RELATIVES = frozenset("that which who".split())
+
+
+def _no_verb_v7(text: str, toks: list[Token], v: Verb, first: int, read: Collection[int]) -> str:
+    """v7: why the verb ``v`` that :func:`find_verbs` read is probably a noun, so its sentence
+    is left alone ("" when it is not): a fixed expression ("*thanks* to"); a modal that ends
+    its clause or stands before a preposition or "and", after no subject or adverb ("blind good
+    *will* .", "a new friend , *will* ,"; not "and probably never *will* ."); a noun right after a noun or adjective with no
+    subject reading: the noun phrase is the object of an -ing verb or a read verb ("emptying
+    rat *traps*"; not after a preposition: "progression into rambling incoherence *gives*"), or a plain verb form taking an object follows ("the plot *twists*
+    give i am ...", "two young *couples* take a tour"); or a verb after a relative
+    "that"/"which"/"who" moved into the present whose antecedent looks plural ("the forces that
+    *had* shaped" would get "has")."""
+    t = toks[v.i]
+    nxt = toks[v.i + 1].low if v.i + 1 < len(toks) else ""
+    gap_after = text[t.end: toks[v.i + 1].start].strip() if nxt else ""
+    if (t.low, nxt) in _FIXED:
+        return "fixed"
+    prev = toks[v.i - 1].low if v.i > first else ""
+    if v.kind == "modal" and t.low in ("will", "can", "may", "shall") and not v.inverted and (
+            gap_after or not nxt or nxt in PREPOSITIONS | {"and", "or", "but"}) and not (
+            prev in _SUBJECTS | _MODAL_BEFORE or is_adverb(prev)):
+        return "modal noun"  # "good *will* .", "a new friend , *will* ,", not "never *will* ."
+    if v.kind == "main" and prev and _noun(t.low) and prev not in _SUBJECTS | _DETERMINERS | \
+            _RELATIVES and not text[toks[v.i - 1].end: t.start].strip() and (
+            can_be_noun(prev) or is_adjective(prev)):
+        k = v.i - 1
+        while k > first and not text[toks[k - 1].end: toks[k].start].strip() and (
+                can_be_noun(toks[k - 1].low) or is_adjective(toks[k - 1].low)) and \
+                toks[k - 1].low not in _SUBJECTS | _DETERMINERS | PREPOSITIONS | _RELATIVES \
+                and not _gerund(toks[k - 1].low):
+            k -= 1
+        gap = text[toks[k - 1].end: toks[k].start].strip() if k > first else "."
+        before = toks[k - 1].low if not gap else ""
+        if _gerund(before) and (k - 2 < first or toks[k - 2].low not in _DETERMINERS) \
+                or k - 1 in read:
+            return "compound after " + before
+        after = toks[v.i + 2].low if v.i + 2 < len(toks) and not text[
+            toks[v.i + 1].end: toks[v.i + 2].start].strip() else ""
+        if t.low.endswith("s") and nxt and not gap_after and not nxt.endswith("s") and any(
+                tag == "VBP" for tag, _ in verb_forms(nxt)) and nxt not in PREPOSITIONS and \
+                nxt != "like" and not is_adverb(nxt) and after in _OBJECT_NEXT | _SUBJECTS:
+            return "compound before " + nxt
+    if prev in _RELATIVES and v.i - 2 >= first and (v.tag == "VBD" or t.low in _TO_PRESENT):
+        ante = toks[v.i - 2].low
+        if ante.endswith("s") and not ante.endswith("ss") and _noun(ante) and ante not in _SUBJECTS:
+            return "relative after " + ante
+    return ""
+
+
+@functools.lru_cache(maxsize=65536)
+def _gerund(word: str) -> bool:
+    """An -ing form of a verb that WordNet knows as no adjective ("emptying", not "intriguing"):
+    the noun phrase after it is its object (v7)."""
+    from lemminflect import getAllLemmas
+
+    if not word.endswith("ing") or "VERB" not in getAllLemmas(word):
+        return False
+    try:
+        return not wordnet().synsets(word, pos="a") and not wordnet().synsets(word, pos="s")
+    except ResourceMissing:
+        return False
+
+
+#: words before a modal that ends its clause that make it a modal, not a noun ("never *will* .")
+_MODAL_BEFORE = frozenset("never also still just soon all both probably certainly surely likely "
+                          "even always so too who which that".split())
+
+
 @functools.lru_cache(maxsize=65536)
 def _noun(word: str) -> bool:
     """lemminflect or WordNet knows ``word`` as a noun (lemminflect lists no noun for some
@@ -993,10 +1064,19 @@ class VerbTense(_VerbPerturbation):
     year is never moved into the present ("in 2001 ... *made*"), a sentence mostly of unknown
     words with accents (another language) is left alone, and "?" before ")" or a decimal point
     written apart ("$1 . 8 million") ends no sentence.
+
+    v7 (issue 33, fifth draw): v6's held-out errors were nouns read as verbs, so a sentence is
+    left alone when a verb it read is probably a noun (:func:`_no_verb_v7`): a fixed expression
+    ("*thanks* to"), a "will"/"can" that ends its clause or stands before a preposition with no
+    subject or adverb before it ("blind good *will* .", "a new friend , *will* ,"), a noun after
+    a noun or adjective that is the object of an -ing verb or a read verb ("emptying rat
+    *traps*") or that a plain verb with an object follows ("the plot *twists* give i am ..."),
+    and a verb moved into the present after a relative "that"/"which"/"who" whose antecedent
+    looks plural ("the forces that *had* shaped" would get "has").
     """
 
     name = "verb_tense"
-    version = 6  # v5 + more signs of an unread verb; no historical present; brackets
+    version = 7  # v6 + nouns read as verbs left alone (compounds, "thanks to", relatives)
     asymmetric = False
     together = True
     summary = "changes verb tense present <-> past, a whole sentence at a time"
@@ -1059,6 +1139,8 @@ class VerbTense(_VerbPerturbation):
         tenses, out = set(), []
         for v in vs:
             t = toks[v.i]
+            if v.kind == "modal" and _no_verb_v7(text, toks, v, first, by_i):
+                return None  # v7: "with blind good *will* ." (a noun)
             if v.kind == "modal" and t.low not in _MODAL_PAST:
                 return None  # "would", "could", "must": no tense of their own to shift
             if v.kind == "modal" and (v.i > 0 and toks[v.i - 1].low in _IMPERATIVE_NEXT | {"own", "free"}
@@ -1069,6 +1151,8 @@ class VerbTense(_VerbPerturbation):
                 tenses.add(False)  # "it'll be fun" -> "it'd be fun": a present modal moves back
                 out.append(_swap(t, _MODAL_PAST[t.low]))
                 continue
+            if _no_verb_v7(text, toks, v, first, by_i):
+                return None  # v7: "*thanks* to", "good *will*", "rat *traps*", "forces that *had*"
             if t.low == "'s" and v.i > 0 and toks[v.i - 1].low in _POSSESSIVE_HOSTS:
                 return None  # "everyone's bag of popcorn": a possessive, not "is"
             if v.i == first and v.kind in ("do", "main") and not v.inverted:
@@ -1082,7 +1166,7 @@ class VerbTense(_VerbPerturbation):
                         t.low, v.lemma) or any(toks[k].low == "to" for k in range(head.i, v.i))):
                     return None  # "was captured and hanged", "are advised to sit ... and squint"
                 if v.tag == "VBD" and toks[v.i - 1].low not in _PRONOUNS and _can_be_participle(
-                        t.low, v.lemma) and (v.i + 1 == len(toks) or _PUNCT_BREAK.search(
+                        t.low, v.lemma) and (v.i + 1 == len(toks) or PUNCT_BREAK.search(
                             text, t.end, toks[v.i + 1].start)):
                     return None  # v6: "the best efforts of everyone *involved* .": a participle
                 if v.i >= 2 and toks[v.i - 1].low not in _SUBJECTS and (toks[v.i - 2].low in ("and", "or")

@@ -66,6 +66,19 @@ def _perturbed_chunks(pert: Any, texts: Sequence[str], seed: int, samples: int
             yield s, a, pert.perturb_outcomes(list(texts[a: a + CHUNK]), sd)
 
 
+def perturb_cell(spec: str, texts: Sequence[str], seed: int, samples: int
+                 ) -> tuple[Any, list[list[Any]]]:
+    """A cell's perturbation object and its outcomes ``[sample][example]``, as
+    :func:`evaluate_cell` perturbs them (for :mod:`robustlab.studies.eval.ahead`)."""
+    from robustlab.perturbations.registry import parse_spec
+
+    pert = parse_spec(spec)
+    outcomes: list[list[Any]] = [[None] * len(texts) for _ in range(samples)]
+    for s, a, outs in _perturbed_chunks(pert, texts, seed, samples):
+        outcomes[s][a: a + len(outs)] = outs
+    return pert, outcomes
+
+
 def _ahead(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
     """``gen`` produced by a thread up to ``depth`` items ahead of the consumer (the CPU
     perturbs the next chunk while the model predicts this one: torch releases the GIL)."""
@@ -103,8 +116,11 @@ def _ahead(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
 
 
 def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spec: str,
-                  seed: int, samples: int, *, prefetch: bool = False) -> CellOutput:
-    """One perturbation and seed over every example (module docstring)."""
+                  seed: int, samples: int, *, prefetch: bool = False,
+                  ahead: Any = None) -> CellOutput:
+    """One perturbation and seed over every example (module docstring). ``ahead``: a
+    :class:`~robustlab.studies.eval.ahead.Pipeline` that perturbed and asked this cell's texts
+    while earlier cells were scored (an endpoint's eval)."""
     from robustlab.metrics import robustness
     from robustlab.metrics.checklist_tests import CHANGED, INV, checklist_type, example_fails
     from robustlab.perturbations.registry import parse_spec
@@ -113,18 +129,27 @@ def evaluate_cell(predictor: Predictor, examples: Sequence[tuple[str, int]], spe
     texts = [t for t, _ in examples]
     labels = np.asarray([y for _, y in examples], dtype=np.int64)
     n = len(texts)
-    clean = predictor(texts)
+    perturb_wait = 0.0
+    if ahead is not None:
+        tw = time.perf_counter()
+        pert, outcomes = ahead.take(spec, seed, samples)
+        perturb_wait = time.perf_counter() - tw
+        clean = np.stack([predictor.cache[t] for t in texts]) if n else np.zeros((0, 0))
+    else:
+        clean = predictor(texts)
     pred0 = clean.argmax(axis=1)
     # an endpoint's answer that names no label (an LLM's): invalid, never a class
     is_invalid = getattr(predictor.model, "is_invalid", None)
     if is_invalid is not None:
         pred0 = np.asarray([-1 if is_invalid(t) else int(p) for t, p in zip(texts, pred0,
                                                                             strict=True)])
-    pert = parse_spec(spec)
-    outcomes: list[list[Any]] = [[None] * n for _ in range(samples)]
-    chunks = _perturbed_chunks(pert, texts, seed, samples)
-    perturb_wait = 0.0
-    it = _ahead(chunks) if prefetch else chunks
+    if ahead is None:
+        pert = parse_spec(spec)
+        outcomes = [[None] * n for _ in range(samples)]
+        chunks = _perturbed_chunks(pert, texts, seed, samples)
+        it = _ahead(chunks) if prefetch else chunks
+    else:
+        it = iter(())
     while True:
         tw = time.perf_counter()
         item = next(it, None)
@@ -199,7 +224,8 @@ class EvalCells:
 
     def __init__(self, examples: Sequence[tuple[str, int]], model: Any, *, device: str,
                  batch_size: int, signature: str, predictor: Predictor | None = None,
-                 prefetch: bool = False, run_dir: Any = None, trusted: bool = False) -> None:
+                 prefetch: bool = False, run_dir: Any = None, trusted: bool = False,
+                 ahead_cells: Sequence[tuple[str, int, int]] | None = None) -> None:
         import uuid
 
         self.examples = list(examples)
@@ -212,9 +238,20 @@ class EvalCells:
         #: an endpoint's answers go to this run's store; its key is read only when trusted
         self.run_dir, self.trusted = run_dir, trusted
         self.key = uuid.uuid4().hex
+        #: the pending cells an endpoint's eval perturbs and asks ahead (robustlab.studies.
+        #: eval.ahead), in the order the sequential executor runs them; started by the first cell
+        self.ahead_cells = list(ahead_cells) if ahead_cells is not None else None
+        self.pipeline: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "predictor": None}  # each worker loads its own
+        # each worker loads its own predictor; the pipeline's threads are this process's
+        return {**self.__dict__, "predictor": None, "pipeline": None, "ahead_cells": None}
+
+    def close(self) -> None:
+        """Stop the pipeline's threads (after the executor ran every cell)."""
+        if self.pipeline is not None:
+            self.pipeline.close()
+            self.pipeline = None
 
     def _predictor(self) -> Predictor:
         if self.predictor is not None:
@@ -228,8 +265,14 @@ class EvalCells:
         return hit
 
     def __call__(self, _kind: str, params: dict[str, Any]) -> CellOutput:
+        if self.ahead_cells and self.pipeline is None:
+            from robustlab.studies.eval.ahead import Pipeline
+
+            self.pipeline = Pipeline(self._predictor(), [t for t, _ in self.examples],
+                                     self.ahead_cells, perturb_cell)
         out = evaluate_cell(self._predictor(), self.examples, params["perturbation"],
-                            int(params["seed"]), int(params["samples"]), prefetch=self.prefetch)
+                            int(params["seed"]), int(params["samples"]), prefetch=self.prefetch,
+                            ahead=self.pipeline)
         out.result["signature"] = self.signature
         out.signature = self.signature
         return out
@@ -470,7 +513,9 @@ class Eval:
         fn = EvalCells(examples, self.model if self.model is not None else cfg.model,
                        device=device, batch_size=cfg.batch_size, signature=sig,
                        predictor=predictor if ctx.executor == "sequential" else None,
-                       prefetch=self.prefetch, run_dir=out, trusted=ctx.may_send_key())
+                       prefetch=self.prefetch, run_dir=out, trusted=ctx.may_send_key(),
+                       ahead_cells=ahead_cells(cfg, out, len(examples), predictor)
+                       if ctx.executor == "sequential" else None)
         ctx.say(f"{len(examples)} examples x {len(cfg.perturbations)} perturbations "
                 f"({len(cells)} cells) -> {out}")
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
@@ -522,6 +567,9 @@ class Eval:
             save_figure(accuracy_figure(rows, clean), out / "eval.png")
             files.append("eval.png")
         files += write_failure_report(store, out)
+        close = getattr(plan.cell_fn, "close", None)
+        if close is not None:  # the endpoint pipeline's threads (every cell has run)
+            close()
         # texts this process predicted (worker processes keep their own count)
         predictor = plan.state.get("predictor") if ctx.executor == "sequential" else None
         labels = [int(y) for _, y in plan.state["examples"]]
@@ -538,6 +586,27 @@ class Eval:
                    **endpoint_summary(store, plan.state.get("predictor"), results)}
         write_json(out / "summary.json", summary)
         return summary
+
+
+def ahead_cells(cfg: EvalConfig, out: Path, n: int, predictor: Predictor
+                ) -> list[tuple[str, int, int]] | None:
+    """The cells an endpoint's eval pipelines (:mod:`robustlab.studies.eval.ahead`): those not
+    done yet, in the executor's order; None for a local model (its predictions are CPU too,
+    nothing to overlap) or past :data:`~robustlab.studies.eval.ahead.MAX_TEXTS`."""
+    from robustlab.runs.store import is_run_dir
+    from robustlab.studies.eval.ahead import MAX_TEXTS
+
+    if getattr(predictor.model, "card", None) is None:
+        return None
+    done: set[str] = set()
+    if is_run_dir(out):
+        with RunStore(out, readonly=True) as store:
+            done = {c.key for c in store.cells("done")}
+    cells = [(p["perturbation"], int(p["seed"]), int(p["samples"])) for key, p in cfg.cells()
+             if key not in done]
+    if not cells or n * sum(c[2] for c in cells) > MAX_TEXTS:
+        return None
+    return cells
 
 
 def endpoint_summary(store: RunStore, predictor: Any, results: Sequence[dict[str, Any]]

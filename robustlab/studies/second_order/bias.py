@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robustlab.endpoints.card import is_endpoint
 from robustlab.errors import InputError
 from robustlab.runs import inputs as run_inputs
 from robustlab.runs import payloads
@@ -66,9 +67,13 @@ class BiasEvaluator:
 
     def __init__(self, predict: Callable[[list[str]], np.ndarray], source: NeighbourhoodSource,
                  *, budget: int = 2000, parents: int = 200, seed: int = 0,
-                 batch_size: int = 256, lm_check: LanguageModelCheck | None = None) -> None:
+                 batch_size: int = 256, lm_check: LanguageModelCheck | None = None,
+                 is_invalid: Callable[[str], bool] | None = None) -> None:
         self.predict, self.source, self.lm_check = predict, source, lm_check
         self.budget, self.parents, self.seed, self.batch_size = budget, parents, seed, batch_size
+        #: an endpoint's answer that names no label (an LLM's): its f_soft is NaN, and a pair
+        #: (x, x ⊕ p) with one is left out of B and counted (``invalid``), never scored
+        self.is_invalid = is_invalid
         self._proba: dict[str, float] = {}
         self.model_queries, self.model_seconds = 0, 0.0
 
@@ -84,7 +89,8 @@ class BiasEvaluator:
                 raise InputError("the model returned NaN/inf or malformed probabilities for "
                                  f"{len(chunk)} sentences (first: {chunk[0]!r})")
             for t, row in zip(chunk, p, strict=False):
-                self._proba[t] = float(row[1])
+                bad = self.is_invalid is not None and self.is_invalid(t)
+                self._proba[t] = float("nan") if bad else float(row[1])
         return np.array([self._proba[t] for t in texts])
 
     @staticmethod
@@ -171,11 +177,18 @@ class BiasEvaluator:
              start: str = "test") -> tuple[dict[str, Any], list[dict[str, Any]]]:
         base, lm_rejected = self.checked_test_set(texts, pair)
         fs0 = self.f_soft_change(base, pair[1]) if base else np.zeros(0)
-        filtered = [b for b, f in zip(base, fs0, strict=False) if abs(f) < EPSILON]
+        # an invalid answer (NaN) leaves its sentence out of what is measured, never scored
+        ok0 = np.isfinite(fs0)
+        filtered = [b for b, f, ok in zip(base, fs0, ok0, strict=True) if ok and abs(f) < EPSILON]
+        invalid_test = int(len(fs0) - ok0.sum())
+        fs0 = fs0[ok0]
         if start == "filter":
             base = filtered
         items, sampled = self.levels(base, pair, k) if base else ([], False)
         fs = self.f_soft_change(items, pair[1]) if items else np.zeros(0)
+        ok = np.isfinite(fs)
+        invalid = int(len(fs) - ok.sum())
+        items, fs = [it for it, good in zip(items, ok, strict=True) if good], fs[ok]
         result = {
             "pair": list(pair), "k": k, "B": float(fs.mean()) if len(fs) else None,
             "std": float(fs.std()) if len(fs) else None, "n": len(fs), "sampled": sampled,
@@ -185,6 +198,8 @@ class BiasEvaluator:
         }
         if self.lm_check is not None:
             result["lm_rejected"] = lm_rejected
+        if self.is_invalid is not None:  # an endpoint: the pairs left out for an invalid answer
+            result["invalid"], result["invalid_test"] = invalid, invalid_test
         records = [{"text": " ".join(w), "f_soft": float(f)}
                    for (w, _), f in zip(items, fs, strict=False)]
         return result, records
@@ -347,7 +362,17 @@ class Bias:
                                      **load_options(cfg.dataset))
             texts = [t for t, _ in examples]
         predict, name = self.predict, cfg.model.removeprefix(OBJECT)
-        if predict is None:
+        endpoint, estimated = None, None
+        if predict is None and is_endpoint(cfg.model):
+            # a model behind HTTP: f_soft asked through the endpoint client, every answer stored
+            # in this run's store as it arrives (docs/endpoints.md)
+            if ctx.executor != "sequential":
+                raise InputError(f"--executor {ctx.executor}: bias over an endpoint runs with "
+                                 "--executor sequential (its requests run --max-concurrency "
+                                 "at a time)")
+            endpoint, estimated = open_bias_endpoint(cfg, texts, ctx, out)
+            predict, name = endpoint.predict_proba, endpoint.card.url
+        elif predict is None:
             model = load_trained_model(cfg.model, device=device)
             predict, name = model.predict_proba, getattr(model, "model_id", lambda: cfg.model)()
         sig = cfg.signature()
@@ -357,7 +382,10 @@ class Bias:
                   "start": cfg.start, "sig": sig}
         if ctx.executor == "sequential":
             ev = BiasEvaluator(predict, source, budget=cfg.budget, parents=cfg.parents,
-                               seed=cfg.seed, lm_check=lm_check)
+                               seed=cfg.seed, lm_check=lm_check, **({} if endpoint is None else {
+                                   # every text a cell needs in one call: its requests run
+                                   # --max-concurrency at a time
+                                   "batch_size": 1 << 20, "is_invalid": endpoint.is_invalid}))
             fn = BiasCells(texts, None, None, evaluator=ev, **common)
         else:
             spec_model = None if self.predict is not None else cfg.model
@@ -371,7 +399,8 @@ class Bias:
             fn = BiasCells(texts, model_for, src, lm_check=cfg.lm_check, **common)
         return Plan(cells=cells, cell_fn=fn, name=f"bias {name}",
                     pins={"data": (fingerprint(list(texts)), f"--dataset {where}")},
-                    state={"source": source.name, "model_name": name})
+                    state={"source": source.name, "model_name": name, "endpoint": endpoint,
+                           "estimate": estimated})
 
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
@@ -396,9 +425,67 @@ class Bias:
                    "source": plan.state["source"], "model": plan.state["model_name"],
                    "epsilon": EPSILON,
                    "mean_abs_B": statistics.fmean(abs(b) for b in bs) if bs else None}
+        endpoint = plan.state.get("endpoint")
+        if endpoint is not None:  # what asking cost, and why it stopped (docs/endpoints.md)
+            from robustlab.endpoints.costs import costs
+
+            summary["endpoint"] = {**costs(store, endpoint),
+                                   "invalid": len(endpoint.invalid_texts),
+                                   "estimate": plan.state.get("estimate"),
+                                   "stopped": endpoint.stopped}
         write_jsonl(out / "results.jsonl", [done[c.key].result for c in cells if c.key in done])
         write_json(out / "summary.json", summary)
         return summary
+
+
+def query_bound(cfg: BiasConfig, texts: Sequence[str], done: set[str] = frozenset()
+                ) -> tuple[int, str | None]:
+    """An upper bound on the texts a bias run asks its model for the cells not in ``done``,
+    and the first text it asks (None: it asks nothing). A cell (p, k) asks f_soft of x and
+    x ⊕ p for X_test (which every cell of the pair shares) and for Neighbor_k, sampled to at
+    most ``budget`` sentences: 2·|X_test| + 2·budget per distance k >= 1, per pair, before the
+    language-model check, stored answers and duplicates, which only lower it."""
+    total, first = 0, None
+    for pair in cfg.pairs:
+        todo = [k for k in cfg.ks if f"pair={pair[0]}/{pair[1]}|k={k}" not in done]
+        items = BiasEvaluator._test_items(texts, tuple(pair))
+        if not todo or not items:
+            continue
+        first = first or items[0][2][0]
+        total += 2 * len(items) + 2 * cfg.budget * sum(k >= 1 for k in todo)
+    return total, first
+
+
+def open_bias_endpoint(cfg: BiasConfig, texts: Sequence[str], ctx: RunContext, out: Path
+                       ) -> tuple[Any, int]:
+    """The endpoint ``cfg.model`` names (an :class:`~robustlab.endpoints.EndpointModel` whose
+    cache is this run's store) and its query bound, printed first and checked against
+    ``--max-queries`` (refused in one line when larger: nothing asked or written). The first
+    text the study needs is asked here, so an unreachable host or a bad reply is one line,
+    exit 2, before the run is created."""
+    from robustlab.endpoints import LIMITS, open_endpoint
+    from robustlab.runs.store import StoreCache, is_run_dir
+    from robustlab.textfmt import echo
+
+    done: set[str] = set()
+    if is_run_dir(out):  # a resume: finished cells ask nothing
+        with RunStore(out, readonly=True) as store:
+            done = {c.key for c in store.cells("done")}
+    queries, first = query_bound(cfg, texts, done)
+    echo(f"robustlab bias: {cfg.model}: at most {queries:,} endpoint queries for the cells not "
+         f"done yet — an upper bound: x and x ⊕ p for X_test and for each Neighbor_k (k >= 1, "
+         f"at most --budget {cfg.budget} sentences)")
+    if LIMITS.max_queries is not None and queries > LIMITS.max_queries and \
+            not LIMITS.stop_at_budget:
+        raise InputError(f"--max-queries {LIMITS.max_queries}: this bias run may ask up to "
+                         f"{queries:,} queries (an upper bound); raise it to --max-queries "
+                         f"{queries}, lower --budget, --k or --num-examples, or add "
+                         "--stop-at-budget to stop after it and continue later")
+    model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(),
+                          limits=LIMITS)
+    if first is not None:
+        model.predict_proba([first])  # asked by the first cell anyway
+    return model, queries
 
 
 def run_bias_study(*, predict: Callable[[list[str]], np.ndarray], model_name: str,

@@ -19,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="B(p,k) = mean F_soft(x;p) over Neighbor_k(X_test), k=0..3; "
                        "writes a run directory (see docs/attacks.md).")
     BiasConfig.add_arguments(p)
+    from robustlab.endpoints import add_options
+
+    # bias's own --budget samples the neighbourhoods: the endpoint's is --max-queries
+    add_options(p.add_argument_group("a model behind an endpoint (docs/endpoints.md)"),
+                budget=False, max_queries=True)
     # the model and the masked LM of the neighbourhoods run on --device
     RunContext.add_arguments(p)
     p.set_defaults(func=run, check=check)
@@ -26,13 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """The options alone (files looked at, nothing loaded): before anything is created."""
+    from robustlab.endpoints import set_limits
+
+    set_limits(args, budget=False)  # --max-queries, --max-concurrency: checked before anything exists
     BiasConfig.from_args(args).validate(trusted=getattr(args, "trusted", True))
     RunContext.from_args(args).validate()
 
 
 def run(args: argparse.Namespace) -> int:
+    from robustlab.endpoints import set_limits
     from robustlab.studies.second_order.bias import Bias
 
+    set_limits(args, budget=False)
     config = BiasConfig.from_args(args)
     ctx = RunContext.from_args(args, log=lambda m: echo(f"robustlab bias: {m}",
                                                           file=sys.stderr, flush=True))
@@ -46,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
                  for k in ks]
         echo(f"{pair:>18s} " + " ".join(f"{c:>10s}" for c in cells))
     echo(f"-> {args.out}")
+    if summary.get("endpoint"):
+        from robustlab.studies.second_order.attack_command import endpoint_line
+
+        echo(endpoint_line(summary["endpoint"]))
     if outcome.failed:
         from robustlab.runs.store import print_failed_cells
 

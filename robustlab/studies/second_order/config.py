@@ -310,13 +310,6 @@ class BiasConfig(StudyConfig):
         if self.blacklist is not None and not all(isinstance(w, str) and w and " " not in w
                                                   for w in self.blacklist):
             raise InputError("--blacklist: every entry must be one word")
-        from robustlab.endpoints.card import is_endpoint
-
-        if is_endpoint(self.model):  # refused before anything is asked or written
-            raise InputError(f"--model {self.model}: bias over an endpoint is not supported: it "
-                             f"asks up to --budget {self.budget} sentences per pair and distance "
-                             "with no query estimate or budget; evaluate the endpoint with "
-                             "robustlab eval or robustlab attack (docs/endpoints.md)")
         check_trained_model(self.model, trusted=trusted)
 
     def describe(self) -> str:
