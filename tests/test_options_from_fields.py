@@ -57,16 +57,16 @@ def _scratch(add) -> set[str]:
                          ids=[" ".join(c[0]) for c in STUDY_COMMANDS])
 def test_a_study_command_has_only_field_and_run_options(path, config, context):
     """Each option of a study command is one its config's fields make, a run-context option
-    (RunContext), for learnability a CI gate (add_threshold_options) or, for eval and attack,
-    how an endpoint is asked (robustlab.endpoints.add_options: runtime limits, and the kind folded
-    into the model field): an option added by hand in commands/ fails here."""
+    (RunContext), for learnability a CI gate (add_threshold_options) or, for eval, attack and
+    bias, how an endpoint is asked (robustlab.endpoints.add_options: runtime limits, and the kind
+    folded into the model field): an option added by hand in commands/ fails here."""
     command = _sub(build_parser(), path)
     own = _scratch(lambda p: fields.add_arguments(config, p, **context))
     run = _scratch(lambda p: RunContext.add_arguments(p, threads=True))
     gates = _scratch(add_threshold_options) if config is LearnabilityStudy else set()
     endpoint = _scratch(add_endpoint_options) if config is EvalConfig else \
         _scratch(lambda p: add_endpoint_options(p, budget=False, max_queries=True)) \
-        if config is AttackConfig else set()
+        if config in (AttackConfig, BiasConfig) else set()
     names = _names(command)
     assert names - own - run - gates - endpoint == set()
     assert own <= names  # and every field option is there
