@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,16 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def snap_runs() -> dict[str, Path]:
-    shutil.rmtree(SNAP_ROOT, ignore_errors=True)
-    return fixtures.make_all(SNAP_ROOT)
+def snap_runs() -> Iterator[dict[str, Path]]:
+    """The fixed place is shared by every suite on the machine: two suites side by side (two
+    checkouts, 12:22 UTC 2026-11-28) rebuilt it under each other and a snapshot failed. An
+    exclusive lock held until the session ends makes the second suite wait for the first."""
+    import fcntl
+
+    with open(f"{SNAP_ROOT}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(SNAP_ROOT, ignore_errors=True)
+        yield fixtures.make_all(SNAP_ROOT)
 
 
 def make_settings(**kw) -> Settings:
