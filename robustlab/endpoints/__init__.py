@@ -47,6 +47,20 @@ def set_limits(args: Any, *, budget: bool = True) -> None:
     LIMITS.stop_at_budget = bool(getattr(args, "stop_at_budget", False))
 
 
+def refuse_over_budget(study: str, queries: int, lower: str) -> None:
+    """Refuse a run whose upper bound of ``queries`` exceeds ``--max-queries`` (unless
+    ``--stop-at-budget``): one line naming the bound and what to change (``lower``: the study's
+    own options that shrink it), before anything is asked or written. Shared by attack and bias."""
+    from robustlab.errors import InputError
+
+    if LIMITS.max_queries is not None and queries > LIMITS.max_queries and \
+            not LIMITS.stop_at_budget:
+        raise InputError(f"--max-queries {LIMITS.max_queries}: this {study} may ask up to "
+                         f"{queries:,} queries (an upper bound); raise it to --max-queries "
+                         f"{queries}, lower {lower}, or add --stop-at-budget to stop after it "
+                         "and continue later")
+
+
 def add_options(g: Any, *, budget: bool = True, max_queries: bool = False) -> None:
     """``--endpoint-kind``, ``--max-concurrency`` and ``--budget`` (with ``--model``);
     ``max_queries``: ``--max-queries`` instead of ``--budget`` (the attack, whose own

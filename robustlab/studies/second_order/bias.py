@@ -463,7 +463,7 @@ def open_bias_endpoint(cfg: BiasConfig, texts: Sequence[str], ctx: RunContext, o
     ``--max-queries`` (refused in one line when larger: nothing asked or written). The first
     text the study needs is asked here, so an unreachable host or a bad reply is one line,
     exit 2, before the run is created."""
-    from robustlab.endpoints import LIMITS, open_endpoint
+    from robustlab.endpoints import LIMITS, open_endpoint, refuse_over_budget
     from robustlab.runs.store import StoreCache, is_run_dir
     from robustlab.textfmt import echo
 
@@ -475,12 +475,7 @@ def open_bias_endpoint(cfg: BiasConfig, texts: Sequence[str], ctx: RunContext, o
     echo(f"robustlab bias: {cfg.model}: at most {queries:,} endpoint queries for the cells not "
          f"done yet — an upper bound: x and x ⊕ p for X_test and for each Neighbor_k (k >= 1, "
          f"at most --budget {cfg.budget} sentences)")
-    if LIMITS.max_queries is not None and queries > LIMITS.max_queries and \
-            not LIMITS.stop_at_budget:
-        raise InputError(f"--max-queries {LIMITS.max_queries}: this bias run may ask up to "
-                         f"{queries:,} queries (an upper bound); raise it to --max-queries "
-                         f"{queries}, lower --budget, --k or --num-examples, or add "
-                         "--stop-at-budget to stop after it and continue later")
+    refuse_over_budget("bias run", queries, "--budget, --k or --num-examples")
     model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(),
                           limits=LIMITS)
     if first is not None:

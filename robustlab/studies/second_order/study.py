@@ -401,7 +401,7 @@ def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
     :class:`~robustlab.endpoints.EndpointModel` whose cache is this run's store), with the model
     and the query estimate over the examples not done yet, which is printed first and checked
     against ``--max-queries`` (refused in one line when larger: nothing asked or written)."""
-    from robustlab.endpoints import LIMITS, open_endpoint
+    from robustlab.endpoints import LIMITS, open_endpoint, refuse_over_budget
     from robustlab.integrations.victims import textattack_wrapper
     from robustlab.runs.store import StoreCache, is_run_dir
     from robustlab.studies.second_order.patch_words import PatchSelector
@@ -425,12 +425,7 @@ def open_endpoint_victim(cfg: AttackConfig, examples: Sequence[tuple[str, int]],
     echo(f"robustlab attack: {cfg.model}: at most {queries:,} endpoint queries for {len(todo)} "
          f"example(s) not done yet ({est.skipped} with no patch pair ask none) — an upper "
          f"bound: {est.how}")
-    if LIMITS.max_queries is not None and queries > LIMITS.max_queries and \
-            not LIMITS.stop_at_budget:
-        raise InputError(f"--max-queries {LIMITS.max_queries}: this attack may ask up to "
-                         f"{queries:,} queries (an upper bound); raise it to --max-queries "
-                         f"{queries}, lower --query-budget, --beam-width or --num-examples, or "
-                         "add --stop-at-budget to stop after it and continue later")
+    refuse_over_budget("attack", queries, "--query-budget, --beam-width or --num-examples")
     ctx.say(f"asking {cfg.model} (at most {LIMITS.max_queries or 'unlimited'} queries this run)")
     model = open_endpoint(cfg.model, cache=StoreCache(out), trusted=ctx.may_send_key(),
                           limits=LIMITS)
