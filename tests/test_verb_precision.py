@@ -173,24 +173,30 @@ def test_draw2_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
     assert_still_judged(rule, judged, fresh)
 
 
-@pytest.mark.parametrize("rule", judged_realtext.DRAW3_RULES)
-def test_draw3_fixture_is_complete_and_well_formed(rule: str) -> None:
-    """100 more hand-judged outputs of verb_tense v5 on MR/SUBJ sentences no earlier draw used;
-    the heldout3 half drawn and judged after the rule was frozen (the commit is in the file)."""
-    rows = judged_realtext.read3(rule)
+def assert_draw_well_formed(rows: list[dict], halves: tuple[str, ...], earlier: set[str],
+                            expected: tuple[int, ...]) -> None:
+    """A later draw's fixture: 25 MR + 25 SUBJ rows per half, every row judged with a reason and
+    changed, no source judged in an earlier draw, and its precision per half as documented."""
     assert Counter((r["half"], r["dataset"]) for r in rows) == {
-        (h, d): 25 for h in judged_realtext.DRAW3_HALVES for d in ("mr", "subj")}
+        (h, d): 25 for h in halves for d in ("mr", "subj")}
     for r in rows:
         assert set(r) == set(COLUMNS)
         assert r["judgement"] in ("correct", "incorrect") and r["reason"].strip()
         assert r["output"] != r["original"]
+    assert not earlier & {r["source"] for r in rows}  # never judged before
+    assert tuple(round(100 * precision([r for r in rows if r["half"] == h]))
+                 for h in halves) == expected
+
+
+@pytest.mark.parametrize("rule", judged_realtext.DRAW3_RULES)
+def test_draw3_fixture_is_complete_and_well_formed(rule: str) -> None:
+    """100 more hand-judged outputs of verb_tense v5 on MR/SUBJ sentences no earlier draw used;
+    the heldout3 half drawn and judged after the rule was frozen (the commit is in the file)."""
     earlier = {r["source"] for name in judged_realtext.RULES for r in judged_realtext.read(name)}
     earlier |= {r["source"] for name in judged_realtext.DRAW2_RULES
                 for r in judged_realtext.read2(name)}
-    assert not earlier & {r["source"] for r in rows}  # never judged before
-    halves = tuple(round(100 * precision([r for r in rows if r["half"] == h]))
-                   for h in judged_realtext.DRAW3_HALVES)
-    assert halves == JUDGED_DRAW3[rule]
+    assert_draw_well_formed(judged_realtext.read3(rule), judged_realtext.DRAW3_HALVES, earlier,
+                            JUDGED_DRAW3[rule])
 
 
 @pytest.mark.parametrize("rule", judged_realtext.DRAW3_RULES)
@@ -213,22 +219,13 @@ def test_draw3_outputs_are_the_judged_ones(rule: str, shared_data) -> None:
 def test_draw4_fixture_is_complete_and_well_formed(rule: str) -> None:
     """100 more hand-judged outputs of verb_tense v6 on MR/SUBJ sentences no earlier draw used;
     the heldout4 half drawn and judged after the rule was frozen (the commit is in the file)."""
-    rows = judged_realtext.read4(rule)
-    assert Counter((r["half"], r["dataset"]) for r in rows) == {
-        (h, d): 25 for h in judged_realtext.DRAW4_HALVES for d in ("mr", "subj")}
-    for r in rows:
-        assert set(r) == set(COLUMNS)
-        assert r["judgement"] in ("correct", "incorrect") and r["reason"].strip()
-        assert r["output"] != r["original"]
     earlier = {r["source"] for name in judged_realtext.RULES for r in judged_realtext.read(name)}
     earlier |= {r["source"] for name in judged_realtext.DRAW2_RULES
                 for r in judged_realtext.read2(name)}
     earlier |= {r["source"] for name in judged_realtext.DRAW3_RULES
                 for r in judged_realtext.read3(name)}
-    assert not earlier & {r["source"] for r in rows}  # never judged before
-    halves = tuple(round(100 * precision([r for r in rows if r["half"] == h]))
-                   for h in judged_realtext.DRAW4_HALVES)
-    assert halves == JUDGED_DRAW4[rule]
+    assert_draw_well_formed(judged_realtext.read4(rule), judged_realtext.DRAW4_HALVES, earlier,
+                            JUDGED_DRAW4[rule])
 
 
 @pytest.mark.parametrize("rule", judged_realtext.DRAW4_RULES)
