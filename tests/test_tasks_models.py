@@ -329,3 +329,47 @@ def test_hf_task_predictions_equal_the_models_own_forward_pass(tiny):
     assert np.allclose(s.predict_scores(pairs), ref, atol=1e-5)
     s.encode_block = 9  # blocks of 9 (the last one short), tokenised ahead in a thread
     assert np.allclose(s.predict_scores(pairs), ref, atol=1e-5)
+
+
+def test_the_rust_tokenizer_copy_encodes_as_the_transformers_call(tiny):
+    """The task models tokenise with a truncating copy of the checkpoint's Rust tokenizer (no
+    per-field Python lists): ids, type ids and first pieces equal ``tokenizer(...,
+    truncation=True, max_length=...)`` word for word, truncation included (pairs cut longest
+    side first); a copy that disagrees with the call on its check sample is not used."""
+    from robustlab.models.hf_tasks import HFPairScorer, HFTagger
+
+    sents = [tuple(e.tokens) * (1 + i % 4) for i, e in enumerate(_sentences(20, seed=4))]
+    m = HFTagger(str(tiny), steps=1, max_length=9, device="cpu")
+    m.fit([e.tokens for e in _sentences(6)], [e.tags for e in _sentences(6)])
+    rows, firsts = m._encode(sents)
+    assert m._backend[2] is not None  # the copy passed its check and is what encoded
+    ref = m.tokenizer_([list(s) for s in sents], is_split_into_words=True, truncation=True,
+                       max_length=9)
+    assert [r["input_ids"] for r in rows] == ref["input_ids"]
+    assert [r["token_type_ids"] for r in rows] == ref["token_type_ids"]
+    assert max(map(len, ref["input_ids"])) == 9  # some were cut
+    for i, first in enumerate(firsts):
+        w = ref.word_ids(i)
+        assert first == [(p, x) for p, x in enumerate(w)
+                         if x is not None and (p == 0 or w[p - 1] != x)]
+
+    pairs = [(" ".join(e.first.split() * (1 + i % 3)), e.second)
+             for i, e in enumerate(_pairs(20, seed=5))]
+    s = HFPairScorer(str(tiny), steps=1, max_length=11, device="cpu")
+    s.fit(pairs[:4], [1.0, 2.0, 3.0, 4.0])
+    rows = s._encode(pairs)
+    assert s._backend[2] is not None
+    ref = s.tokenizer_([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
+                       max_length=11)
+    assert [r["input_ids"] for r in rows] == ref["input_ids"]
+    assert [r["token_type_ids"] for r in rows] == ref["token_type_ids"]
+    assert max(map(len, ref["input_ids"])) == 11
+
+    # a copy that does not reproduce the call is set aside: the call itself encodes
+    odd = HFPairScorer(str(tiny), steps=1, max_length=11, device="cpu")
+    odd.tokenizer_ = s.tokenizer_
+    real = odd._wrapped
+    odd._wrapped = lambda inputs, pre: real([(b, a) for a, b in inputs], pre)  # swapped
+    assert [r["input_ids"] for r in odd._encode(pairs)] == real(
+        [(b, a) for a, b in pairs], False)["input_ids"]
+    assert odd._backend[2] is None

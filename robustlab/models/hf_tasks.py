@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -122,6 +123,60 @@ class _HFTaskModel:
     def _encode(self, inputs: Sequence[Any]) -> Any:
         raise NotImplementedError
 
+    def _encodings(self, inputs: list[Any], pretokenized: bool) -> list[Any]:
+        """The ``tokenizers.Encoding`` of each input, as ``tokenizer(inputs, truncation=True,
+        max_length=...)`` makes them (``inputs``: word lists, or (first, second) pairs).
+
+        Called on a copy of the checkpoint's Rust tokenizer set to truncate the same way: the
+        ``transformers`` call around it turned every encoding into Python lists of each field
+        and a dict per row, about 20 us per input that held the GIL (on an H200 robustlab added
+        ~120 us per input to a ~50 us forward pass). The first call compares the copy's ids,
+        type ids and word ids with the ``transformers`` call's on the first and the longest
+        inputs, and keeps the ``transformers`` call if any differs (a tokenizer wrapper doing
+        more than its Rust tokenizer)."""
+        made = getattr(self, "_backend", None)
+        if made is None or made[0] is not self.tokenizer_ or made[1] != self.max_length:
+            longest = sorted(inputs, key=lambda x: -len(str(x)))[:4]  # truncation shows
+            made = (self.tokenizer_, self.max_length,
+                    self._backend_copy([*inputs[:8], *longest], pretokenized))
+            self._backend = made
+        if made[2] is not None:
+            return made[2].encode_batch(inputs, is_pretokenized=pretokenized)
+        return self._wrapped(inputs, pretokenized).encodings
+
+    def _wrapped(self, inputs: list[Any], pretokenized: bool) -> Any:
+        if pretokenized:
+            return self.tokenizer_(inputs, is_split_into_words=True, truncation=True,
+                                   max_length=self.max_length)
+        return self.tokenizer_([a for a, _ in inputs], [b for _, b in inputs], truncation=True,
+                               max_length=self.max_length)
+
+    def _backend_copy(self, sample: list[Any], pretokenized: bool) -> Any:
+        """A truncating copy of the Rust tokenizer, or None where it would not reproduce the
+        ``transformers`` call on ``sample`` (:meth:`_encodings`)."""
+        try:
+            from tokenizers import Tokenizer
+
+            bt = Tokenizer.from_str(self.tokenizer_.backend_tokenizer.to_str())
+            bt.no_padding()
+            bt.enable_truncation(self.max_length, strategy="longest_first",
+                                 direction=getattr(self.tokenizer_, "truncation_side", "right"))
+            mine = bt.encode_batch(sample, is_pretokenized=pretokenized)
+        except Exception:  # noqa: BLE001 - any failure: the transformers call is the reference
+            return None
+        ref = self._wrapped(sample, pretokenized).encodings
+        same = ref is not None and all(
+            (a.ids, a.type_ids, a.word_ids) == (b.ids, b.type_ids, b.word_ids)
+            for a, b in zip(mine, ref, strict=True))
+        return bt if same else None
+
+    def _rows(self, encodings: list[Any]) -> list[dict[str, list[int]]]:
+        """The model inputs of each encoding (the attention mask is made from the lengths by
+        :meth:`_batch`: no padding inside a row)."""
+        if "token_type_ids" in self.tokenizer_.model_input_names:
+            return [{"input_ids": e.ids, "token_type_ids": e.type_ids} for e in encodings]
+        return [{"input_ids": e.ids} for e in encodings]
+
     def _fit(self, rows: list[dict[str, list[int]]], targets: list[Any]) -> None:
         """Train ``self.model_`` on encoded rows for exactly ``steps`` optimiser steps."""
         import torch
@@ -163,15 +218,21 @@ class _HFTaskModel:
                dev: Any) -> dict[str, Any]:
         import torch
 
-        width = max(len(r["input_ids"]) for r in rows)
+        lengths = np.fromiter((len(r["input_ids"]) for r in rows), dtype=np.int64,
+                              count=len(rows))
+        width = int(lengths.max())
+        filled = np.arange(width) < lengths[:, None]
         pad = self.tokenizer_.pad_token_id or 0
         out: dict[str, Any] = {}
         for key in rows[0]:
-            # rows copied into one preallocated array: a third of torch.tensor on padded lists
+            # every row's values in one flat array, scattered under the mask: a Python copy
+            # per row was ~3 us per input, torch.tensor on padded lists three times that
             arr = np.full((len(rows), width), pad if key == "input_ids" else 0, dtype=np.int64)
-            for j, r in enumerate(rows):
-                arr[j, : len(r[key])] = r[key]
+            arr[filled] = np.fromiter(chain.from_iterable(r[key] for r in rows), dtype=np.int64,
+                                      count=int(lengths.sum()))
             out[key] = torch.from_numpy(arr).to(dev)
+        if "attention_mask" in self.tokenizer_.model_input_names:
+            out["attention_mask"] = torch.from_numpy(filled.astype(np.int64)).to(dev)
         if targets is not None:
             out["labels"] = self._targets(targets, width, dev)
         return out
@@ -295,11 +356,20 @@ class HFTagger(_HFTaskModel):
     task = "ner"
     auto_class = "AutoModelForTokenClassification"
 
-    def _encode(self, token_lists: Sequence[Sequence[str]]) -> tuple[list[dict], list[list]]:
-        enc = self.tokenizer_([list(t) for t in token_lists], is_split_into_words=True,
-                              truncation=True, max_length=self.max_length)
-        rows = [{k: enc[k][i] for k in enc.keys()} for i in range(len(token_lists))]
-        return rows, [enc.word_ids(i) for i in range(len(token_lists))]
+    def _encode(self, token_lists: Sequence[Sequence[str]]
+                ) -> tuple[list[dict], list[list[tuple[int, int]]]]:
+        """The rows, and per row the (position, word) of each word's first piece: where its
+        tag is learnt and read (a word cut off by ``max_length`` has none)."""
+        encodings = self._encodings([list(t) for t in token_lists], pretokenized=True)
+        firsts = []
+        for e in encodings:
+            first, prev = [], None
+            for pos, wid in enumerate(e.word_ids):
+                if wid is not None and wid != prev:  # a word's pieces are contiguous
+                    first.append((pos, wid))
+                prev = wid
+            firsts.append(first)
+        return self._rows(encodings), firsts
 
     def fit(self, token_lists: Sequence[Sequence[str]],
             tag_lists: Sequence[Sequence[str]]) -> HFTagger:
@@ -314,15 +384,12 @@ class HFTagger(_HFTaskModel):
         self.model_, _ = self._model(
             self.checkpoint, num_labels=len(self.tags_), ignore_mismatched_sizes=True,
             id2label=dict(enumerate(self.tags_)), label2id=index)
-        rows, words = self._encode(token_lists)
+        rows, firsts = self._encode(token_lists)
         targets = []
-        for w, s in zip(words, tag_lists, strict=True):
-            seen: set[int] = set()
-            labels = []
-            for wid in w:
-                labels.append(-100 if wid is None or wid in seen else index[s[wid]])
-                if wid is not None:
-                    seen.add(wid)
+        for r, first, s in zip(rows, firsts, tag_lists, strict=True):
+            labels = [-100] * len(r["input_ids"])
+            for pos, wid in first:
+                labels[pos] = index[s[wid]]
             targets.append(labels)
         self._fit(rows, targets)
         return self
@@ -343,18 +410,16 @@ class HFTagger(_HFTaskModel):
         ``truncated_words_``."""
         if not token_lists:
             return []
-        words: list[list] = []
-        ids = self._forward(self._encoded_blocks(token_lists, words), argmax=True)
+        firsts: list[list[tuple[int, int]]] = []
+        ids = self._forward(self._encoded_blocks(token_lists, firsts), argmax=True)
         names = self.tags_
         out, cut = [], 0
-        for toks, w, lg in zip(token_lists, words, ids, strict=True):
+        for toks, first, lg in zip(token_lists, firsts, ids, strict=True):
             tags = ["O"] * len(toks)
-            seen: set[int] = set()
-            for pos, wid in enumerate(w):
-                if wid is not None and wid not in seen:
-                    seen.add(wid)
-                    tags[wid] = names[lg[pos]]
-            cut += len(toks) - len(seen)
+            row = lg.tolist()
+            for pos, wid in first:
+                tags[wid] = names[row[pos]]
+            cut += len(toks) - len(first)
             out.append(tuple(tags))
         self.truncated_words_ = cut
         return out
@@ -368,9 +433,7 @@ class HFPairScorer(_HFTaskModel):
     auto_class = "AutoModelForSequenceClassification"
 
     def _encode(self, pairs: Sequence[tuple[str, str]]) -> list[dict]:
-        enc = self.tokenizer_([a for a, _ in pairs], [b for _, b in pairs], truncation=True,
-                              max_length=self.max_length)
-        return [{k: enc[k][i] for k in enc.keys()} for i in range(len(pairs))]
+        return self._rows(self._encodings([(a, b) for a, b in pairs], pretokenized=False))
 
     def fit(self, pairs: Sequence[tuple[str, str]], scores: Sequence[float]) -> HFPairScorer:
         if len(pairs) != len(scores) or not pairs:
