@@ -254,8 +254,12 @@ class Ner(Task):
         if len(tags) != len(example.tokens):
             raise TaskError(f"{self.name}: prediction {index} has {len(tags)} tags for "
                             f"{len(example.tokens)} tokens")
-        bad = next((t for t in tags if not isinstance(t, str) or not _TAG.fullmatch(t)), None)
-        if bad is not None:
+        try:  # each distinct tag checked once (a regex per token was ~40 % of this method)
+            distinct: Any = set(tags)
+        except TypeError:  # an unhashable "tag": found by the scan in order below
+            distinct = tags
+        if any(not isinstance(t, str) or not _TAG.fullmatch(t) for t in distinct):
+            bad = next(t for t in tags if not isinstance(t, str) or not _TAG.fullmatch(t))
             raise TaskError(f"{self.name}: prediction {index}: tag {bad!r} is not O, B-TYPE or "
                             "I-TYPE")
         return tags
