@@ -305,3 +305,17 @@ def test_an_iob1_file_is_read_as_iob2_when_asked(tmp_path):
         get_task("ner").read(src)
     ex = get_task("ner").read(src, scheme="iob1").examples[0]
     assert ex.tags == ("B-PER", "I-PER", "O", "B-PER", "B-LOC", "B-LOC")
+
+
+@pytest.mark.parametrize("tags, bad", [
+    (("B-PER", "PER", "LOC"), "'PER'"),          # the first bad tag in order is named
+    (("B-PER", "O", 3), "3"),
+    (("B-PER", ["O"], "X"), r"\['O'\]"),         # an unhashable "tag"
+    (("B-PER", "I-PER", "B-"), "'B-'"),              # no type
+])
+def test_a_prediction_with_a_tag_that_is_not_iob2_is_refused(tags, bad):
+    ner = get_task("ner")
+    data = [TaggedExample(("Peter", "in", "Paris"), ("B-PER", "O", "B-LOC"))] * 2
+    assert ner.check_predictions(data, [("B-PER", "O", "B-LOC"), ("O", "O", "I-LOC")])
+    with pytest.raises(TaskError, match=rf"prediction 1: tag {bad} is not O, B-TYPE or I-TYPE"):
+        ner.check_predictions(data, [("B-PER", "O", "B-LOC"), tags])

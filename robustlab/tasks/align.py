@@ -25,11 +25,13 @@ edit inside a token such as "U.S." that changes what the token is), so labels ne
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 __all__ = [
+    "IOB2_TAG",
     "KINDS",
     "AlignmentError",
     "align",
@@ -48,14 +50,18 @@ class AlignmentError(ValueError):
     """A perturbed text whose tokens cannot be mapped to the original ones without guessing."""
 
 
+#: one IOB2 tag: ``O``, or ``B-``/``I-`` and a type without spaces
+IOB2_TAG = re.compile(r"O|[BI]-\S+")
+
+
 def iob2_error(tags: Sequence[str]) -> str | None:
     """Why ``tags`` is not valid IOB2 (``O``, ``B-T``, ``I-T`` after ``B-T``/``I-T``), or None."""
     prev = "O"
     for i, tag in enumerate(tags):
+        if not IOB2_TAG.fullmatch(tag):
+            return f"tag {i} {tag!r} is not O, B-TYPE or I-TYPE"
         if tag != "O":
-            head, _, kind = tag.partition("-")
-            if head not in ("B", "I") or not kind:
-                return f"tag {i} {tag!r} is not O, B-TYPE or I-TYPE"
+            head, kind = tag[0], tag[2:]
             if head == "I" and prev[2:] != kind:
                 return f"tag {i} {tag!r} follows {prev!r} (IOB2 starts every entity with B-)"
         prev = tag

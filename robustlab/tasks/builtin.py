@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from robustlab.tasks.align import carry_tags, entities
+from robustlab.tasks.align import IOB2_TAG, carry_tags, entities
 from robustlab.tasks.base import FIELDS, Task, finite
 from robustlab.tasks.examples import CandidatesExample, PairExample, TaggedExample
 from robustlab.tasks.formats import (
@@ -42,7 +42,6 @@ from robustlab.tasks.perturb import (
 
 __all__ = ["AnswerSelection", "Classification", "Ner", "PairClassification", "Similarity"]
 
-_TAG = re.compile(r"O|[BI]-\S+")
 
 
 def _check_format(task: Task, fmt: str | None) -> str:
@@ -258,8 +257,8 @@ class Ner(Task):
             distinct: Any = set(tags)
         except TypeError:  # an unhashable "tag": found by the scan in order below
             distinct = tags
-        if any(not isinstance(t, str) or not _TAG.fullmatch(t) for t in distinct):
-            bad = next(t for t in tags if not isinstance(t, str) or not _TAG.fullmatch(t))
+        if any(not isinstance(t, str) or not IOB2_TAG.fullmatch(t) for t in distinct):
+            bad = next(t for t in tags if not isinstance(t, str) or not IOB2_TAG.fullmatch(t))
             raise TaskError(f"{self.name}: prediction {index}: tag {bad!r} is not O, B-TYPE or "
                             "I-TYPE")
         return tags
@@ -274,7 +273,7 @@ class Ner(Task):
         """:class:`TaskError` when the data has entity types the model does not know (its
         entities could never be found) or the model's tags are not IOB2 (``PER`` instead of
         ``B-PER``/``I-PER``); a model knowing more types than a slice uses is fine."""
-        bad = sorted(t for t in model_tags if not _TAG.fullmatch(str(t)))
+        bad = sorted(t for t in model_tags if not IOB2_TAG.fullmatch(str(t)))
         if bad:
             raise TaskError(f"{where}'s tags {bad[:4]} are not O, B-TYPE or I-TYPE; robustlab "
                             "compares IOB2 tags")

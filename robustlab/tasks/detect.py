@@ -13,18 +13,17 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from robustlab.data.files import read_rows
+from robustlab.tasks.align import IOB2_TAG
 
 __all__ = ["SAMPLE_LINES", "dataset_task", "detect_task"]
 
 #: lines looked at
 SAMPLE_LINES = 200
-_TAG = re.compile(r"O|[BI]-\S+")
 
 
 def _number(s: str) -> bool:
@@ -49,7 +48,7 @@ def detect_task(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
         return "ner"
     token_lines = [ln for ln in filled if not ln.startswith("-DOCSTART-")]
     if len(filled) < len(lines) and all(
-            len(ln.split()) >= 2 and _TAG.fullmatch(ln.split()[-1]) for ln in token_lines):
+            len(ln.split()) >= 2 and IOB2_TAG.fullmatch(ln.split()[-1]) for ln in token_lines):
         return "ner"
     fields = [ln.split("\t") for ln in filled]
     if all(len(f) >= 7 and _number(f[4]) for f in fields):
