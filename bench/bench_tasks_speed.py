@@ -65,7 +65,6 @@ bench/results/tasks_speed`` (``--device cuda`` on a GPU; the path is the same:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -118,13 +117,16 @@ def perturbed_sets(task: Any, examples: list) -> list[list]:
 
 
 def new_inputs(task: Any, sets: list[list]) -> list[list]:
-    """Per call, the examples no earlier call had (what robustlab's predictor sends on)."""
-    seen: set[str] = set()
+    """Per call, the examples no earlier call had (what robustlab's predictor sends on: the
+    same key)."""
+    from robustlab.studies.eval.tasks import input_key
+
+    seen: set = set()
     calls = []
     for s in sets:
         call = []
-        for ex in s:
-            key = json.dumps(task.model_inputs([ex])[0], ensure_ascii=False)
+        for ex, x in zip(s, task.model_inputs(s), strict=True):
+            key = input_key(x)
             if key not in seen:
                 seen.add(key)
                 call.append(ex)
@@ -276,7 +278,7 @@ def run_task(name: str, path: Path, args: argparse.Namespace, model_dir: str | N
     import transformers
 
     from robustlab.models.hf_tasks import HFPairScorer, HFTagger
-    from robustlab.studies.eval.tasks import TaskPredictor
+    from robustlab.studies.eval.tasks import TaskPredictor, input_key
     from robustlab.tasks import get_task
     from robustlab.tasks.predict import PipelinePredictor, predict
 
@@ -369,11 +371,11 @@ def run_task(name: str, path: Path, args: argparse.Namespace, model_dir: str | N
         # agreement: robustlab's prediction of each distinct input against the pipeline's
         ours_by = {}
         for s, preds in zip(sets, outputs["robustlab"], strict=True):
-            for ex, p in zip(s, preds, strict=True):
-                ours_by[json.dumps(task.model_inputs([ex])[0], ensure_ascii=False)] = p
-        pairs = [(ours_by[json.dumps(task.model_inputs([ex])[0], ensure_ascii=False)], p)
+            for x, p in zip(task.model_inputs(s), preds, strict=True):
+                ours_by[input_key(x)] = p
+        pairs = [(ours_by[input_key(x)], p)
                  for s, preds in zip(sets, outputs["pipeline"], strict=True)
-                 for ex, p in zip(s, preds, strict=True)]
+                 for x, p in zip(task.model_inputs(s), preds, strict=True)]
         agree = float(np.mean([a == b if name == "ner" else abs(a - b) < 1e-3
                                for a, b in pairs]))
     med = {m: statistics.median(v) for m, v in times.items()}

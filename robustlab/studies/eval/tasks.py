@@ -41,7 +41,7 @@ from robustlab.signature import fingerprint
 from robustlab.studies.eval.config import KIND, EvalConfig
 
 __all__ = ["TaskEval", "TaskPredictor", "check_task_run", "evaluate_task",
-           "evaluate_task_cell", "from_stored", "metric_label", "print_task_summary",
+           "evaluate_task_cell", "from_stored", "input_key", "metric_label", "print_task_summary",
            "study_for"]
 
 #: how the headline metric of each task is named in tables
@@ -76,7 +76,7 @@ class TaskPredictor:
 
         # an input's key is its model input made hashable (lists -> tuples); a json.dumps per
         # input was ~10 us of the ~120 us per input robustlab added to an H200's forward pass
-        keys = [_frozen(x) for x in self.task.model_inputs(examples)]
+        keys = [input_key(x) for x in self.task.model_inputs(examples)]
         todo: dict[Any, Any] = {}
         for k, ex in zip(keys, examples, strict=True):
             if k not in self.cache and k not in todo:
@@ -92,15 +92,16 @@ class TaskPredictor:
         return [self.cache[k] for k in keys]
 
 
-def _frozen(value: Any) -> Any:
-    """``value`` with every list made a tuple (a model input as a dict key)."""
+def input_key(value: Any) -> Any:
+    """A model input as a dict key: ``value`` with every list made a tuple (two inputs are
+    predicted once when their keys are equal; the speed bench counts distinct inputs by it)."""
     if isinstance(value, list):
         value = tuple(value)
     try:
         hash(value)  # words, a pair of texts: hashable already
         return value
     except TypeError:  # a tuple holding a list (a question and its candidates)
-        return tuple(map(_frozen, value))
+        return tuple(map(input_key, value))
 
 
 # ---- cells ------------------------------------------------------------------------------------
