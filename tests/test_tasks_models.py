@@ -373,3 +373,16 @@ def test_the_rust_tokenizer_copy_encodes_as_the_transformers_call(tiny):
     assert [r["input_ids"] for r in odd._encode(pairs)] == real(
         [(b, a) for a, b in pairs], False)["input_ids"]
     assert odd._backend[2] is None
+
+    # prediction tokenises in blocks ordered by length, the longest inputs in the last block:
+    # the check still sees them, so a wrapper differing only where it truncates is caught on
+    # the first predict call (the first block alone holds no truncated input)
+    cut = HFPairScorer(str(tiny), steps=1, max_length=16, device="cpu")
+    cut.tokenizer_, cut.model_, cut.device_ = s.tokenizer_, s.model_, s.device_
+    cut._wrapped = lambda inputs, pre: s.tokenizer_(
+        [a for a, _ in inputs], [b for _, b in inputs], truncation=True, max_length=15)
+    cut.encode_block = 4
+    full = s.tokenizer_([a for a, _ in pairs], [b for _, b in pairs])["input_ids"]
+    assert sorted(map(len, full))[7] <= 15 < 16 < max(map(len, full))  # only long ones differ
+    assert len(cut.predict_scores(pairs)) == len(pairs)
+    assert cut._backend[2] is None
