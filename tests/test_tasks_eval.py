@@ -435,6 +435,43 @@ def test_python_objects_and_a_token_classification_pipeline(work, tiny, tmp_path
     assert summary["task"] == "similarity" and summary["metric"] == "pearson"
 
 
+def test_words_past_a_taggers_max_length_are_warned_of(work, tiny, tmp_path, capsys):
+    """A tagger tags the words past its max_length O unread; eval says how many, in the
+    summary, on stderr and in the report, and counts them independently of the model's own
+    tally; a tagger reading every word gets no warning."""
+    from robustlab.models.hf_tasks import HFTagger
+    from robustlab.studies.eval.command import print_summary
+    from robustlab.studies.eval.tasks import evaluate_task as evaluate
+
+    ner = get_task("ner")
+    examples = ner.read(work["ner_test"]).examples[:15]
+    short = HFTagger(str(tiny), steps=1, max_length=8, device="cpu")
+    short.fit([e.tokens for e in examples[:4]], [e.tags for e in examples[:4]])
+    want = 0
+    for e in examples:  # words with no piece inside the first 8 (specials included)
+        ids = short.tokenizer_(list(e.tokens), is_split_into_words=True, truncation=True,
+                               max_length=8).word_ids()
+        want += len(e.tokens) - len({w for w in ids if w is not None})
+    assert want > 10
+    summary = evaluate(short, tmp_path / "short", examples=examples, task="ner",
+                       perturbations=["char_swap"], seeds=[0], progress=False, plots=False)
+    assert len(summary["warnings"]) == 1
+    assert f"{want} word(s) of the 15 clean examples" in summary["warnings"][0]
+    assert "max_length (8 pieces)" in summary["warnings"][0]
+    capsys.readouterr()
+    print_summary(summary)
+    assert f"warning: {want} word(s)" in capsys.readouterr().err
+    rc, _, err = _run(["report", str(tmp_path / "short"), "--out", str(tmp_path / "r.html")],
+                      capsys)
+    assert rc == 0, err
+    assert f"{want} word(s) of the 15 clean" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    full = HFTagger(str(tiny), steps=1, max_length=128, device="cpu")
+    full.fit([e.tokens for e in examples[:4]], [e.tags for e in examples[:4]])
+    summary = evaluate(full, tmp_path / "full", examples=examples, task="ner",
+                       perturbations=["char_swap"], seeds=[0], progress=False, plots=False)
+    assert summary["warnings"] == []
+
+
 def test_classification_runs_keep_their_signature_and_results(tmp_path, capsys):
     """A single-text run has no task in its config or signature (runs made before tasks
     resume as they are)."""

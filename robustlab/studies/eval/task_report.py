@@ -69,7 +69,8 @@ def task_blocks(run: RunData, rows: Sequence[Mapping[str, Any]], gate: list[Any]
              f"{s.get('n_examples', rows[0]['n'])} examples, clean {m} "
              f"{num(s.get('clean_metric'))} ({extra})"
              + (f"; perturbing {FIELD_WORDS.get((task, s['perturb_field']), s['perturb_field'])}"
-                if s.get("perturb_field") else "") + ".")]
+                if s.get("perturb_field") else "") + "."),
+        *[Para(w, "warning") for w in s.get("warnings") or []]]
     if cm.get("per_type"):
         out.append(Table(["entity type", "clean F1"],
                          [[t, num(v)] for t, v in cm["per_type"].items()],

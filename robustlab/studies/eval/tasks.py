@@ -21,6 +21,7 @@ lifecycle as :class:`~robustlab.studies.eval.study.Eval`; what differs is asked 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,6 +71,9 @@ class TaskPredictor:
         self.batch_size = batch_size
         self.cache: dict[Any, Any] = {}  # model input (made hashable) -> prediction
         self.predicted = 0
+        #: words a tagger tagged O without reading them, past its max_length (``HFTagger``'s
+        #: ``truncated_words_`` after each call): entity F1 counts them as its predictions
+        self.truncated_words = 0
 
     def __call__(self, examples: Sequence[Any]) -> list[Any]:
         from robustlab.tasks.predict import predict
@@ -86,10 +90,26 @@ class TaskPredictor:
         for a in range(0, len(items), step):
             part = items[a: a + step]
             preds = predict(self.task, self.model, [ex for _, ex in part])
+            cut = getattr(self.model, "truncated_words_", None)
+            if isinstance(cut, int) and not isinstance(cut, bool):
+                self.truncated_words += cut
             for (k, _), p in zip(part, preds, strict=True):
                 self.cache[k] = p
             self.predicted += len(part)
         return [self.cache[k] for k in keys]
+
+
+def truncation_warning(predictor: TaskPredictor, model: Any, n: int) -> str | None:
+    """One line when the clean examples had words past the model's max_length: the tagger
+    tags them O unread, so the entity F1 of long sentences measures the cut, not the model
+    (one CoNLL test sentence in 3,453 is over MiniLM's 128 pieces)."""
+    cut = predictor.truncated_words
+    if not cut:
+        return None
+    limit = getattr(model, "max_length", None)
+    return (f"{cut} word(s) of the {n} clean examples lay past the model's max_length "
+            f"({limit} pieces) and were tagged O without being read; entity F1 counts them as "
+            "its predictions (train with --param max_length=N to read longer sentences)")
 
 
 def input_key(value: Any) -> Any:
@@ -326,6 +346,9 @@ class TaskEval:
             task.check_tag_set(tags, examples, where=f"--model {name}")
         predictor = TaskPredictor(task, model, cfg.batch_size)
         clean = predictor(examples)  # the interface is checked here: a bad model stops now
+        warnings = [w for w in [truncation_warning(predictor, model, len(examples))] if w]
+        for w in warnings:
+            ctx.say(f"warning: {w}")
         sig = cfg.signature()
         cells = [Cell(key, KIND, params) for key, params in cfg.cells()]
         fn = TaskEvalCells(task.name, examples, self.model if self.model is not None
@@ -338,7 +361,8 @@ class TaskEval:
         return Plan(cells=cells, cell_fn=fn, name=cfg.describe(),
                     pins={"data": (fingerprint([repr(e) for e in examples]),
                                    f"--dataset {where}")},
-                    state={"examples": examples, "predictor": predictor, "clean": clean})
+                    state={"examples": examples, "predictor": predictor, "clean": clean,
+                           "warnings": warnings})
 
     def write_outputs(self, store: RunStore, out: Path, plan: Plan, ctx: RunContext,
                       report: RunReport) -> dict[str, Any]:
@@ -368,7 +392,8 @@ class TaskEval:
                    "n_examples": len(plan.state["examples"]),
                    "clean_metric": clean, "clean_metrics": clean_metrics,
                    "clean_accuracy": clean if task.primary_metric == "accuracy" else None,
-                   "headline": task_headline(rows, task.name), "warnings": [],
+                   "headline": task_headline(rows, task.name),
+                   "warnings": list(plan.state.get("warnings", ())),
                    "perturbations": rows, "files": files,
                    "texts_predicted": getattr(predictor, "predicted", None)}
         write_json(out / "summary.json", summary)
@@ -501,6 +526,8 @@ def print_task_summary(summary: dict[str, Any]) -> None:
     extra = ", ".join(f"{k} {fmt(cm[k])}" for k in ("spearman", "precision", "recall", "map",
                                                    "mrr") if k in cm)
     field = summary.get("perturb_field")
+    for w in summary.get("warnings") or []:
+        echo(f"robustlab eval: warning: {w}", file=sys.stderr)
     echo(f"{task}: clean {m} {fmt(summary.get('clean_metric'))}" + (f" ({extra})" if extra
                                                                     else "")
          + f" on {summary.get('n_examples')} examples"
