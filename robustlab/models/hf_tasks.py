@@ -136,7 +136,7 @@ class _HFTaskModel:
         more than its Rust tokenizer)."""
         made = getattr(self, "_backend", None)
         if not self._backend_ready():
-            longest = sorted(inputs, key=lambda x: -len(str(x)))[:4]  # truncation shows
+            longest = sorted(inputs, key=self._size, reverse=True)[:4]  # truncation shows
             made = (self.tokenizer_, self.max_length,
                     self._backend_copy([*inputs[:8], *longest], pretokenized))
             self._backend = made
@@ -273,7 +273,8 @@ class _HFTaskModel:
                 yield rows
 
     def _size(self, x: Any) -> int:
-        """A cheap stand-in for an input's token count (its characters), see :meth:`_predict`."""
+        """A cheap stand-in for an input's token count (its characters): the order of
+        :meth:`_predict` and the longest inputs of :meth:`_encodings`' check."""
         raise NotImplementedError
 
     def _predict(self, inputs: Sequence[Any], argmax: bool = False
